@@ -1,0 +1,157 @@
+//! The contract between the prose scanner in [`crate::turn`] and each format's parser.
+//!
+//! The scanner walks prose and, at candidate positions, asks every enabled [`Format`] whether
+//! the bytes there start one of its constructs. Detection is three-valued, like httparse's
+//! `Status`: *no*, *need more bytes*, or *yes, here is a body parser*. Formats are designed so
+//! that at most one can say yes at any position (their trigger prefixes are disjoint; a test
+//! checks this), so the result never depends on the order formats are asked in.
+//!
+//! Once a [`Body`] is active it consumes bytes until it reports `Done` (the rest of the chunk
+//! goes back to prose) or `Reject` (the bytes it held were not its construct after all: they
+//! go back to the scanner as prose, minus the trigger, so nothing is lost).
+
+use crate::event::Event;
+use crate::registry::Registry;
+
+/// Which format produced a proposal; also the single-format decoder modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FormatId {
+    /// bellows' text protocol: verb lines and SEARCH/REPLACE blocks.
+    Text,
+    /// Hermes / Qwen2.5: `<tool_call>{json}</tool_call>`.
+    Hermes,
+    /// Qwen3-Coder: `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`.
+    Qwen3Xml,
+    /// Llama 3.x: `<|python_tag|>{json}` or a bare `{"name":…,"parameters":…}` line.
+    Llama3,
+    /// Mistral: `[TOOL_CALLS][{json},…]` (and the v11 `[TOOL_CALLS]name[ARGS]{json}`).
+    Mistral,
+    /// Pythonic: `[f(a=1), g(b="x")]`.
+    Pythonic,
+    /// A bare `{"name":…,"arguments":…}` object, optionally in a ```json fence.
+    BareJson,
+    /// OpenAI `tool_calls` stream deltas from an upstream server (not in-band text).
+    OpenAi,
+}
+
+impl FormatId {
+    pub const ALL: &'static [FormatId] = &[
+        FormatId::Text,
+        FormatId::Hermes,
+        FormatId::Qwen3Xml,
+        FormatId::Llama3,
+        FormatId::Mistral,
+        FormatId::Pythonic,
+        FormatId::BareJson,
+        FormatId::OpenAi,
+    ];
+
+    /// The stable name used on the command line (`--mode`), in corpora and in profiles.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FormatId::Text => "text",
+            FormatId::Hermes => "hermes",
+            FormatId::Qwen3Xml => "qwen3_xml",
+            FormatId::Llama3 => "llama3",
+            FormatId::Mistral => "mistral",
+            FormatId::Pythonic => "pythonic",
+            FormatId::BareJson => "bare_json",
+            FormatId::OpenAi => "openai",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FormatId> {
+        FormatId::ALL.iter().copied().find(|f| f.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for FormatId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// State shared by all bodies of one turn.
+#[derive(Debug)]
+pub struct Ctx<'r> {
+    pub registry: &'r Registry,
+    /// The next call index to hand out (text proposals and native calls share the counter).
+    pub next_index: usize,
+    /// Path of the last edit/create block, for headerless blocks that follow it.
+    pub last_edit_path: Option<String>,
+    /// True when the turn decodes in `auto` mode (a native call in text mode is then not a
+    /// repair), false in a single-format mode.
+    pub auto: bool,
+}
+
+impl Ctx<'_> {
+    pub fn take_index(&mut self) -> usize {
+        let i = self.next_index;
+        self.next_index += 1;
+        i
+    }
+}
+
+/// The answer of [`Format::detect`] at one candidate position.
+pub enum Detect {
+    /// These bytes do not start this format's construct.
+    No,
+    /// Could start it; show me more bytes (or the end of stream).
+    NeedMore,
+    /// They do: `body` takes over from the candidate position (it will be fed from there,
+    /// trigger included).
+    Start(Box<dyn Body>),
+}
+
+impl std::fmt::Debug for Detect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Detect::No => f.write_str("No"),
+            Detect::NeedMore => f.write_str("NeedMore"),
+            Detect::Start(_) => f.write_str("Start(..)"),
+        }
+    }
+}
+
+/// Where a candidate sits, which decides which triggers may apply there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// The candidate is the first byte of a line (or of the stream).
+    pub line_start: bool,
+    /// No more bytes will come: answer `No` or `Start`, never `NeedMore`.
+    pub eos: bool,
+}
+
+/// One in-band format's detector.
+pub trait Format: std::fmt::Debug {
+    fn id(&self) -> FormatId;
+    /// Bytes that can begin a trigger of this format, for the scanner's fast skip. A
+    /// format whose triggers only apply at line start returns them in `line_start_bytes`.
+    fn trigger_bytes(&self) -> &'static [u8];
+    fn line_start_bytes(&self) -> &'static [u8];
+    /// `s` is everything held from the candidate position on (at least one byte).
+    fn detect(&self, s: &str, at: Position, ctx: &Ctx<'_>) -> Detect;
+}
+
+/// How an active body stands after a `feed`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Consumed all of the input; the construct goes on.
+    NeedMore,
+    /// The construct ended after `consumed` bytes of this input; the rest is prose again.
+    Done { consumed: usize },
+    /// Not this construct after all. `held` is every byte the body consumed since it
+    /// started (trigger included) that it has not emitted; `rest` is how much of this
+    /// input it did not look at. The scanner re-reads `held` as prose, skipping the first
+    /// trigger byte so it cannot re-detect the same construct.
+    Reject { held: String, rest: usize },
+}
+
+/// A format construct being parsed. Emits `ToolCallStart`/`ArgsDelta` as soon as they are
+/// certain, and exactly one `Proposal` or `Failure` per construct it accepts.
+pub trait Body: std::fmt::Debug {
+    fn feed(&mut self, s: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Step;
+    /// End of stream inside the construct: close it (repair) or fail it; or reject it, in
+    /// which case the returned string is handed back to the scanner as prose.
+    fn finish(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Option<String>;
+}

@@ -1,0 +1,36 @@
+//! `codec`: turns whatever a small model wrote into [`ActionProposal`]s.
+//!
+//! The crate is a leaf: it knows nothing of HTTP, llama.cpp or async runtimes, so it can be
+//! fuzzed, benchmarked and snapshot-tested alone. Data flows one way:
+//!
+//! ```text
+//! text deltas ──▶ TurnDecoder (prose scanner + one active Body) ──▶ Event*
+//! ```
+//!
+//! * [`action`] — the typed action space and its JSON form.
+//! * [`registry`] — the tool table: builtin tools plus client-declared ones; generates the
+//!   system prompt, the JSON schemas and the GBNF grammar.
+//! * [`render`] — canonical text-protocol rendering, the inverse of decoding.
+//! * [`event`] — decoder events, repair kinds, failure kinds.
+//! * [`format`] — the contract between the prose scanner and a format's body parser.
+//! * [`text`] — the text protocol (verb lines, SEARCH/REPLACE blocks).
+//! * [`native`] — native tool-call formats (Hermes, Qwen3 XML, Llama-3, Mistral, pythonic,
+//!   bare JSON, OpenAI stream deltas).
+//! * [`turn`] — [`TurnDecoder`]: one incremental decoder for a whole reply, in `auto` or one
+//!   format's mode.
+//! * [`score`] — conversion-rate accounting for `bellows eval`.
+
+pub mod action;
+pub mod event;
+pub mod format;
+pub mod native;
+pub mod registry;
+pub mod render;
+pub mod score;
+pub mod text;
+pub mod turn;
+
+pub use action::{Action, ActionProposal, Block};
+pub use event::{Event, FailureKind, RepairKind};
+pub use registry::Registry;
+pub use turn::{Mode, TurnDecoder};

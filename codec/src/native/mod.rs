@@ -1,0 +1,1 @@
+//! Native tool-call formats. (skeleton)

@@ -1,0 +1,155 @@
+//! [`ScriptedEngine`]: replays given text in given chunks. Gateway and harness tests use it
+//! to exercise everything above the engine without a GGUF.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use crate::engine::{
+    BoxFuture, ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation, ModelInfo,
+    Prompt, StopReason, Timings, ToolSpec,
+};
+
+/// One scripted reply: the pieces to stream, and the reason to end with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    pub pieces: Vec<String>,
+    pub reason: StopReason,
+    /// Delay before each piece, so tests can observe streaming and cancellation.
+    pub delay: Duration,
+}
+
+impl Script {
+    /// `text` split into chunks of at most `chunk` bytes (on char boundaries).
+    pub fn chunked(text: &str, chunk: usize) -> Script {
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        while start < text.len() {
+            let mut end = (start + chunk.max(1)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            pieces.push(text[start..end].to_owned());
+            start = end;
+        }
+        Script { pieces, reason: StopReason::Eog, delay: Duration::ZERO }
+    }
+}
+
+/// An engine whose replies are given in advance. Requests take scripts in FIFO order; when
+/// none is left, the `fallback` script is replayed. Prompts are "tokenized" one token per
+/// whitespace-separated word, which is enough for limits and usage accounting.
+#[derive(Debug)]
+pub struct ScriptedEngine {
+    info: ModelInfo,
+    queue: Mutex<VecDeque<Script>>,
+    fallback: Script,
+    /// Requests seen, for assertions.
+    pub seen: Mutex<Vec<GenerateRequest>>,
+}
+
+impl ScriptedEngine {
+    pub fn new(id: &str, fallback: Script) -> ScriptedEngine {
+        ScriptedEngine {
+            info: ModelInfo {
+                id: id.to_owned(),
+                n_ctx_train: 8192,
+                n_ctx: 2048,
+                slots: 4,
+                profile: "scripted".to_owned(),
+            },
+            queue: Mutex::new(VecDeque::new()),
+            fallback,
+            seen: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Sets the context size reported and enforced.
+    pub fn with_ctx(mut self, n_ctx: u32) -> ScriptedEngine {
+        self.info.n_ctx = n_ctx;
+        self
+    }
+
+    /// Queues a script for the next request.
+    pub fn push(&self, script: Script) {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push_back(script);
+    }
+
+    fn prompt_text(&self, prompt: &Prompt) -> Result<String, EngineError> {
+        match prompt {
+            Prompt::Text(t) => Ok(t.clone()),
+            Prompt::Chat { messages, tools } => self.render_chat(messages, tools),
+        }
+    }
+}
+
+impl Engine for ScriptedEngine {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn generate(&self, req: GenerateRequest) -> BoxFuture<'_, Result<Generation, EngineError>> {
+        Box::pin(async move {
+            let admitted = Instant::now();
+            let text = self.prompt_text(&req.prompt)?;
+            let prompt_tokens = self.tokenize(&text)?.len() as u32;
+            if prompt_tokens >= self.info.n_ctx {
+                return Err(EngineError::PromptTooLong { prompt_tokens, n_ctx: self.info.n_ctx });
+            }
+            let script = self
+                .queue
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop_front()
+                .unwrap_or_else(|| self.fallback.clone());
+            self.seen.lock().unwrap_or_else(|e| e.into_inner()).push(req.clone());
+            let (tx, rx) = mpsc::channel(4);
+            tokio::spawn(async move {
+                let mut timings = Timings { prompt_tokens, ..Timings::default() };
+                let mut reason = script.reason;
+                for (i, piece) in script.pieces.into_iter().enumerate() {
+                    if i as u32 >= req.max_tokens {
+                        reason = StopReason::MaxTokens;
+                        break;
+                    }
+                    if !script.delay.is_zero() {
+                        tokio::time::sleep(script.delay).await;
+                    }
+                    if i == 0 {
+                        timings.time_to_first_token = admitted.elapsed();
+                    }
+                    timings.generated_tokens += 1;
+                    let ev = GenEvent::Text { piece, tokens: vec![i as i32] };
+                    if tx.send(ev).await.is_err() {
+                        return; // The consumer dropped the generation: cancelled.
+                    }
+                }
+                timings.generation = admitted.elapsed();
+                let _ = tx.send(GenEvent::Done { reason, timings }).await;
+            });
+            Ok(Generation { events: rx, prompt_tokens })
+        })
+    }
+
+    fn tokenize(&self, text: &str) -> Result<Vec<i32>, EngineError> {
+        Ok(text.split_whitespace().enumerate().map(|(i, _)| i as i32).collect())
+    }
+
+    fn render_chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolSpec],
+    ) -> Result<String, EngineError> {
+        let mut out = String::new();
+        for t in tools {
+            out.push_str(&format!("<|tool|>{} {}\n", t.name, t.parameters));
+        }
+        for m in messages {
+            out.push_str(&format!("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content));
+        }
+        out.push_str("<|im_start|>assistant\n");
+        Ok(out)
+    }
+}
