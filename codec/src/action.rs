@@ -17,19 +17,50 @@ pub struct Block {
 /// One action, with the native tool names and argument objects of DESIGN.md.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    Read { path: String, start: Option<u64>, end: Option<u64> },
-    List { path: String },
-    Glob { pattern: String },
-    Grep { pattern: String, path: Option<String> },
-    Run { argv: Vec<String> },
-    Delete { path: String },
-    Mkdir { path: String },
-    Move { from: String, to: String },
-    Edit { path: String, blocks: Vec<Block> },
-    Create { path: String, content: String },
-    Done { summary: String },
+    Read {
+        path: String,
+        start: Option<u64>,
+        end: Option<u64>,
+    },
+    List {
+        path: String,
+    },
+    Glob {
+        pattern: String,
+    },
+    Grep {
+        pattern: String,
+        path: Option<String>,
+    },
+    Run {
+        argv: Vec<String>,
+    },
+    Delete {
+        path: String,
+    },
+    Mkdir {
+        path: String,
+    },
+    Move {
+        from: String,
+        to: String,
+    },
+    Edit {
+        path: String,
+        blocks: Vec<Block>,
+    },
+    Create {
+        path: String,
+        content: String,
+    },
+    Done {
+        summary: String,
+    },
     /// A client-declared tool; `arguments` has been validated against its JSON schema.
-    Client { name: String, arguments: serde_json::Value },
+    Client {
+        name: String,
+        arguments: serde_json::Value,
+    },
 }
 
 /// A decoded action together with how it was obtained.
@@ -40,4 +71,117 @@ pub struct ActionProposal {
     pub repairs: Vec<RepairKind>,
     /// The format the model wrote it in.
     pub format: FormatId,
+}
+
+/// Why a `gold` entry of a corpus is not a proposal.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GoldError {
+    /// The entry is not a `{"name": …, "arguments": {…}}` object.
+    #[error("a gold entry must be an object with \"name\" and \"arguments\"")]
+    Shape,
+    /// A builtin tool's arguments that fail its argument table.
+    #[error("gold arguments for {name:?} are invalid: {kind}")]
+    Invalid {
+        name: String,
+        kind: crate::event::FailureKind,
+    },
+}
+
+impl Action {
+    /// The native tool name (`read`, `edit`, …, or the client tool's name).
+    pub fn name(&self) -> &str {
+        match self {
+            Action::Read { .. } => "read",
+            Action::List { .. } => "list",
+            Action::Glob { .. } => "glob",
+            Action::Grep { .. } => "grep",
+            Action::Run { .. } => "run",
+            Action::Delete { .. } => "delete",
+            Action::Mkdir { .. } => "mkdir",
+            Action::Move { .. } => "move",
+            Action::Edit { .. } => "edit",
+            Action::Create { .. } => "create",
+            Action::Done { .. } => "done",
+            Action::Client { name, .. } => name,
+        }
+    }
+
+    /// The arguments object of the JSON form: keys in the registry's spec order, absent
+    /// optional arguments omitted.
+    pub fn arguments(&self) -> serde_json::Value {
+        use serde_json::{Map, Value, json};
+        let s = |v: &str| Value::String(v.to_owned());
+        match self {
+            Action::Read { path, start, end } => {
+                let mut m = Map::new();
+                m.insert("path".to_owned(), s(path));
+                if let Some(start) = start {
+                    m.insert("start".to_owned(), json!(start));
+                }
+                if let Some(end) = end {
+                    m.insert("end".to_owned(), json!(end));
+                }
+                Value::Object(m)
+            }
+            Action::List { path } => json!({ "path": path }),
+            Action::Glob { pattern } => json!({ "pattern": pattern }),
+            Action::Grep { pattern, path } => match path {
+                Some(path) => json!({ "pattern": pattern, "path": path }),
+                None => json!({ "pattern": pattern }),
+            },
+            Action::Run { argv } => json!({ "argv": argv }),
+            Action::Delete { path } => json!({ "path": path }),
+            Action::Mkdir { path } => json!({ "path": path }),
+            Action::Move { from, to } => json!({ "from": from, "to": to }),
+            Action::Edit { path, blocks } => {
+                let blocks: Vec<Value> = blocks
+                    .iter()
+                    .map(|b| json!({ "search": b.search, "replace": b.replace }))
+                    .collect();
+                json!({ "path": path, "blocks": blocks })
+            }
+            Action::Create { path, content } => json!({ "path": path, "content": content }),
+            Action::Done { summary } => json!({ "summary": summary }),
+            Action::Client { arguments, .. } => arguments.clone(),
+        }
+    }
+
+    /// The whole JSON form, `{"name": …, "arguments": {…}}`: the form of `gold` in corpora
+    /// and of proposals in `bellows eval --json`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "name": self.name(), "arguments": self.arguments() })
+    }
+
+    /// Parses a `{"name", "arguments"}` object (a corpus `gold` entry). Builtin tools are
+    /// validated by the builtin registry (bodies normalised to whole lines, as decoding
+    /// does); any other name is taken as a client tool with its arguments as given.
+    pub fn from_gold(value: &serde_json::Value) -> Result<Action, GoldError> {
+        let (Some(name), Some(arguments)) = (
+            value.get("name").and_then(|n| n.as_str()),
+            value.get("arguments"),
+        ) else {
+            return Err(GoldError::Shape);
+        };
+        if crate::registry::builtin(name).is_none() {
+            return Ok(Action::Client {
+                name: name.to_owned(),
+                arguments: arguments.clone(),
+            });
+        }
+        crate::registry::Registry::builtin()
+            .validate(name, arguments)
+            .map(|(action, _repairs)| action)
+            .map_err(|kind| GoldError::Invalid {
+                name: name.to_owned(),
+                kind,
+            })
+    }
+}
+
+impl ActionProposal {
+    /// The arguments as compact JSON; the concatenation of a native call's `ArgsDelta`
+    /// fragments equals this.
+    pub fn arguments_json(&self) -> String {
+        self.action.arguments().to_string()
+    }
 }

@@ -1,30 +1,1118 @@
-//! The tool table as data. (Skeleton: the registry helper fills this in.)
+//! The tool table as data, and everything generated from it.
+//!
+//! [`BUILTINS`] is the one table of the eleven builtin tools: for each, its native name, its
+//! text-protocol verb and verb-line syntax, the one-line hint the system prompt shows, the
+//! description native mode offers, and its arguments with their types. The system prompt
+//! ([`Registry::system_prompt`]), the native JSON schemas ([`Registry::tool_schemas`]), the GBNF
+//! grammar of the text protocol ([`Registry::text_protocol_gbnf`]) and argument validation
+//! ([`Registry::validate`]) are all derived from it, so no tool can exist in one and not another.
+//!
+//! Client-declared tools (name + description + JSON schema, from an OpenAI `tools` request)
+//! are first-class: [`Registry::add_client_tool`] accepts them at run time, and their arguments
+//! are checked against their schema by the `jsonschema` crate.
+//!
+//! The verb-line grammar lives here too ([`parse_verb_line`]), next to the renderer's inverse
+//! in [`crate::render`], so the two cannot drift apart.
 
-use crate::action::Action;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::action::{Action, Block};
 use crate::event::{FailureKind, RepairKind};
 
-/// Builtin tools plus client-declared ones.
+/// The JSON type of one builtin argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgType {
+    /// A string on one line (a path, a pattern, a summary).
+    String,
+    /// A string of whole lines, each ending in `\n` (file content, block bodies).
+    Lines,
+    /// A non-negative integer (a 1-based line number).
+    Integer,
+    /// An array of strings (`run.argv`).
+    StringArray,
+    /// An array of `{search, replace}` objects (`edit.blocks`).
+    Blocks,
+}
+
+/// One argument of a builtin tool.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgSpec {
+    pub name: &'static str,
+    pub ty: ArgType,
+    pub required: bool,
+    /// The description native mode offers for this argument.
+    pub description: &'static str,
+    /// Other names small models use for this argument, accepted with an `argument_alias`
+    /// repair. Each is listed only where it cannot mean anything else for this tool.
+    pub aliases: &'static [&'static str],
+}
+
+/// One builtin tool: one row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// The native tool name (`read`), also the `name` of the JSON form.
+    pub name: &'static str,
+    /// The text-protocol verb (`READ`).
+    pub verb: &'static str,
+    /// The verb line as the system prompt teaches it (`READ path[:start-end]`).
+    pub syntax: &'static str,
+    /// The short hint after the syntax in the system prompt.
+    pub hint: &'static str,
+    /// The one-line description offered in native mode.
+    pub description: &'static str,
+    /// Arguments in spec order: the order of keys in the JSON form.
+    pub args: &'static [ArgSpec],
+}
+
+impl ToolSpec {
+    /// The argument called `name`, if the tool has one.
+    pub fn arg(&self, name: &str) -> Option<&'static ArgSpec> {
+        self.args.iter().find(|a| a.name == name)
+    }
+}
+
+const PATH_ALIASES: &[&str] = &["file_path", "filepath", "filename", "file"];
+const DIR_ALIASES: &[&str] = &["dir", "directory", "dir_path", "directory_path"];
+
+const fn arg(
+    name: &'static str,
+    ty: ArgType,
+    required: bool,
+    description: &'static str,
+    aliases: &'static [&'static str],
+) -> ArgSpec {
+    ArgSpec {
+        name,
+        ty,
+        required,
+        description,
+        aliases,
+    }
+}
+
+/// The eleven builtin tools of DESIGN.md, in the order the system prompt teaches them.
+pub const BUILTINS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "read",
+        verb: "READ",
+        syntax: "READ path[:start-end]",
+        hint: "show a file or a line range",
+        description: "Show a file, or a range of its lines.",
+        args: &[
+            arg(
+                "path",
+                ArgType::String,
+                true,
+                "file path relative to the repository root",
+                PATH_ALIASES,
+            ),
+            arg(
+                "start",
+                ArgType::Integer,
+                false,
+                "first line to show (1-based)",
+                &["start_line", "line_start", "from_line"],
+            ),
+            arg(
+                "end",
+                ArgType::Integer,
+                false,
+                "last line to show (inclusive)",
+                &["end_line", "line_end", "to_line"],
+            ),
+        ],
+    },
+    ToolSpec {
+        name: "list",
+        verb: "LIST",
+        syntax: "LIST [dir]",
+        hint: "list a directory",
+        description: "List a directory.",
+        args: &[arg(
+            "path",
+            ArgType::String,
+            true,
+            "directory path; \".\" for the repository root",
+            DIR_ALIASES,
+        )],
+    },
+    ToolSpec {
+        name: "glob",
+        verb: "GLOB",
+        syntax: "GLOB pattern",
+        hint: "find files by name",
+        description: "Find files whose path matches a glob pattern.",
+        args: &[arg(
+            "pattern",
+            ArgType::String,
+            true,
+            "glob pattern, e.g. \"src/**/*.rs\"",
+            &["glob"],
+        )],
+    },
+    ToolSpec {
+        name: "grep",
+        verb: "GREP",
+        syntax: "GREP pattern [-- path]",
+        hint: "search file contents",
+        description: "Search file contents for a regular expression.",
+        args: &[
+            arg(
+                "pattern",
+                ArgType::String,
+                true,
+                "regular expression",
+                &["regex", "query"],
+            ),
+            arg(
+                "path",
+                ArgType::String,
+                false,
+                "file or directory to search; default: the whole repository",
+                PATH_ALIASES,
+            ),
+        ],
+    },
+    ToolSpec {
+        name: "run",
+        verb: "RUN",
+        syntax: "RUN program args",
+        hint: "run a program (no shell)",
+        description: "Run a program directly (no shell) and return its output.",
+        // `command`/`cmd` as a string are handled in `validate_builtin`: they need splitting.
+        args: &[arg(
+            "argv",
+            ArgType::StringArray,
+            true,
+            "program and its arguments",
+            &["command", "cmd", "args"],
+        )],
+    },
+    ToolSpec {
+        name: "delete",
+        verb: "DELETE",
+        syntax: "DELETE path",
+        hint: "delete a file",
+        description: "Delete a file.",
+        args: &[arg(
+            "path",
+            ArgType::String,
+            true,
+            "file to delete",
+            PATH_ALIASES,
+        )],
+    },
+    ToolSpec {
+        name: "mkdir",
+        verb: "MKDIR",
+        syntax: "MKDIR path",
+        hint: "make a directory",
+        description: "Make a directory, with any missing parents.",
+        args: &[arg(
+            "path",
+            ArgType::String,
+            true,
+            "directory to make",
+            DIR_ALIASES,
+        )],
+    },
+    ToolSpec {
+        name: "move",
+        verb: "MOVE",
+        syntax: "MOVE src -> dst",
+        hint: "move or rename a file",
+        description: "Move or rename a file.",
+        args: &[
+            arg(
+                "from",
+                ArgType::String,
+                true,
+                "current path",
+                &["src", "source", "old_path", "from_path"],
+            ),
+            arg(
+                "to",
+                ArgType::String,
+                true,
+                "new path",
+                &["dst", "dest", "destination", "new_path", "to_path"],
+            ),
+        ],
+    },
+    ToolSpec {
+        name: "edit",
+        verb: "EDIT",
+        syntax: "EDIT path",
+        hint: "then one or more blocks of this form:",
+        description: "Edit a file by replacing exact text.",
+        args: &[
+            arg("path", ArgType::String, true, "file to edit", PATH_ALIASES),
+            arg(
+                "blocks",
+                ArgType::Blocks,
+                true,
+                "replacements, applied in order",
+                &["edits", "changes"],
+            ),
+        ],
+    },
+    ToolSpec {
+        name: "create",
+        verb: "CREATE",
+        syntax: "CREATE path",
+        hint: "then one block whose SEARCH part is empty",
+        description: "Create a new file.",
+        args: &[
+            arg(
+                "path",
+                ArgType::String,
+                true,
+                "path of the new file",
+                PATH_ALIASES,
+            ),
+            arg(
+                "content",
+                ArgType::Lines,
+                true,
+                "full content of the file",
+                &["contents", "file_text", "text"],
+            ),
+        ],
+    },
+    ToolSpec {
+        name: "done",
+        verb: "DONE",
+        syntax: "DONE summary",
+        hint: "when the task is finished",
+        description: "Finish the task.",
+        args: &[arg(
+            "summary",
+            ArgType::String,
+            true,
+            "what was done",
+            &["message", "result"],
+        )],
+    },
+];
+
+/// Block argument names and their aliases (Anthropic- and aider-style spellings).
+const SEARCH_ALIASES: &[&str] = &["old_string", "old_str", "old", "original"];
+const REPLACE_ALIASES: &[&str] = &["new_string", "new_str", "new", "updated", "replacement"];
+
+/// The builtin tool called `name` (exact native name).
+pub fn builtin(name: &str) -> Option<&'static ToolSpec> {
+    BUILTINS.iter().find(|t| t.name == name)
+}
+
+/// The builtin tool whose text-protocol verb is `verb` (exact, uppercase).
+pub fn builtin_by_verb(verb: &str) -> Option<&'static ToolSpec> {
+    BUILTINS.iter().find(|t| t.verb == verb)
+}
+
+/// Why a client tool was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// Tool names are 1–64 characters of `[A-Za-z0-9_.-]`, as OpenAI requires.
+    #[error("invalid tool name {0:?}: use 1-64 characters of A-Z a-z 0-9 _ . -")]
+    InvalidName(String),
+    /// The name is a builtin's (in any letter case) or another client tool's.
+    #[error("tool name {0:?} is already taken")]
+    NameClash(String),
+    /// The parameters schema is not a JSON object, does not describe an object, or is not a
+    /// valid JSON Schema.
+    #[error("invalid parameters schema for tool {name:?}: {reason}")]
+    InvalidSchema { name: String, reason: String },
+}
+
+/// A client-declared tool.
+#[derive(Clone)]
+pub struct ClientTool {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for ClientTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientTool")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("parameters", &self.parameters)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One entry of [`Registry::tool_schemas`]: what native mode offers a model for one tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSchema {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// Builtin tools plus client-declared ones. `Default` is the builtin registry.
 #[derive(Debug, Clone, Default)]
-pub struct Registry {}
+pub struct Registry {
+    client: Vec<ClientTool>,
+}
+
+/// Which tool a name resolved to.
+enum Resolved<'r> {
+    Builtin(&'static ToolSpec),
+    Client(&'r ClientTool),
+}
 
 impl Registry {
     /// The eleven builtin tools of DESIGN.md.
     pub fn builtin() -> Registry {
-        Registry {}
+        Registry::default()
     }
 
-    /// True when `name` is a builtin or client tool.
-    pub fn is_known(&self, _name: &str) -> bool {
-        false
+    /// The client-declared tools, in the order they were added.
+    pub fn client_tools(&self) -> &[ClientTool] {
+        &self.client
+    }
+
+    /// True when `name` is a builtin or client tool (exact name).
+    pub fn is_known(&self, name: &str) -> bool {
+        builtin(name).is_some() || self.client.iter().any(|c| c.name == name)
+    }
+
+    /// Declares a client tool. Its name must be valid and free (builtin names are reserved in
+    /// any letter case, because tool names are matched case-insensitively as a repair), and
+    /// `parameters` must be a valid JSON Schema describing an object.
+    pub fn add_client_tool(
+        &mut self,
+        name: &str,
+        description: &str,
+        parameters: Value,
+    ) -> Result<(), RegistryError> {
+        let name_ok = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        if !name_ok {
+            return Err(RegistryError::InvalidName(name.to_owned()));
+        }
+        let clash = BUILTINS.iter().any(|t| t.name.eq_ignore_ascii_case(name))
+            || self
+                .client
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(name));
+        if clash {
+            return Err(RegistryError::NameClash(name.to_owned()));
+        }
+        let invalid = |reason: String| RegistryError::InvalidSchema {
+            name: name.to_owned(),
+            reason,
+        };
+        let Value::Object(obj) = &parameters else {
+            return Err(invalid("the schema must be a JSON object".to_owned()));
+        };
+        match obj.get("type") {
+            None => {}
+            Some(Value::String(t)) if t == "object" => {}
+            Some(_) => {
+                return Err(invalid(
+                    "the arguments must be an object (\"type\": \"object\")".to_owned(),
+                ));
+            }
+        }
+        jsonschema::meta::validate(&parameters).map_err(|e| invalid(e.to_string()))?;
+        let validator =
+            jsonschema::validator_for(&parameters).map_err(|e| invalid(e.to_string()))?;
+        self.client.push(ClientTool {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            parameters,
+            validator: Arc::new(validator),
+        });
+        Ok(())
+    }
+
+    /// Resolves a tool name: exactly, or else case-insensitively when that is unique (which
+    /// `add_client_tool` guarantees), reporting the latter as an `argument_alias` repair.
+    fn resolve(&self, name: &str) -> Option<(Resolved<'_>, bool)> {
+        if let Some(t) = builtin(name) {
+            return Some((Resolved::Builtin(t), false));
+        }
+        if let Some(c) = self.client.iter().find(|c| c.name == name) {
+            return Some((Resolved::Client(c), false));
+        }
+        if let Some(t) = BUILTINS.iter().find(|t| t.name.eq_ignore_ascii_case(name)) {
+            return Some((Resolved::Builtin(t), true));
+        }
+        self.client
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
+            .map(|c| (Resolved::Client(c), true))
     }
 
     /// Turns a tool name and its JSON arguments into a validated [`Action`], with the repairs
-    /// it took (argument aliases, say). Unknown tool and schema violations are failures.
+    /// it took. Unknown tool and schema violations are failures, never guesses.
+    ///
+    /// Builtins are checked against their argument table: wrong types, missing required
+    /// arguments and unknown keys are `bad_arguments`; the aliases in the table are accepted
+    /// as `argument_alias` repairs. Block bodies and file content are normalised to whole
+    /// LF-terminated lines (`crlf`, `missing_final_newline`). Client tools are checked
+    /// against their JSON schema and give [`Action::Client`].
     pub fn validate(
         &self,
-        _name: &str,
-        _arguments: &serde_json::Value,
+        name: &str,
+        arguments: &Value,
     ) -> Result<(Action, Vec<RepairKind>), FailureKind> {
-        Err(FailureKind::UnknownTool)
+        let Some((tool, case_repair)) = self.resolve(name) else {
+            return Err(FailureKind::UnknownTool);
+        };
+        let mut repairs = Vec::new();
+        if case_repair {
+            repairs.push(RepairKind::ArgumentAlias);
+        }
+        match tool {
+            Resolved::Builtin(spec) => {
+                let action = validate_builtin(spec, arguments, &mut repairs)?;
+                Ok((action, repairs))
+            }
+            Resolved::Client(c) => {
+                if !c.validator.is_valid(arguments) {
+                    return Err(FailureKind::BadArguments);
+                }
+                Ok((
+                    Action::Client {
+                        name: c.name.clone(),
+                        arguments: arguments.clone(),
+                    },
+                    repairs,
+                ))
+            }
+        }
     }
+
+    /// The JSON schemas native mode offers: the builtins, then the client tools.
+    pub fn tool_schemas(&self) -> Vec<ToolSchema> {
+        let mut out: Vec<ToolSchema> = BUILTINS
+            .iter()
+            .map(|t| ToolSchema {
+                name: t.name.to_owned(),
+                description: t.description.to_owned(),
+                parameters: builtin_schema(t),
+            })
+            .collect();
+        out.extend(self.client.iter().map(|c| ToolSchema {
+            name: c.name.clone(),
+            description: c.description.clone(),
+            parameters: c.parameters.clone(),
+        }));
+        out
+    }
+
+    /// The system-prompt text that teaches the text protocol. Client tools, which have no
+    /// verb, are taught as `<tool_call>` JSON lines after the verbs.
+    pub fn system_prompt(&self) -> String {
+        let mut s = String::from(
+            "You are a coding agent working inside a repository. Act by writing commands, one \
+             per line, each starting at the beginning of a line:\n",
+        );
+        for t in BUILTINS {
+            let _ = writeln!(s, "{}  {}", t.syntax, t.hint);
+            if t.name == "edit" {
+                s.push_str("<<<<<<< SEARCH\nexact lines copied from the file\n=======\nthe new lines\n>>>>>>> REPLACE\n");
+            }
+        }
+        if !self.client.is_empty() {
+            s.push_str(
+                "Other tools: call one on its own line as <tool_call>{\"name\": NAME, \
+                 \"arguments\": {...}}</tool_call>\n",
+            );
+            for c in &self.client {
+                let _ = writeln!(
+                    s,
+                    "{}  {}  arguments: {}",
+                    c.name, c.description, c.parameters
+                );
+            }
+        }
+        s.push_str(
+            "Paths are written as they are, without quotes. RUN arguments use shell quoting, \
+             but no shell runs them.\nWrite at most one short sentence before your commands.",
+        );
+        s
+    }
+
+    /// The GBNF grammar (llama.cpp syntax, root rule `root`) of a reply in the text protocol:
+    /// any number of prose lines and actions. It is what `grammars/text-protocol.gbnf` holds.
+    pub fn text_protocol_gbnf(&self) -> String {
+        text_protocol_gbnf()
+    }
+}
+
+/// The JSON Schema of a builtin's arguments, generated from its table row.
+fn builtin_schema(t: &ToolSpec) -> Value {
+    let mut props = Map::new();
+    for a in t.args {
+        let mut p = match a.ty {
+            ArgType::String | ArgType::Lines => json!({"type": "string"}),
+            ArgType::Integer => json!({"type": "integer", "minimum": 0}),
+            ArgType::StringArray => {
+                json!({"type": "array", "items": {"type": "string"}, "minItems": 1})
+            }
+            ArgType::Blocks => json!({
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "search": {"type": "string", "description": "exact lines copied from the file"},
+                        "replace": {"type": "string", "description": "the new lines"}
+                    },
+                    "required": ["search", "replace"],
+                    "additionalProperties": false
+                }
+            }),
+        };
+        if let Value::Object(m) = &mut p {
+            m.insert(
+                "description".to_owned(),
+                Value::String(a.description.to_owned()),
+            );
+        }
+        props.insert(a.name.to_owned(), p);
+    }
+    let required: Vec<Value> = t
+        .args
+        .iter()
+        .filter(|a| a.required)
+        .map(|a| Value::String(a.name.to_owned()))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": false
+    })
+}
+
+/// Picks each argument of `spec` out of `obj` by its name or one of its aliases. Any key that
+/// is neither, or an argument given twice under two spellings, is `bad_arguments`.
+fn pick_args<'v>(
+    spec: &ToolSpec,
+    obj: &'v Map<String, Value>,
+    repairs: &mut Vec<RepairKind>,
+) -> Result<Vec<Option<&'v Value>>, FailureKind> {
+    let mut found: Vec<Option<&Value>> = vec![None; spec.args.len()];
+    for (key, value) in obj {
+        let slot = spec
+            .args
+            .iter()
+            .position(|a| a.name == key)
+            .map(|i| (i, false))
+            .or_else(|| {
+                spec.args
+                    .iter()
+                    .position(|a| a.aliases.contains(&key.as_str()))
+                    .map(|i| (i, true))
+            });
+        let Some((i, alias)) = slot else {
+            return Err(FailureKind::BadArguments);
+        };
+        if found[i].is_some() {
+            return Err(FailureKind::BadArguments);
+        }
+        // An optional argument given as `null` means "absent", as JSON APIs usually take it.
+        if value.is_null() && !spec.args[i].required {
+            continue;
+        }
+        if alias {
+            repairs.push(RepairKind::ArgumentAlias);
+        }
+        found[i] = Some(value);
+    }
+    Ok(found)
+}
+
+fn req<'v>(v: Option<&'v Value>) -> Result<&'v Value, FailureKind> {
+    v.ok_or(FailureKind::BadArguments)
+}
+
+fn string(v: &Value) -> Result<String, FailureKind> {
+    v.as_str()
+        .map(str::to_owned)
+        .ok_or(FailureKind::BadArguments)
+}
+
+fn opt_string(v: Option<&Value>) -> Result<Option<String>, FailureKind> {
+    v.map(string).transpose()
+}
+
+fn opt_integer(v: Option<&Value>) -> Result<Option<u64>, FailureKind> {
+    v.map(|v| v.as_u64().ok_or(FailureKind::BadArguments))
+        .transpose()
+}
+
+/// Normalises a body of whole lines: CRLF to LF, and a final newline on a non-empty body.
+/// Each normalisation is one repair for this body.
+pub fn normalise_lines(s: &str, repairs: &mut Vec<RepairKind>) -> String {
+    let mut out = if s.contains("\r\n") {
+        repairs.push(RepairKind::Crlf);
+        s.replace("\r\n", "\n")
+    } else {
+        s.to_owned()
+    };
+    if !out.is_empty() && !out.ends_with('\n') {
+        repairs.push(RepairKind::MissingFinalNewline);
+        out.push('\n');
+    }
+    out
+}
+
+fn blocks(v: &Value, repairs: &mut Vec<RepairKind>) -> Result<Vec<Block>, FailureKind> {
+    let Value::Array(items) = v else {
+        return Err(FailureKind::BadArguments);
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::Object(obj) = item else {
+            return Err(FailureKind::BadArguments);
+        };
+        let (search, replace) = block_parts(obj, repairs)?;
+        let (Some(search), Some(replace)) = (search, replace) else {
+            return Err(FailureKind::BadArguments);
+        };
+        out.push(block_from(search, replace, repairs)?);
+    }
+    Ok(out)
+}
+
+/// Finds the `search` and `replace` parts of a block object, by name or alias. Unknown keys
+/// and a part given twice are `bad_arguments`.
+fn block_parts<'v>(
+    obj: &'v Map<String, Value>,
+    repairs: &mut Vec<RepairKind>,
+) -> Result<(Option<&'v Value>, Option<&'v Value>), FailureKind> {
+    let (mut search, mut replace) = (None, None);
+    for (key, value) in obj {
+        let (slot, alias) = match key.as_str() {
+            "search" => (&mut search, false),
+            "replace" => (&mut replace, false),
+            k if SEARCH_ALIASES.contains(&k) => (&mut search, true),
+            k if REPLACE_ALIASES.contains(&k) => (&mut replace, true),
+            _ => return Err(FailureKind::BadArguments),
+        };
+        if slot.is_some() {
+            return Err(FailureKind::BadArguments);
+        }
+        if alias {
+            repairs.push(RepairKind::ArgumentAlias);
+        }
+        *slot = Some(value);
+    }
+    Ok((search, replace))
+}
+
+fn block_from(
+    search: &Value,
+    replace: &Value,
+    repairs: &mut Vec<RepairKind>,
+) -> Result<Block, FailureKind> {
+    let (Some(search), Some(replace)) = (search.as_str(), replace.as_str()) else {
+        return Err(FailureKind::BadArguments);
+    };
+    Ok(Block {
+        search: normalise_lines(search, repairs),
+        replace: normalise_lines(replace, repairs),
+    })
+}
+
+fn validate_builtin(
+    spec: &'static ToolSpec,
+    arguments: &Value,
+    repairs: &mut Vec<RepairKind>,
+) -> Result<Action, FailureKind> {
+    let Value::Object(obj) = arguments else {
+        return Err(FailureKind::BadArguments);
+    };
+    match spec.name {
+        "run" => return validate_run(obj, repairs),
+        "edit" => return validate_edit(spec, obj, repairs),
+        _ => {}
+    }
+    let a = pick_args(spec, obj, repairs)?;
+    let action = match spec.name {
+        "read" => Action::Read {
+            path: string(req(a[0])?)?,
+            start: opt_integer(a[1])?,
+            end: opt_integer(a[2])?,
+        },
+        "list" => Action::List {
+            path: string(req(a[0])?)?,
+        },
+        "glob" => Action::Glob {
+            pattern: string(req(a[0])?)?,
+        },
+        "grep" => Action::Grep {
+            pattern: string(req(a[0])?)?,
+            path: opt_string(a[1])?,
+        },
+        "delete" => Action::Delete {
+            path: string(req(a[0])?)?,
+        },
+        "mkdir" => Action::Mkdir {
+            path: string(req(a[0])?)?,
+        },
+        "move" => Action::Move {
+            from: string(req(a[0])?)?,
+            to: string(req(a[1])?)?,
+        },
+        "create" => {
+            let path = string(req(a[0])?)?;
+            let content = req(a[1])?.as_str().ok_or(FailureKind::BadArguments)?;
+            Action::Create {
+                path,
+                content: normalise_lines(content, repairs),
+            }
+        }
+        "done" => Action::Done {
+            summary: string(req(a[0])?)?,
+        },
+        // Every row of BUILTINS is matched above; a new row without a case fails loudly in
+        // the registry tests rather than decoding anything.
+        _ => return Err(FailureKind::UnknownTool),
+    };
+    Ok(action)
+}
+
+/// `run`: `argv` as an array of strings; or, as an `argument_alias` repair, `command`/`cmd`
+/// as an array, or as a string split with POSIX quoting when it uses no shell syntax (a
+/// pipeline or redirection written for a shell cannot mean the same without one).
+fn validate_run(
+    obj: &Map<String, Value>,
+    repairs: &mut Vec<RepairKind>,
+) -> Result<Action, FailureKind> {
+    if obj.len() != 1 {
+        return Err(FailureKind::BadArguments);
+    }
+    let Some((key, value)) = obj.iter().next() else {
+        return Err(FailureKind::BadArguments);
+    };
+    let alias = match key.as_str() {
+        "argv" => false,
+        "command" | "cmd" | "args" => true,
+        _ => return Err(FailureKind::BadArguments),
+    };
+    let argv = match value {
+        Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or(FailureKind::BadArguments)
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Value::String(s) if alias => split_argv(s).map_err(|_| FailureKind::BadArguments)?,
+        _ => return Err(FailureKind::BadArguments),
+    };
+    if argv.is_empty() {
+        return Err(FailureKind::BadArguments);
+    }
+    if alias {
+        repairs.push(RepairKind::ArgumentAlias);
+    }
+    Ok(Action::Run { argv })
+}
+
+/// `edit`: `{path, blocks}`; or, as an `argument_alias` repair, a single block given at the
+/// top level (`{path, old_string, new_string}`, Anthropic's spelling). An edit whose only
+/// block has an empty SEARCH part creates a file: it becomes `create` (`edit_create_swap`).
+fn validate_edit(
+    spec: &'static ToolSpec,
+    obj: &Map<String, Value>,
+    repairs: &mut Vec<RepairKind>,
+) -> Result<Action, FailureKind> {
+    let is_block_key = |k: &str| {
+        k == "search"
+            || k == "replace"
+            || SEARCH_ALIASES.contains(&k)
+            || REPLACE_ALIASES.contains(&k)
+    };
+    let (path_obj, block_obj): (Map<String, Value>, Map<String, Value>) = obj
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .partition(|(k, _)| !is_block_key(k));
+    let blocks = if block_obj.is_empty() {
+        let a = pick_args(spec, &path_obj, repairs)?;
+        let path = string(req(a[0])?)?;
+        (path, blocks(req(a[1])?, repairs)?)
+    } else {
+        let (search, replace) = block_parts(&block_obj, repairs)?;
+        let (Some(search), Some(replace)) = (search, replace) else {
+            return Err(FailureKind::BadArguments);
+        };
+        let a = pick_args(spec, &path_obj, repairs)?;
+        if a[1].is_some() {
+            return Err(FailureKind::BadArguments);
+        }
+        repairs.push(RepairKind::ArgumentAlias);
+        let path = string(req(a[0])?)?;
+        (path, vec![block_from(search, replace, repairs)?])
+    };
+    let (path, blocks) = blocks;
+    if blocks.is_empty() {
+        return Err(FailureKind::BadBlockCount);
+    }
+    let empty_searches = blocks.iter().filter(|b| b.search.is_empty()).count();
+    if empty_searches == 0 {
+        return Ok(Action::Edit { path, blocks });
+    }
+    if blocks.len() == 1 {
+        repairs.push(RepairKind::EditCreateSwap);
+        let content = blocks
+            .into_iter()
+            .next()
+            .map(|b| b.replace)
+            .unwrap_or_default();
+        return Ok(Action::Create { path, content });
+    }
+    // Several blocks, some with nothing to search for: there is no single reading of that.
+    Err(FailureKind::BadArguments)
+}
+
+/// Why a RUN line's words did not split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitError {
+    /// A quote was opened and never closed (or a trailing lone backslash).
+    Unclosed,
+    /// Unquoted shell syntax (`|`, `&`, `;`, `<`, `>`, `` ` ``, `$(`, `(`, `)`): the command was
+    /// written for a shell, and without one it would mean something else.
+    ShellSyntax,
+    /// A newline inside the words.
+    Newline,
+}
+
+/// Splits a RUN line's arguments into argv with POSIX shell quoting: `'…'` is literal, `"…"`
+/// allows `\"`, `\\`, `` \` `` and `\$`, and an unquoted backslash escapes the next
+/// character. Nothing is expanded: `$HOME` stays `$HOME`, `*` stays `*`.
+pub fn split_argv(s: &str) -> Result<Vec<String>, SplitError> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\r' => return Err(SplitError::Newline),
+            ' ' | '\t' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some('\n' | '\r') => return Err(SplitError::Newline),
+                        Some(c) => cur.push(c),
+                        None => return Err(SplitError::Unclosed),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '`' | '$')) => cur.push(c),
+                            Some('\n' | '\r') => return Err(SplitError::Newline),
+                            Some(c) => {
+                                cur.push('\\');
+                                cur.push(c);
+                            }
+                            None => return Err(SplitError::Unclosed),
+                        },
+                        Some('\n' | '\r') => return Err(SplitError::Newline),
+                        Some(c) => cur.push(c),
+                        None => return Err(SplitError::Unclosed),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n' | '\r') => return Err(SplitError::Newline),
+                Some(c) => {
+                    in_word = true;
+                    cur.push(c);
+                }
+                None => return Err(SplitError::Unclosed),
+            },
+            '|' | '&' | ';' | '<' | '>' | '`' | '(' | ')' => return Err(SplitError::ShellSyntax),
+            '$' if chars.peek() == Some(&'(') => return Err(SplitError::ShellSyntax),
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// Parses the arguments of a verb line (everything after the verb and its space, without the
+/// line's newline) into an action, by the verb-line syntax of the table:
+///
+/// * `READ path[:start-end]` — the path is the rest of the line, trimmed; a final
+///   `:S-E`, `:S-` or `:-E` (decimal digits) is the line range.
+/// * `LIST [path]` — no path means `.`.
+/// * `GLOB pattern`, `DELETE path`, `MKDIR path` — the rest of the line, trimmed.
+/// * `GREP pattern [-- path]` — split at the last ` -- `.
+/// * `RUN argv...` — POSIX quoting, see [`split_argv`].
+/// * `MOVE src -> dst` — split at the only ` -> `.
+/// * `DONE summary` — the rest of the line, trimmed (may be empty).
+///
+/// Paths and patterns are never quoted: spaces inside them are kept as written, and only
+/// leading and trailing whitespace is dropped. `EDIT`/`CREATE` are not verb-line actions
+/// (their blocks follow); they return `None` here, as does an unknown verb.
+/// A verb line that does not parse is `bad_verb_line`.
+pub fn parse_verb_line(verb: &str, rest: &str) -> Option<Result<Action, FailureKind>> {
+    let spec = builtin_by_verb(verb)?;
+    let rest = rest.trim_matches([' ', '\t', '\r']);
+    let bad = Err(FailureKind::BadVerbLine);
+    let need = |s: &str| {
+        if s.is_empty() {
+            Err(FailureKind::BadVerbLine)
+        } else {
+            Ok(s.to_owned())
+        }
+    };
+    Some(match spec.name {
+        "read" => {
+            let (path, start, end) = split_range(rest);
+            need(path).map(|path| Action::Read { path, start, end })
+        }
+        "list" => Ok(Action::List {
+            path: if rest.is_empty() {
+                ".".to_owned()
+            } else {
+                rest.to_owned()
+            },
+        }),
+        "glob" => need(rest).map(|pattern| Action::Glob { pattern }),
+        "grep" => match rest.rsplit_once(" -- ") {
+            Some((pattern, path)) => {
+                let (pattern, path) = (pattern.trim_end(), path.trim_start());
+                match (need(pattern), need(path)) {
+                    (Ok(pattern), Ok(path)) => Ok(Action::Grep {
+                        pattern,
+                        path: Some(path),
+                    }),
+                    _ => bad,
+                }
+            }
+            None => need(rest).map(|pattern| Action::Grep {
+                pattern,
+                path: None,
+            }),
+        },
+        "run" => match split_argv(rest) {
+            Ok(argv) if !argv.is_empty() => Ok(Action::Run { argv }),
+            _ => bad,
+        },
+        "delete" => need(rest).map(|path| Action::Delete { path }),
+        "mkdir" => need(rest).map(|path| Action::Mkdir { path }),
+        "move" => {
+            let mut parts = rest.split(" -> ");
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(from), Some(to), None) => {
+                    match (need(from.trim_end()), need(to.trim_start())) {
+                        (Ok(from), Ok(to)) => Ok(Action::Move { from, to }),
+                        _ => bad,
+                    }
+                }
+                _ => bad,
+            }
+        }
+        "done" => Ok(Action::Done {
+            summary: rest.to_owned(),
+        }),
+        _ => return None,
+    })
+}
+
+/// Splits a final `:S-E`, `:S-` or `:-E` line range off a READ path.
+fn split_range(s: &str) -> (&str, Option<u64>, Option<u64>) {
+    let Some((path, range)) = s.rsplit_once(':') else {
+        return (s, None, None);
+    };
+    let Some((a, b)) = range.split_once('-') else {
+        return (s, None, None);
+    };
+    let digits = |t: &str| !t.is_empty() && t.len() <= 19 && t.bytes().all(|c| c.is_ascii_digit());
+    let num = |t: &str| {
+        if t.is_empty() {
+            Some(None)
+        } else if digits(t) {
+            t.parse().ok().map(Some)
+        } else {
+            None
+        }
+    };
+    match (num(a), num(b)) {
+        (Some(start), Some(end)) if (start.is_some() || end.is_some()) && !path.is_empty() => {
+            (path.trim_end(), start, end)
+        }
+        _ => (s, None, None),
+    }
+}
+
+/// The GBNF grammar of the text protocol, generated from [`BUILTINS`].
+fn text_protocol_gbnf() -> String {
+    let mut g = String::new();
+    g.push_str("# The bellows text protocol: prose lines and actions, one per line.\n");
+    g.push_str("# Generated by codec::Registry::text_protocol_gbnf(); do not edit by hand.\n");
+    g.push_str("# Rewrite with: UPDATE_EXPECT=1 cargo test -p codec --test registry\n\n");
+    g.push_str("root ::= (prose | action)*\n\n");
+    // Prose may not open with two capitals or a marker character, so an action line is only
+    // ever an action and the grammar stays unambiguous for llama.cpp's stack machine.
+    g.push_str(
+        "prose ::= \"\\n\" | [^A-Z<=>\\n] [^\\n]* \"\\n\" | [A-Z] ([^A-Z\\n] [^\\n]*)? \"\\n\"\n\n",
+    );
+    let names: Vec<String> = BUILTINS
+        .iter()
+        .map(|t| format!("{}-action", t.name))
+        .collect();
+    let _ = writeln!(g, "action ::= {}\n", names.join(" | "));
+    for t in BUILTINS {
+        let verb = t.verb;
+        let body = match t.name {
+            "read" => format!("\"{verb} \" arg range? \"\\n\""),
+            "list" => format!("\"{verb}\" (\" \" arg)? \"\\n\""),
+            "grep" => format!("\"{verb} \" arg (\" -- \" arg)? \"\\n\""),
+            "run" => format!("\"{verb} \" word (\" \" word)* \"\\n\""),
+            "move" => format!("\"{verb} \" arg \" -> \" arg \"\\n\""),
+            "done" => format!("\"{verb}\" (\" \" [^\\n]*)? \"\\n\""),
+            "edit" => format!("\"{verb} \" arg \"\\n\" block+"),
+            "create" => format!("\"{verb} \" arg \"\\n\" create-block"),
+            _ => format!("\"{verb} \" arg \"\\n\""),
+        };
+        let _ = writeln!(g, "{}-action ::= {}", t.name, body);
+    }
+    g.push_str(concat!(
+        "\n# A path, pattern or summary: the rest of the line, no leading or trailing blank.\n",
+        "arg ::= [^ \\t\\n] ([^\\n]* [^ \\t\\n])?\n",
+        "range ::= \":\" ([0-9]+ \"-\" [0-9]* | \"-\" [0-9]+)\n",
+        "# One RUN word: bare characters, escapes, or quoted strings (POSIX quoting, no shell).\n",
+        "word ::= ([^ \\t\\n'\"\\\\|&;<>()`] | \"\\\\\" [^\\n] | \"'\" [^'\\n]* \"'\" | \"\\\"\" ([^\"\\\\\\n] | \"\\\\\" [^\\n])* \"\\\"\")+\n",
+        "\n# SEARCH/REPLACE blocks: bodies are whole lines.\n",
+        "block ::= \"<<<<<<< SEARCH\\n\" line* \"=======\\n\" line* \">>>>>>> REPLACE\\n\"\n",
+        "create-block ::= \"<<<<<<< SEARCH\\n=======\\n\" line* \">>>>>>> REPLACE\\n\"\n",
+        "line ::= [^\\n]* \"\\n\"\n",
+    ));
+    g
 }
