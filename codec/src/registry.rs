@@ -1004,7 +1004,8 @@ pub fn parse_verb_line(verb: &str, rest: &str) -> Option<Result<Action, FailureK
             },
         }),
         "glob" => need(rest).map(|pattern| Action::Glob { pattern }),
-        "grep" => match rest.rsplit_once(" -- ") {
+        // A dangling ` --` (its path left empty) searches everywhere, as no path does.
+        "grep" => match rest.strip_suffix(" --").unwrap_or(rest).rsplit_once(" -- ") {
             Some((pattern, path)) => {
                 let (pattern, path) = (pattern.trim_end(), path.trim_start());
                 match (need(pattern), need(path)) {
@@ -1015,9 +1016,11 @@ pub fn parse_verb_line(verb: &str, rest: &str) -> Option<Result<Action, FailureK
                     _ => bad,
                 }
             }
-            None => need(rest).map(|pattern| Action::Grep {
-                pattern,
-                path: None,
+            None => need(rest.strip_suffix(" --").unwrap_or(rest).trim_end()).map(|pattern| {
+                Action::Grep {
+                    pattern,
+                    path: None,
+                }
             }),
         },
         "run" => match split_argv(rest) {
