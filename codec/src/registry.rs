@@ -11,8 +11,9 @@
 //! are first-class: [`Registry::add_client_tool`] accepts them at run time, and their arguments
 //! are checked against their schema by the `jsonschema` crate.
 //!
-//! The verb-line grammar lives here too ([`parse_verb_line`]), next to the renderer's inverse
-//! in [`crate::render`], so the two cannot drift apart.
+//! Parsing verb lines is the text decoder's job (`crate::text`): deciding whether a line is an
+//! action or prose needs more than the table. The renderer (`crate::render`) writes the one
+//! spelling of each action that it reads back.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -539,8 +540,8 @@ impl Registry {
             }
         }
         s.push_str(
-            "Paths are written as they are, without quotes. RUN arguments use shell quoting, \
-             but no shell runs them.\nWrite at most one short sentence before your commands.",
+            "Quote a path with spaces in single quotes. RUN takes shell quoting, but no shell \
+             runs it.\nWrite at most one short sentence before your commands.",
         );
         s
     }
@@ -964,116 +965,6 @@ pub fn split_argv(s: &str) -> Result<Vec<String>, SplitError> {
     Ok(words)
 }
 
-/// Parses the arguments of a verb line (everything after the verb and its space, without the
-/// line's newline) into an action, by the verb-line syntax of the table:
-///
-/// * `READ path[:start-end]` — the path is the rest of the line, trimmed; a final
-///   `:S-E`, `:S-` or `:-E` (decimal digits) is the line range.
-/// * `LIST [path]` — no path means `.`.
-/// * `GLOB pattern`, `DELETE path`, `MKDIR path` — the rest of the line, trimmed.
-/// * `GREP pattern [-- path]` — split at the last ` -- `.
-/// * `RUN argv...` — POSIX quoting, see [`split_argv`].
-/// * `MOVE src -> dst` — split at the only ` -> `.
-/// * `DONE summary` — the rest of the line, trimmed (may be empty).
-///
-/// Paths and patterns are never quoted: spaces inside them are kept as written, and only
-/// leading and trailing whitespace is dropped. `EDIT`/`CREATE` are not verb-line actions
-/// (their blocks follow); they return `None` here, as does an unknown verb.
-/// A verb line that does not parse is `bad_verb_line`.
-pub fn parse_verb_line(verb: &str, rest: &str) -> Option<Result<Action, FailureKind>> {
-    let spec = builtin_by_verb(verb)?;
-    let rest = rest.trim_matches([' ', '\t', '\r']);
-    let bad = Err(FailureKind::BadVerbLine);
-    let need = |s: &str| {
-        if s.is_empty() {
-            Err(FailureKind::BadVerbLine)
-        } else {
-            Ok(s.to_owned())
-        }
-    };
-    Some(match spec.name {
-        "read" => {
-            let (path, start, end) = split_range(rest);
-            need(path).map(|path| Action::Read { path, start, end })
-        }
-        "list" => Ok(Action::List {
-            path: if rest.is_empty() {
-                ".".to_owned()
-            } else {
-                rest.to_owned()
-            },
-        }),
-        "glob" => need(rest).map(|pattern| Action::Glob { pattern }),
-        // A dangling ` --` (its path left empty) searches everywhere, as no path does.
-        "grep" => match rest.strip_suffix(" --").unwrap_or(rest).rsplit_once(" -- ") {
-            Some((pattern, path)) => {
-                let (pattern, path) = (pattern.trim_end(), path.trim_start());
-                match (need(pattern), need(path)) {
-                    (Ok(pattern), Ok(path)) => Ok(Action::Grep {
-                        pattern,
-                        path: Some(path),
-                    }),
-                    _ => bad,
-                }
-            }
-            None => need(rest.strip_suffix(" --").unwrap_or(rest).trim_end()).map(|pattern| {
-                Action::Grep {
-                    pattern,
-                    path: None,
-                }
-            }),
-        },
-        "run" => match split_argv(rest) {
-            Ok(argv) if !argv.is_empty() => Ok(Action::Run { argv }),
-            _ => bad,
-        },
-        "delete" => need(rest).map(|path| Action::Delete { path }),
-        "mkdir" => need(rest).map(|path| Action::Mkdir { path }),
-        "move" => {
-            let mut parts = rest.split(" -> ");
-            match (parts.next(), parts.next(), parts.next()) {
-                (Some(from), Some(to), None) => {
-                    match (need(from.trim_end()), need(to.trim_start())) {
-                        (Ok(from), Ok(to)) => Ok(Action::Move { from, to }),
-                        _ => bad,
-                    }
-                }
-                _ => bad,
-            }
-        }
-        "done" => Ok(Action::Done {
-            summary: rest.to_owned(),
-        }),
-        _ => return None,
-    })
-}
-
-/// Splits a final `:S-E`, `:S-` or `:-E` line range off a READ path.
-fn split_range(s: &str) -> (&str, Option<u64>, Option<u64>) {
-    let Some((path, range)) = s.rsplit_once(':') else {
-        return (s, None, None);
-    };
-    let Some((a, b)) = range.split_once('-') else {
-        return (s, None, None);
-    };
-    let digits = |t: &str| !t.is_empty() && t.len() <= 19 && t.bytes().all(|c| c.is_ascii_digit());
-    let num = |t: &str| {
-        if t.is_empty() {
-            Some(None)
-        } else if digits(t) {
-            t.parse().ok().map(Some)
-        } else {
-            None
-        }
-    };
-    match (num(a), num(b)) {
-        (Some(start), Some(end)) if (start.is_some() || end.is_some()) && !path.is_empty() => {
-            (path.trim_end(), start, end)
-        }
-        _ => (s, None, None),
-    }
-}
-
 /// The GBNF grammar of the text protocol, generated from [`BUILTINS`].
 fn text_protocol_gbnf() -> String {
     let mut g = String::new();
@@ -1094,24 +985,25 @@ fn text_protocol_gbnf() -> String {
     for t in BUILTINS {
         let verb = t.verb;
         let body = match t.name {
-            "read" => format!("\"{verb} \" arg range? \"\\n\""),
-            "list" => format!("\"{verb}\" (\" \" arg)? \"\\n\""),
-            "grep" => format!("\"{verb} \" arg (\" -- \" arg)? \"\\n\""),
+            "read" => format!("\"{verb} \" path range? \"\\n\""),
+            "list" => format!("\"{verb}\" (\" \" path)? \"\\n\""),
+            "glob" => format!("\"{verb} \" word \"\\n\""),
+            "grep" => format!("\"{verb} \" word (\" -- \" path)? \"\\n\""),
             "run" => format!("\"{verb} \" word (\" \" word)* \"\\n\""),
-            "move" => format!("\"{verb} \" arg \" -> \" arg \"\\n\""),
+            "move" => format!("\"{verb} \" path \" -> \" path \"\\n\""),
             "done" => format!("\"{verb}\" (\" \" [^\\n]*)? \"\\n\""),
-            "edit" => format!("\"{verb} \" arg \"\\n\" block+"),
-            "create" => format!("\"{verb} \" arg \"\\n\" create-block"),
-            _ => format!("\"{verb} \" arg \"\\n\""),
+            "edit" => format!("\"{verb} \" path \"\\n\" block+"),
+            "create" => format!("\"{verb} \" path \"\\n\" create-block"),
+            _ => format!("\"{verb} \" path \"\\n\""),
         };
         let _ = writeln!(g, "{}-action ::= {}", t.name, body);
     }
     g.push_str(concat!(
-        "\n# A path, pattern or summary: the rest of the line, no leading or trailing blank.\n",
-        "arg ::= [^ \\t\\n] ([^\\n]* [^ \\t\\n])?\n",
-        "range ::= \":\" ([0-9]+ \"-\" [0-9]* | \"-\" [0-9]+)\n",
-        "# One RUN word: bare characters, escapes, or quoted strings (POSIX quoting, no shell).\n",
-        "word ::= ([^ \\t\\n'\"\\\\|&;<>()`] | \"\\\\\" [^\\n] | \"'\" [^'\\n]* \"'\" | \"\\\"\" ([^\"\\\\\\n] | \"\\\\\" [^\\n])* \"\\\"\")+\n",
+        "\n# Arguments are words with POSIX quoting (no shell). A path is bare path characters\n",
+        "# or single-quoted; a READ range is start-end, both 1-based.\n",
+        "path ::= ([A-Za-z0-9._/~+@\\u0080-\\U0010FFFF] | \"'\" [^'\\n]* \"'\" | \"\\\\'\")+\n",
+        "range ::= \":\" [1-9] [0-9]* \"-\" [1-9] [0-9]*\n",
+        "word ::= ([^ \\t\\n'\"\\\\] | \"\\\\\" [^\\n] | \"'\" [^'\\n]* \"'\" | \"\\\"\" ([^\"\\\\\\n] | \"\\\\\" [^\\n])* \"\\\"\")+\n",
         "\n# SEARCH/REPLACE blocks: bodies are whole lines.\n",
         "block ::= \"<<<<<<< SEARCH\\n\" line* \"=======\\n\" line* \">>>>>>> REPLACE\\n\"\n",
         "create-block ::= \"<<<<<<< SEARCH\\n=======\\n\" line* \">>>>>>> REPLACE\\n\"\n",

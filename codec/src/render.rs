@@ -3,21 +3,30 @@
 //! `render(a)` prints one action in bellows' text protocol, ending in a newline, in the one
 //! spelling the decoder reads back without any repair: `decode(render(a)) == a`.
 //!
-//! How the syntax carries awkward values (see also [`crate::registry::parse_verb_line`]):
+//! How the syntax carries awkward values. A verb line's arguments are words split with POSIX
+//! quoting (no shell), and the text decoder takes a *bare* word for an argument only when it
+//! cannot be English (a sentence after a verb is prose, not an action). So:
 //!
-//! * **Paths, patterns and summaries are written bare, never quoted.** A verb line's argument
-//!   is the rest of the line, so spaces inside a path need nothing (`READ my notes.txt`);
-//!   only leading and trailing blanks are lost. `GREP` splits at the *last* ` -- ` and `MOVE`
-//!   at its only ` -> `, so a GREP path may not contain ` -- ` (nor a pattern, when there is no
-//!   path) and a MOVE side may not contain ` -> `.
-//! * **READ ranges** are a final `:S-E`, `:S-` (to the end) or `:-E` (from the start); a path
-//!   that itself ends in such a suffix, read whole, is ambiguous.
-//! * **RUN words** use POSIX quoting: a word of only `[A-Za-z0-9_@%+=:,./-]` is written bare,
-//!   anything else in single quotes (`'` itself as `'\''`). No shell ever runs it.
-//! * **Block bodies** are whole lines. A body line that is itself a marker or divider line
-//!   (`>>>>>>> REPLACE`, `=======` in a SEARCH part, and their repairable spellings) cannot be
-//!   told apart from the structure; the protocol has no escape for it.
-//! * **Nothing single-line may contain a newline.**
+//! * **A path is written bare when it looks like one** (path characters only, not ending in a
+//!   `.`, not an English function word or one of the protocol's placeholders such as `path`),
+//!   and in single quotes otherwise: `READ calc.py`, `READ 'my notes.txt'`, `LIST 'src'`? no —
+//!   `src` is a placeholder word, so it is quoted, while `LIST lib` is not. A `'` inside quotes
+//!   is written `'\''`.
+//! * **READ ranges** are `:start-end` after a bare path, with `1 <= start <= end`. A range with
+//!   only one end, a zero start, a reversed range, or a range on a path that needs quotes has no
+//!   text form: `READ` cannot express it, and such a proposal does not round-trip.
+//! * **GLOB and GREP patterns** are one word each, quoted when they contain blanks, quotes or
+//!   other characters that are not pattern-like; `GREP pattern -- path`.
+//! * **RUN words** are bare when they are plain (`[A-Za-z0-9_@%+=:,./-]`, not English, not
+//!   ending like a sentence) and single-quoted otherwise. No shell ever runs them.
+//! * **MOVE** is `MOVE from -> to`, each side one word.
+//! * **DONE** takes the rest of the line as written; a summary with leading or trailing blanks,
+//!   or whose first word is `summary` (the help line small models echo), does not round-trip.
+//! * **Block bodies** are whole lines. A body line that is itself a marker line
+//!   (`>>>>>>> REPLACE`, `<<<<<<< SEARCH`, and their repairable spellings), a divider line in a
+//!   SEARCH part, or a fence line, cannot be told apart from the structure; the protocol has no
+//!   escape for it. `=======` lines inside a REPLACE part are content and do round-trip.
+//! * **Nothing single-line may contain a newline**, quoted or not.
 //! * **Client tools** have no verb: they are rendered as a Hermes-style
 //!   `<tool_call>{"name": …, "arguments": …}</tool_call>` line, as the system prompt teaches.
 //!
@@ -39,51 +48,66 @@ pub fn render(action: &Action) -> String {
 pub fn render_into(action: &Action, out: &mut String) {
     match action {
         Action::Read { path, start, end } => {
-            let _ = write!(out, "READ {path}");
-            match (start, end) {
-                (None, None) => {}
-                (Some(s), Some(e)) => {
-                    let _ = write!(out, ":{s}-{e}");
-                }
-                (Some(s), None) => {
-                    let _ = write!(out, ":{s}-");
-                }
-                (None, Some(e)) => {
-                    let _ = write!(out, ":-{e}");
-                }
+            out.push_str("READ ");
+            path_word(path, out);
+            if let (Some(s), Some(e)) = (start, end) {
+                let _ = write!(out, ":{s}-{e}");
             }
             out.push('\n');
         }
-        Action::List { path } => line(out, "LIST", path),
-        Action::Glob { pattern } => line(out, "GLOB", pattern),
+        Action::List { path } => {
+            out.push_str("LIST ");
+            path_word(path, out);
+            out.push('\n');
+        }
+        Action::Glob { pattern } => {
+            out.push_str("GLOB ");
+            pattern_word(pattern, out);
+            out.push('\n');
+        }
         Action::Grep { pattern, path } => {
-            let _ = write!(out, "GREP {pattern}");
+            out.push_str("GREP ");
+            pattern_word(pattern, out);
             if let Some(path) = path {
-                let _ = write!(out, " -- {path}");
+                out.push_str(" -- ");
+                path_word(path, out);
             }
             out.push('\n');
         }
         Action::Run { argv } => {
-            out.push_str("RUN");
-            for word in argv {
-                out.push(' ');
-                quote_word(word, out);
-            }
+            out.push_str("RUN ");
+            out.push_str(&quote_argv(argv));
             out.push('\n');
         }
-        Action::Delete { path } => line(out, "DELETE", path),
-        Action::Mkdir { path } => line(out, "MKDIR", path),
+        Action::Delete { path } => {
+            out.push_str("DELETE ");
+            path_word(path, out);
+            out.push('\n');
+        }
+        Action::Mkdir { path } => {
+            out.push_str("MKDIR ");
+            path_word(path, out);
+            out.push('\n');
+        }
         Action::Move { from, to } => {
-            let _ = writeln!(out, "MOVE {from} -> {to}");
+            out.push_str("MOVE ");
+            path_word(from, out);
+            out.push_str(" -> ");
+            path_word(to, out);
+            out.push('\n');
         }
         Action::Edit { path, blocks } => {
-            let _ = writeln!(out, "EDIT {path}");
+            out.push_str("EDIT ");
+            path_word(path, out);
+            out.push('\n');
             for b in blocks {
                 block(out, b);
             }
         }
         Action::Create { path, content } => {
-            let _ = writeln!(out, "CREATE {path}");
+            out.push_str("CREATE ");
+            path_word(path, out);
+            out.push('\n');
             block(
                 out,
                 &Block {
@@ -92,22 +116,19 @@ pub fn render_into(action: &Action, out: &mut String) {
                 },
             );
         }
-        Action::Done { summary } => line(out, "DONE", summary),
+        Action::Done { summary } => {
+            out.push_str("DONE");
+            if !summary.is_empty() {
+                out.push(' ');
+                out.push_str(summary);
+            }
+            out.push('\n');
+        }
         Action::Client { name, arguments } => {
             let call = serde_json::json!({ "name": name, "arguments": arguments });
             let _ = writeln!(out, "<tool_call>{call}</tool_call>");
         }
     }
-}
-
-/// A verb line whose argument is written bare; an empty argument leaves the verb alone.
-fn line(out: &mut String, verb: &str, arg: &str) {
-    out.push_str(verb);
-    if !arg.is_empty() {
-        out.push(' ');
-        out.push_str(arg);
-    }
-    out.push('\n');
 }
 
 fn block(out: &mut String, b: &Block) {
@@ -127,22 +148,176 @@ fn body(out: &mut String, s: &str) {
     }
 }
 
-/// True for a RUN word that needs no quoting.
-fn is_bare(word: &str) -> bool {
-    !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b))
+/// Words that read as English or as the protocol's own placeholders. The text decoder takes
+/// such a word, written bare after a verb, for prose; so they are quoted. This mirrors the
+/// decoder's lists in `text.rs`; the round-trip property test fails if the two drift apart.
+const PROSE_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "it",
+    "its",
+    "this",
+    "that",
+    "these",
+    "those",
+    "them",
+    "they",
+    "and",
+    "or",
+    "to",
+    "of",
+    "in",
+    "on",
+    "for",
+    "with",
+    "is",
+    "are",
+    "be",
+    "will",
+    "you",
+    "your",
+    "my",
+    "me",
+    "we",
+    "our",
+    "i",
+    "if",
+    "then",
+    "now",
+    "next",
+    "first",
+    "again",
+    "all",
+    "more",
+    "everything",
+    "something",
+    "anything",
+    "nothing",
+    "here",
+    "there",
+    "below",
+    "above",
+    "carefully",
+    "please",
+    "following",
+    "some",
+    "any",
+    "each",
+    "every",
+    "as",
+    "at",
+    "by",
+    "from",
+    "into",
+    "so",
+    "not",
+    "no",
+    "yes",
+    "ok",
+    "okay",
+    "can",
+    "should",
+    "would",
+    "could",
+    "must",
+    "may",
+    "might",
+    "do",
+    "does",
+    "did",
+    "was",
+    "were",
+    "has",
+    "have",
+    "had",
+    "which",
+    "what",
+    "how",
+    "why",
+    "when",
+    "where",
+    "who",
+    "same",
+    "other",
+    "another",
+    "out",
+    "up",
+    // Placeholders of the protocol's help lines.
+    "path",
+    "dir",
+    "pattern",
+    "summary",
+    "src",
+    "dst",
+    "program",
+    "args",
+    "argv",
+    "file",
+    "to",
+    "from",
+];
+
+fn prose_word(w: &str) -> bool {
+    w.len() <= 12 && PROSE_WORDS.iter().any(|p| p.eq_ignore_ascii_case(w))
 }
 
-/// Appends `word` with POSIX quoting: bare when safe, else single-quoted.
-pub fn quote_word(word: &str, out: &mut String) {
-    if is_bare(word) {
-        out.push_str(word);
-        return;
+fn is_path_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"._/-~+@".contains(&c) || c >= 0x80
+}
+
+/// A path the decoder takes bare.
+fn bare_path(w: &str) -> bool {
+    !w.is_empty()
+        && w.bytes().all(is_path_byte)
+        && !w.starts_with('-')
+        && (w == "." || w == ".." || !w.ends_with('.'))
+        && w.bytes()
+            .any(|c| c.is_ascii_alphanumeric() || c == b'.' || c >= 0x80)
+        && !prose_word(w)
+}
+
+/// A GLOB or GREP pattern the decoder takes bare.
+fn bare_pattern(w: &str) -> bool {
+    !w.is_empty()
+        && w.bytes()
+            .all(|c| is_path_byte(c) || b"*?[]{},".contains(&c))
+        && !w.starts_with('-')
+        && !w.ends_with(['.', ',', ':'])
+        && !prose_word(w)
+}
+
+/// A RUN word written bare: plain characters, not English, not ending like a sentence, and not
+/// starting with a dash when it is the program.
+fn bare_run_word(w: &str, first: bool) -> bool {
+    !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b))
+        && !w.ends_with(['.', ':', ',', '!', '?'])
+        && !(first && (w.starts_with('-') || w.bytes().any(|b| b"@%=:,".contains(&b))))
+        && !prose_word(w)
+}
+
+fn path_word(w: &str, out: &mut String) {
+    if bare_path(w) {
+        out.push_str(w)
+    } else {
+        single_quote(w, out)
     }
+}
+
+fn pattern_word(w: &str, out: &mut String) {
+    if bare_pattern(w) {
+        out.push_str(w)
+    } else {
+        single_quote(w, out)
+    }
+}
+
+/// `'…'`, with each `'` inside written `'\''`.
+fn single_quote(w: &str, out: &mut String) {
     out.push('\'');
-    for c in word.chars() {
+    for c in w.chars() {
         if c == '\'' {
             out.push_str("'\\''");
         } else {
@@ -159,7 +334,11 @@ pub fn quote_argv(argv: &[String]) -> String {
         if i > 0 {
             out.push(' ');
         }
-        quote_word(w, &mut out);
+        if bare_run_word(w, i == 0) {
+            out.push_str(w)
+        } else {
+            single_quote(w, &mut out)
+        }
     }
     out
 }

@@ -2,7 +2,7 @@
 //! system prompt, argument validation, client tools and the verb-line grammar.
 
 use codec::action::GoldError;
-use codec::registry::{BUILTINS, RegistryError, parse_verb_line};
+use codec::registry::{BUILTINS, RegistryError};
 use codec::{Action, FailureKind, Registry};
 use serde_json::{Value, json};
 
@@ -468,128 +468,6 @@ fn client_tools_are_first_class() {
         );
     }
     assert_eq!(reg.client_tools().len(), 1, "refused tools are not added");
-}
-
-#[test]
-fn verb_lines() {
-    let cases: &[(&str, &str, &str)] = &[
-        (
-            "READ",
-            "a.py",
-            r#"{"name":"read","arguments":{"path":"a.py"}}"#,
-        ),
-        (
-            "READ",
-            "  my notes.txt  ",
-            r#"{"name":"read","arguments":{"path":"my notes.txt"}}"#,
-        ),
-        (
-            "READ",
-            "a.py:3-9",
-            r#"{"name":"read","arguments":{"path":"a.py","start":3,"end":9}}"#,
-        ),
-        (
-            "READ",
-            "a.py:3-",
-            r#"{"name":"read","arguments":{"path":"a.py","start":3}}"#,
-        ),
-        (
-            "READ",
-            "a.py:-9",
-            r#"{"name":"read","arguments":{"path":"a.py","end":9}}"#,
-        ),
-        (
-            "READ",
-            "a.py:x-9",
-            r#"{"name":"read","arguments":{"path":"a.py:x-9"}}"#,
-        ),
-        (
-            "READ",
-            "c:/a.py",
-            r#"{"name":"read","arguments":{"path":"c:/a.py"}}"#,
-        ),
-        (
-            "READ",
-            ":3-4",
-            r#"{"name":"read","arguments":{"path":":3-4"}}"#,
-        ),
-        ("READ", "", "bad_verb_line"),
-        ("LIST", "", r#"{"name":"list","arguments":{"path":"."}}"#),
-        (
-            "LIST",
-            "src",
-            r#"{"name":"list","arguments":{"path":"src"}}"#,
-        ),
-        (
-            "GLOB",
-            "*.py",
-            r#"{"name":"glob","arguments":{"pattern":"*.py"}}"#,
-        ),
-        (
-            "GREP",
-            "def average",
-            r#"{"name":"grep","arguments":{"pattern":"def average"}}"#,
-        ),
-        (
-            "GREP",
-            "a -- b -- src",
-            r#"{"name":"grep","arguments":{"pattern":"a -- b","path":"src"}}"#,
-        ),
-        (
-            "GREP",
-            "x -- ",
-            r#"{"name":"grep","arguments":{"pattern":"x"}}"#,
-        ),
-        (
-            "RUN",
-            "python -m pytest 'a b.py'",
-            r#"{"name":"run","arguments":{"argv":["python","-m","pytest","a b.py"]}}"#,
-        ),
-        (
-            "RUN",
-            r#"echo "a\"b" c\ d '$HOME'"#,
-            r#"{"name":"run","arguments":{"argv":["echo","a\"b","c d","$HOME"]}}"#,
-        ),
-        ("RUN", "", "bad_verb_line"),
-        ("RUN", "ls | head", "bad_verb_line"),
-        ("RUN", "echo 'x", "bad_verb_line"),
-        (
-            "DELETE",
-            "old.py",
-            r#"{"name":"delete","arguments":{"path":"old.py"}}"#,
-        ),
-        (
-            "MKDIR",
-            "src/new dir",
-            r#"{"name":"mkdir","arguments":{"path":"src/new dir"}}"#,
-        ),
-        (
-            "MOVE",
-            "a.py -> b/a.py",
-            r#"{"name":"move","arguments":{"from":"a.py","to":"b/a.py"}}"#,
-        ),
-        ("MOVE", "a.py b.py", "bad_verb_line"),
-        ("MOVE", "a -> b -> c", "bad_verb_line"),
-        (
-            "DONE",
-            "Fixed the bug.",
-            r#"{"name":"done","arguments":{"summary":"Fixed the bug."}}"#,
-        ),
-        ("DONE", "", r#"{"name":"done","arguments":{"summary":""}}"#),
-    ];
-    for (verb, rest, expect) in cases {
-        let got = match parse_verb_line(verb, rest) {
-            Some(Ok(a)) => a.to_json().to_string(),
-            Some(Err(k)) => k.to_string(),
-            None => "none".to_owned(),
-        };
-        assert_eq!(&got, expect, "{verb} {rest}");
-    }
-    assert!(parse_verb_line("EDIT", "a.py").is_none());
-    assert!(
-        parse_verb_line("read", "a.py").is_none(),
-        "verbs are uppercase"
-    );
 }
 
 #[test]
