@@ -1,17 +1,19 @@
 //! Property tests: `decode(render(a)) == a` for random actions cut into random chunks, and
-//! arbitrary input never panics a decoder in any mode.
+//! arbitrary input never panics a decoder in any mode and decodes the same in any chunking.
 //!
 //! The generators stay inside what the text protocol can carry (see `codec::render`): no
 //! newline in a single-line value, READ ranges only as `1 <= start <= end` on a plain path, no
 //! DONE summary with surrounding blanks or starting with the word `summary`, and no block-body
-//! line that is a marker, divider or fence line (those are structure; the protocol has no
-//! escape for them). Everything else — blanks, quotes, Unicode and shell characters in paths,
-//! patterns and RUN words — is fair game, and must come back exactly.
+//! line that is a marker or fence line, or a divider line in a SEARCH part (those are
+//! structure; the protocol has no escape for them). Divider-like lines inside a REPLACE part
+//! are content, and are generated. Everything else — blanks, quotes, Unicode and shell
+//! characters in paths, patterns and RUN words — is fair game, and must come back exactly.
 
 use std::sync::Arc;
 
 use codec::format::FormatId;
 use codec::render::render;
+use codec::turn::trace;
 use codec::{Action, Block, Event, Mode, Registry, TurnDecoder};
 use proptest::prelude::*;
 
@@ -41,6 +43,13 @@ fn body(min: usize) -> impl Strategy<Value = String> {
         .prop_map(|lines| lines.into_iter().map(|l| l + "\n").collect())
 }
 
+/// A REPLACE part: like any body, plus divider-like lines, which only the first divider of a
+/// block can be; inside a REPLACE part they are content (a merge-conflict-looking file).
+fn replace_body() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop_oneof![3 => body_line(), 1 => "={3,9}[ ]{0,2}"], 0..4)
+        .prop_map(|lines| lines.into_iter().map(|l| l + "\n").collect())
+}
+
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
         word().prop_map(|path| Action::Read {
@@ -61,16 +70,20 @@ fn action() -> impl Strategy<Value = Action> {
         word().prop_map(|path| Action::Delete { path }),
         word().prop_map(|path| Action::Mkdir { path }),
         (word(), word()).prop_map(|(from, to)| Action::Move { from, to }),
-        (word(), prop::collection::vec((body(1), body(0)), 1..4)).prop_map(|(path, blocks)| {
-            Action::Edit {
-                path,
-                blocks: blocks
-                    .into_iter()
-                    .map(|(search, replace)| Block { search, replace })
-                    .collect(),
-            }
-        }),
-        (word(), body(0)).prop_map(|(path, content)| Action::Create { path, content }),
+        (
+            word(),
+            prop::collection::vec((body(1), replace_body()), 1..4)
+        )
+            .prop_map(|(path, blocks)| {
+                Action::Edit {
+                    path,
+                    blocks: blocks
+                        .into_iter()
+                        .map(|(search, replace)| Block { search, replace })
+                        .collect(),
+                }
+            }),
+        (word(), replace_body()).prop_map(|(path, content)| Action::Create { path, content }),
         "[^\n\r]{0,30}"
             .prop_map(|s| s.trim_matches([' ', '\t']).to_owned())
             .prop_filter("not the help line", |s| s.split_whitespace().next()
@@ -111,6 +124,11 @@ fn decode(mode: Mode, pieces: &[&str]) -> Vec<Event> {
     }
     events.extend(d.finish());
     events
+}
+
+/// `auto` and every single-format mode.
+fn modes() -> impl Iterator<Item = Mode> {
+    std::iter::once(Mode::Auto).chain(FormatId::ALL.iter().map(|f| Mode::Only(*f)))
 }
 
 fn proposals(events: &[Event]) -> Vec<&codec::ActionProposal> {
@@ -154,7 +172,8 @@ proptest! {
         prop_assert_eq!(got, want, "rendered {:?}", text);
     }
 
-    /// Arbitrary bytes, as lossy UTF-8 in arbitrary chunks, never panic any decoder.
+    /// Arbitrary bytes, as lossy UTF-8 in arbitrary chunks, never panic any decoder, and the
+    /// chunking never changes the trace.
     #[test]
     fn arbitrary_input_never_panics(
         bytes in prop::collection::vec(any::<u8>(), 0..512),
@@ -162,13 +181,14 @@ proptest! {
     ) {
         let text = String::from_utf8_lossy(&bytes);
         let pieces = cut(&text, &cuts);
-        for mode in std::iter::once(Mode::Auto).chain(FormatId::ALL.iter().map(|f| Mode::Only(*f))) {
-            let _ = decode(mode, &pieces);
+        for mode in modes() {
+            let whole = trace(&decode(mode, &[&text]));
+            prop_assert_eq!(whole, trace(&decode(mode, &pieces)), "{:?} in {:?}", text, mode);
         }
     }
 
     /// Protocol-shaped noise (markers, verbs, tags and JSON punctuation) reaches deeper states
-    /// than random bytes do; it must not panic either.
+    /// than random bytes do; the same holds there.
     #[test]
     fn protocol_shaped_noise_never_panics(
         parts in prop::collection::vec(prop::sample::select(vec![
@@ -182,8 +202,9 @@ proptest! {
     ) {
         let text: String = parts.concat();
         let pieces = cut(&text, &cuts);
-        for mode in std::iter::once(Mode::Auto).chain(FormatId::ALL.iter().map(|f| Mode::Only(*f))) {
-            let _ = decode(mode, &pieces);
+        for mode in modes() {
+            let whole = trace(&decode(mode, &[&text]));
+            prop_assert_eq!(whole, trace(&decode(mode, &pieces)), "{:?} in {:?}", text, mode);
         }
     }
 }
