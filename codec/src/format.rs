@@ -79,8 +79,9 @@ pub struct Ctx<'r> {
     pub next_index: usize,
     /// Path of the last edit/create block, for headerless blocks that follow it.
     pub last_edit_path: Option<String>,
-    /// True when the turn decodes in `auto` mode (a native call in text mode is then not a
-    /// repair), false in a single-format mode.
+    /// True when the turn decodes in `auto` mode, false in a single-format mode. (In
+    /// `Only(Text)` mode the turn decoder itself marks native proposals with
+    /// `native_in_text_mode`; bodies need not.)
     pub auto: bool,
 }
 
@@ -145,13 +146,29 @@ pub enum Step {
     /// input it did not look at. The scanner re-reads `held` as prose, skipping the first
     /// trigger byte so it cannot re-detect the same construct.
     Reject { held: String, rest: usize },
+    /// The construct ended, but the body had already consumed bytes after its end (a bounded
+    /// look-ahead for an optional closing tag or fence that did not come). `held` goes back to
+    /// the scanner as prose and is scanned normally, nothing skipped (its first byte is a line
+    /// start iff `line_start`), followed by the last `rest` bytes of this input. Added by the
+    /// native-codec helper: `Done { consumed }` cannot give back bytes from earlier inputs.
+    Ended {
+        held: String,
+        line_start: bool,
+        rest: usize,
+    },
 }
 
 /// A format construct being parsed. Emits `ToolCallStart`/`ArgsDelta` as soon as they are
-/// certain, and exactly one `Proposal` or `Failure` per construct it accepts.
+/// certain, and exactly one `Proposal` or `Failure` per construct it accepts. A body may also
+/// emit `Text` for bytes it consumed that turned out to be prose (the text protocol passes a
+/// code fence's contents through this way).
 pub trait Body: std::fmt::Debug {
     fn feed(&mut self, s: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Step;
     /// End of stream inside the construct: close it (repair) or fail it; or reject it, in
     /// which case the returned string is handed back to the scanner as prose.
+    ///
+    /// Native bodies also return `Some` after closing a call when they hold look-ahead bytes
+    /// that followed it (as in [`Step::Ended`]); such a string never starts with a trigger of
+    /// the body's own format, so the scanner may scan it from its first byte.
     fn finish(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Option<String>;
 }

@@ -1,14 +1,569 @@
-//! (skeleton)
+//! [`TurnDecoder`]: one incremental decoder for a whole model reply.
+//!
+//! The decoder is a prose scanner with at most one active [`Body`]. While scanning prose it
+//! walks the bytes with a table-driven fast skip: a byte is looked at closely only when it is a
+//! newline, a byte some enabled format can trigger on anywhere (`trigger_bytes`), or the first
+//! byte of a line that some format can trigger on at line start (`line_start_bytes`). At such a
+//! candidate position every interested [`Format`] is asked to [`Format::detect`]; formats are
+//! designed so that at most one says `Start` anywhere (a test checks this over all fixtures), so
+//! the answer never depends on the order they are asked in.
+//!
+//! # What is held back, and why
+//!
+//! Prose is released as [`Event::Text`] as soon as it is scanned, with one exception: when a
+//! format answers `NeedMore` at a candidate, the bytes from the candidate on are held, because
+//! a later byte could still turn them into the start of an action (a verb line such as `RE` →
+//! `READ`, a marker line `<<<<<<< SEA…`, an aider-style path line waiting for its fence, a
+//! native tag `<tool_ca…`). Held text is capped at [`MAX_HELD`] bytes; past the cap it is
+//! released in a [`FailureKind::TooLong`] failure. Once a body is active, what it holds is its
+//! own business (bounded by the same cap in the builtin bodies).
+//!
+//! # Linear time
+//!
+//! Prose bytes are scanned once. Held candidate bytes are re-offered to `detect` when more
+//! bytes arrive; detectors decide within a bounded prefix (a line or a tag), so that cost is
+//! bounded per candidate. A body is fed each byte once; a body that rejects hands its bytes back
+//! and they are re-read as prose minus their first character, so every byte is scanned a
+//! bounded number of times whatever the chunking.
+
+use std::sync::Arc;
+
+use crate::action::ActionProposal;
+use crate::event::{Event, FailureKind};
+use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step};
+use crate::registry::Registry;
+
+/// The most bytes the scanner (and the builtin text bodies) hold before giving up on a
+/// candidate with a [`FailureKind::TooLong`] failure.
+pub const MAX_HELD: usize = 1 << 20;
 
 /// Which formats a [`TurnDecoder`] looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// The text protocol and every in-band native format, in one stream.
     Auto,
-    /// One format only.
-    Only(crate::format::FormatId),
+    /// One format only. `Only(FormatId::Text)` also decodes native calls written in band (small
+    /// models mix them) and marks those proposals with [`RepairKind::NativeInTextMode`].
+    Only(FormatId),
 }
 
-/// The incremental decoder for one model reply. (Skeleton.)
+/// The in-band formats a decoder in `mode` enables, text first.
+pub fn formats_for(mode: Mode) -> Vec<Box<dyn Format>> {
+    let text = || -> Box<dyn Format> { Box::new(crate::text::TextFormat) };
+    match mode {
+        Mode::Auto => std::iter::once(text())
+            .chain(crate::native::formats())
+            .collect(),
+        // In text mode native calls are still decoded (small models mix formats); those
+        // formats mark their proposals with `native_in_text_mode`.
+        Mode::Only(FormatId::Text) => std::iter::once(text())
+            .chain(crate::native::text_mode_formats())
+            .collect(),
+        Mode::Only(id) => crate::native::mode_formats(id),
+    }
+}
+
+/// Where the scanner stands.
 #[derive(Debug)]
-pub struct TurnDecoder {}
+enum State {
+    /// Scanning prose. `held` is the text from a candidate position on, kept because a format
+    /// answered `NeedMore` there; `line_start` says whether the next byte (the first of `held`
+    /// when it is not empty) starts a line.
+    Prose { held: String, line_start: bool },
+    /// A format's body owns the stream. `last` is the last byte fed to it, to know whether
+    /// prose resumes at a line start.
+    Body {
+        body: Box<dyn Body>,
+        format: FormatId,
+        last: u8,
+    },
+    /// `finish` was called; further input is ignored.
+    Finished,
+}
+
+/// The incremental decoder for one model reply.
+///
+/// Feed text deltas with [`TurnDecoder::feed`] (or the allocation-free
+/// [`TurnDecoder::feed_into`]) and close with [`TurnDecoder::finish`]. Events are emitted as
+/// soon as they are certain and never retracted; the concatenation of events is the same for
+/// every way of chunking the same reply (compare with [`trace`]).
+#[derive(Debug)]
+pub struct TurnDecoder {
+    registry: Arc<Registry>,
+    mode: Mode,
+    formats: Vec<Box<dyn Format>>,
+    /// Bit `k` is set when format `k` may trigger on this byte anywhere.
+    anywhere: [u32; 256],
+    /// Bit `k` is set when format `k` may trigger on this byte at the start of a line.
+    at_line_start: [u32; 256],
+    /// True for bytes the fast skip passes over: not a newline and no anywhere-trigger.
+    skip: [bool; 256],
+    state: State,
+    next_index: usize,
+    last_edit_path: Option<String>,
+}
+
+/// What one step of [`TurnDecoder::run`] did with the piece it was given.
+enum Outcome {
+    /// The piece is read up to this offset.
+    Advanced(usize),
+    /// The piece is read up to `pos`, and `text` must be read before the rest of it.
+    Pushback { pos: usize, text: String },
+}
+
+impl TurnDecoder {
+    /// A decoder for one reply.
+    pub fn new(mode: Mode, registry: Arc<Registry>) -> TurnDecoder {
+        let formats = formats_for(mode);
+        let mut anywhere = [0u32; 256];
+        let mut at_line_start = [0u32; 256];
+        for (k, f) in formats.iter().enumerate().take(32) {
+            let bit = 1u32 << k;
+            // Triggers are ASCII by contract, so a candidate is always on a char boundary;
+            // a non-ASCII byte here would be a format bug and is ignored.
+            for &b in f.trigger_bytes().iter().filter(|b| b.is_ascii()) {
+                anywhere[usize::from(b)] |= bit;
+            }
+            for &b in f.line_start_bytes().iter().filter(|b| b.is_ascii()) {
+                at_line_start[usize::from(b)] |= bit;
+            }
+        }
+        let mut skip = [false; 256];
+        for (b, s) in skip.iter_mut().enumerate() {
+            *s = b != usize::from(b'\n') && anywhere[b] == 0;
+        }
+        TurnDecoder {
+            registry,
+            mode,
+            formats,
+            anywhere,
+            at_line_start,
+            skip,
+            state: State::Prose {
+                held: String::new(),
+                line_start: true,
+            },
+            next_index: 0,
+            last_edit_path: None,
+        }
+    }
+
+    /// The mode this decoder was built for.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Feeds one text delta; returns the events it made certain.
+    pub fn feed(&mut self, chunk: &str) -> Vec<Event> {
+        let mut out = Vec::new();
+        self.feed_into(chunk, &mut out);
+        out
+    }
+
+    /// Feeds one text delta, appending the events it made certain to `out`. Adjacent text is
+    /// merged into the last `Text` event of `out`.
+    pub fn feed_into(&mut self, chunk: &str, out: &mut Vec<Event>) {
+        if matches!(self.state, State::Finished) || chunk.is_empty() {
+            return;
+        }
+        match &mut self.state {
+            State::Prose { held, .. } if !held.is_empty() => {
+                let mut joined = std::mem::take(held);
+                joined.push_str(chunk);
+                self.run(&joined, false, out);
+            }
+            _ => self.run(chunk, false, out),
+        }
+    }
+
+    /// Ends the reply; returns the last events (a truncated construct is closed or failed).
+    pub fn finish(&mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        self.finish_into(&mut out);
+        out
+    }
+
+    /// Ends the reply, appending the last events to `out`. Calling it twice is harmless.
+    pub fn finish_into(&mut self, out: &mut Vec<Event>) {
+        loop {
+            if let State::Prose { held, .. } = &mut self.state {
+                let held = std::mem::take(held);
+                self.run(&held, true, out);
+            }
+            let state = std::mem::replace(
+                &mut self.state,
+                State::Prose {
+                    held: String::new(),
+                    line_start: false,
+                },
+            );
+            match state {
+                State::Body {
+                    mut body, format, ..
+                } => {
+                    let mut ctx = Ctx {
+                        registry: &self.registry,
+                        next_index: self.next_index,
+                        last_edit_path: self.last_edit_path.take(),
+                        auto: self.mode == Mode::Auto,
+                    };
+                    let back = body.finish(&mut ctx, out);
+                    self.next_index = ctx.next_index;
+                    self.last_edit_path = ctx.last_edit_path.take();
+                    if let Some(back) = back {
+                        // What a body hands back at the end is look-ahead past its construct,
+                        // which never starts that construct again: scan it from its first
+                        // byte. Text bodies hand back whole lines; native ones, mid-line text.
+                        let line_start = format == FormatId::Text;
+                        self.state = State::Prose {
+                            held: String::new(),
+                            line_start,
+                        };
+                        self.run(&back, true, out);
+                    }
+                    // A body started while re-reading needs finishing too: go round again.
+                    if matches!(self.state, State::Body { .. }) {
+                        continue;
+                    }
+                    if let State::Prose { held, .. } = &self.state {
+                        if !held.is_empty() {
+                            continue;
+                        }
+                    }
+                    break;
+                }
+                State::Prose { held, .. } => {
+                    push_text(out, &held);
+                    break;
+                }
+                State::Finished => break,
+            }
+        }
+        self.state = State::Finished;
+    }
+
+    /// Emits the first character of `text` as prose (so the construct it started cannot be
+    /// detected again) and returns its length; sets the scanner's line state for what follows.
+    fn skip_first_char(&mut self, text: &str, out: &mut Vec<Event>) -> usize {
+        let n = text.chars().next().map_or(0, char::len_utf8);
+        push_text(out, &text[..n]);
+        self.state = State::Prose {
+            held: String::new(),
+            line_start: text.as_bytes().first() == Some(&b'\n'),
+        };
+        n
+    }
+
+    /// Reads `input` (and any text pushed back while reading it) to the end.
+    fn run(&mut self, input: &str, eos: bool, out: &mut Vec<Event>) {
+        // Pushed-back text is read before the rest of whatever was being read when it came
+        // back; the stack keeps that order without copying the input.
+        let mut stack: Vec<(String, usize)> = Vec::new();
+        let mut pos = 0usize;
+        loop {
+            let depth = stack.len();
+            let (piece, p) = match stack.last() {
+                Some((t, p)) => (t.as_str(), *p),
+                None => (input, pos),
+            };
+            if p >= piece.len() {
+                if stack.pop().is_none() {
+                    break;
+                }
+                continue;
+            }
+            // Text held at a candidate is joined with what follows so detectors see it whole.
+            if let State::Prose { held, .. } = &mut self.state {
+                if !held.is_empty() {
+                    let mut joined = std::mem::take(held);
+                    joined.push_str(&piece[p..]);
+                    let end = piece.len();
+                    match stack.last_mut() {
+                        Some(top) => top.1 = end,
+                        None => pos = end,
+                    }
+                    stack.push((joined, 0));
+                    continue;
+                }
+            }
+            let last_piece = if depth == 0 {
+                true
+            } else {
+                pos >= input.len() && stack[..depth - 1].iter().all(|(t, q)| *q >= t.len())
+            };
+            let outcome = self.step(piece, p, eos && last_piece, out);
+            match outcome {
+                Outcome::Advanced(q) => match stack.last_mut() {
+                    Some(top) => top.1 = q,
+                    None => pos = q,
+                },
+                Outcome::Pushback { pos: q, text } => {
+                    match stack.last_mut() {
+                        Some(top) => top.1 = q,
+                        None => pos = q,
+                    }
+                    stack.push((text, 0));
+                }
+            }
+        }
+    }
+
+    /// Reads from `s[p..]` until the piece ends or the scanner's state changes.
+    fn step(&mut self, s: &str, p: usize, eos: bool, out: &mut Vec<Event>) -> Outcome {
+        match &mut self.state {
+            State::Prose { .. } => self.scan(s, p, eos, out),
+            State::Body { body, last, .. } => {
+                let mut ctx = Ctx {
+                    registry: &self.registry,
+                    next_index: self.next_index,
+                    last_edit_path: self.last_edit_path.take(),
+                    auto: self.mode == Mode::Auto,
+                };
+                let step = body.feed(&s[p..], &mut ctx, out);
+                self.next_index = ctx.next_index;
+                self.last_edit_path = ctx.last_edit_path.take();
+                let prev_last = *last;
+                match step {
+                    Step::NeedMore => {
+                        *last = s.as_bytes().last().copied().unwrap_or(prev_last);
+                        Outcome::Advanced(s.len())
+                    }
+                    Step::Done { consumed } => {
+                        let end = (p + consumed).min(s.len());
+                        let line_start = if end > p {
+                            s.as_bytes()[end - 1] == b'\n'
+                        } else {
+                            prev_last == b'\n'
+                        };
+                        self.state = State::Prose {
+                            held: String::new(),
+                            line_start,
+                        };
+                        Outcome::Advanced(end)
+                    }
+                    Step::Ended {
+                        held,
+                        line_start,
+                        rest,
+                    } => {
+                        self.state = State::Prose {
+                            held: String::new(),
+                            line_start,
+                        };
+                        let q = s.len().saturating_sub(rest).max(p);
+                        if held.is_empty() {
+                            Outcome::Advanced(q)
+                        } else {
+                            Outcome::Pushback { pos: q, text: held }
+                        }
+                    }
+                    Step::Reject { held, rest } => {
+                        let q = s.len().saturating_sub(rest).max(p);
+                        if held.is_empty() {
+                            // The body looked at nothing: skip the trigger in the input itself.
+                            let n = self.skip_first_char(&s[q..], out);
+                            Outcome::Advanced(q + n)
+                        } else {
+                            let n = self.skip_first_char(&held, out);
+                            Outcome::Pushback {
+                                pos: q,
+                                text: held[n..].to_owned(),
+                            }
+                        }
+                    }
+                }
+            }
+            State::Finished => Outcome::Advanced(s.len()),
+        }
+    }
+
+    /// Scans prose from `s[p..]`: releases text, holds at a `NeedMore`, hands over to a body
+    /// at a `Start`.
+    fn scan(&mut self, s: &str, p: usize, eos: bool, out: &mut Vec<Event>) -> Outcome {
+        let State::Prose { line_start, .. } = &self.state else {
+            return Outcome::Advanced(p);
+        };
+        let mut ls = *line_start;
+        let bytes = s.as_bytes();
+        let mut i = p;
+        let mut text_from = p;
+        while i < bytes.len() {
+            let b = usize::from(bytes[i]);
+            let mask = self.anywhere[b] | if ls { self.at_line_start[b] } else { 0 };
+            if mask != 0 {
+                let at = Position {
+                    line_start: ls,
+                    eos,
+                };
+                match self.detect(&s[i..], mask, at) {
+                    Found::No => {}
+                    Found::NeedMore => {
+                        push_text(out, &s[text_from..i]);
+                        if s.len() - i > MAX_HELD {
+                            // Give up on this candidate: release what was held, carry on after.
+                            out.push(Event::Failure {
+                                index: None,
+                                kind: FailureKind::TooLong,
+                                raw: s[i..].to_owned(),
+                            });
+                            self.state = State::Prose {
+                                held: String::new(),
+                                line_start: bytes.last() == Some(&b'\n'),
+                            };
+                        } else {
+                            self.state = State::Prose {
+                                held: s[i..].to_owned(),
+                                line_start: ls,
+                            };
+                        }
+                        return Outcome::Advanced(s.len());
+                    }
+                    Found::Start(body, format) => {
+                        push_text(out, &s[text_from..i]);
+                        self.state = State::Body {
+                            body,
+                            format,
+                            last: 0,
+                        };
+                        return Outcome::Advanced(i);
+                    }
+                }
+            }
+            ls = bytes[i] == b'\n';
+            i += 1;
+            // The fast skip: nothing inside a line needs a closer look unless it is a
+            // newline or an anywhere-trigger. A line's first byte is always looked at.
+            if !ls {
+                while i < bytes.len() && self.skip[usize::from(bytes[i])] {
+                    i += 1;
+                }
+            }
+        }
+        // Mark where the text ends so it is emitted even if nothing else happens.
+        text_from = text_from.min(bytes.len());
+        push_text(out, &s[text_from..]);
+        self.state = State::Prose {
+            held: String::new(),
+            line_start: ls,
+        };
+        Outcome::Advanced(s.len())
+    }
+
+    /// Asks the formats whose bit is set in `mask` about `s`.
+    fn detect(&self, s: &str, mask: u32, at: Position) -> Found {
+        let ctx = Ctx {
+            registry: &self.registry,
+            next_index: self.next_index,
+            last_edit_path: None,
+            auto: self.mode == Mode::Auto,
+        };
+        let mut need_more = false;
+        for (k, f) in self.formats.iter().enumerate().take(32) {
+            if mask & (1 << k) == 0 {
+                continue;
+            }
+            match f.detect(s, at, &ctx) {
+                Detect::No => {}
+                Detect::NeedMore => need_more = !at.eos,
+                // Triggers are disjoint (tested), so the first `Start` is the only one.
+                Detect::Start(body) => return Found::Start(body, f.id()),
+            }
+        }
+        if need_more {
+            Found::NeedMore
+        } else {
+            Found::No
+        }
+    }
+}
+
+/// The combined answer of all formats at one candidate.
+enum Found {
+    No,
+    NeedMore,
+    Start(Box<dyn Body>, FormatId),
+}
+
+/// Appends prose to `out`, merging it into a trailing `Text` event.
+pub(crate) fn push_text(out: &mut Vec<Event>, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    if let Some(Event::Text(t)) = out.last_mut() {
+        t.push_str(s);
+    } else {
+        out.push(Event::Text(s.to_owned()));
+    }
+}
+
+/// Renders events as a stable, line-per-event text trace for snapshot tests and tools.
+///
+/// Adjacent `Text` events are coalesced, and so are adjacent `ArgsDelta` events of the same
+/// index, so the trace of a reply does not depend on how it was chunked. Lines:
+///
+/// ```text
+/// text "prose, JSON-escaped"
+/// start #0 read
+/// args #0 "{\"path\":\"a.py\"}"
+/// proposal #0 text read {"path":"a.py"} repairs=crlf,fenced_block
+/// failure #- truncated_block "raw text, JSON-escaped"
+/// ```
+pub fn trace(events: &[Event]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < events.len() {
+        match &events[i] {
+            Event::Text(_) => {
+                let mut t = String::new();
+                while let Some(Event::Text(s)) = events.get(i) {
+                    t.push_str(s);
+                    i += 1;
+                }
+                out.push_str("text ");
+                out.push_str(&quote(&t));
+                out.push('\n');
+                continue;
+            }
+            Event::ArgsDelta { index, .. } => {
+                let index = *index;
+                let mut t = String::new();
+                while let Some(Event::ArgsDelta { index: j, fragment }) = events.get(i) {
+                    if *j != index {
+                        break;
+                    }
+                    t.push_str(fragment);
+                    i += 1;
+                }
+                out.push_str(&format!("args #{index} {}\n", quote(&t)));
+                continue;
+            }
+            Event::ToolCallStart { index, name } => {
+                out.push_str(&format!("start #{index} {name}\n"));
+            }
+            Event::Proposal { index, proposal } => {
+                out.push_str(&format!("proposal #{index} {}\n", proposal_line(proposal)));
+            }
+            Event::Failure { index, kind, raw } => {
+                let index = index.map_or_else(|| "-".to_owned(), |i| i.to_string());
+                out.push_str(&format!("failure #{index} {kind} {}\n", quote(raw)));
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+fn quote(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+/// `format name {arguments} [repairs=a,b]`.
+fn proposal_line(p: &ActionProposal) -> String {
+    let mut line = format!("{} {} {}", p.format, p.action.name(), p.action.arguments());
+    if !p.repairs.is_empty() {
+        line.push_str(" repairs=");
+        let names: Vec<&str> = p.repairs.iter().map(|r| r.as_str()).collect();
+        line.push_str(&names.join(","));
+    }
+    line
+}

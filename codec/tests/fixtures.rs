@@ -1,0 +1,168 @@
+//! Snapshot fixtures for the turn decoder.
+//!
+//! Layout: `codec/tests/fixtures/<mode>/<name>.in` holds one model reply; `<name>.expect` holds
+//! its event trace as rendered by [`codec::turn::trace`]. `<mode>` is `auto` or a
+//! `FormatId::as_str()` name (`text`, `hermes`, …). Every fixture is decoded whole, one char
+//! at a time, and split in two at every char boundary; all traces must be identical (chunk
+//! boundaries must not matter) and equal to the `.expect` file. Run with `UPDATE_EXPECT=1` to
+//! write the `.expect` files, then review every changed one by eye.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use codec::format::{Detect, FormatId, Position};
+use codec::registry::Registry;
+use codec::turn::{Mode, TurnDecoder, formats_for, trace};
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+}
+
+fn mode_of(dir: &str) -> Option<Mode> {
+    if dir == "auto" {
+        Some(Mode::Auto)
+    } else {
+        FormatId::parse(dir).map(Mode::Only)
+    }
+}
+
+/// Every fixture: `(mode, path of the .in file)`, sorted for stable output.
+fn fixtures() -> Vec<(Mode, PathBuf)> {
+    let mut out = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(fixtures_root()) else {
+        return out;
+    };
+    for dir in dirs.flatten() {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        let Some(mode) = mode_of(&name) else {
+            panic!("fixture directory {name:?} is not `auto` or a format name");
+        };
+        let Ok(files) = std::fs::read_dir(dir.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let p = f.path();
+            if p.extension().is_some_and(|e| e == "in") {
+                out.push((mode, p));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out
+}
+
+/// Decodes `parts` in order with a fresh decoder and renders the trace.
+fn decode<'a>(mode: Mode, parts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut d = TurnDecoder::new(mode, Arc::new(Registry::builtin()));
+    let mut events = Vec::new();
+    for p in parts {
+        d.feed_into(p, &mut events);
+    }
+    d.finish_into(&mut events);
+    trace(&events)
+}
+
+/// The trace of `input`, after checking that every chunking gives the same one.
+fn check_chunking(mode: Mode, input: &str) -> Result<String, String> {
+    let whole = decode(mode, [input]);
+    let chars: Vec<&str> = input
+        .char_indices()
+        .map(|(i, c)| &input[i..i + c.len_utf8()])
+        .collect();
+    let by_char = decode(mode, chars.iter().copied());
+    if by_char != whole {
+        return Err(format!(
+            "char-by-char trace differs:\n--- whole\n{whole}--- by char\n{by_char}"
+        ));
+    }
+    for (k, _) in input.char_indices().skip(1) {
+        let split = decode(mode, [&input[..k], &input[k..]]);
+        if split != whole {
+            return Err(format!(
+                "trace split at byte {k} differs:\n--- whole\n{whole}--- split\n{split}"
+            ));
+        }
+    }
+    Ok(whole)
+}
+
+#[test]
+fn fixtures_match_their_expectations_under_every_chunking() {
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let all = fixtures();
+    assert!(
+        !all.is_empty(),
+        "no fixtures found under {}",
+        fixtures_root().display()
+    );
+    let mut problems = Vec::new();
+    for (mode, path) in &all {
+        let input = std::fs::read_to_string(path).expect("fixture input is UTF-8");
+        let name = path.display();
+        let got = match check_chunking(*mode, &input) {
+            Ok(t) => t,
+            Err(e) => {
+                problems.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let expect_path = path.with_extension("expect");
+        if update {
+            std::fs::write(&expect_path, &got).expect("write .expect");
+            continue;
+        }
+        match std::fs::read_to_string(&expect_path) {
+            Ok(want) if want == got => {}
+            Ok(want) => problems.push(format!("{name}:\n--- expected\n{want}--- got\n{got}")),
+            Err(_) => problems.push(format!(
+                "{name}: no .expect file (run with UPDATE_EXPECT=1)\n{got}"
+            )),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {} fixtures failed:\n\n{}",
+        problems.len(),
+        all.len(),
+        problems.join("\n\n")
+    );
+}
+
+/// Formats' triggers are disjoint: at no position of any fixture do two formats both answer
+/// `Start`, so detection never depends on the order formats are asked in.
+#[test]
+fn no_two_formats_start_at_the_same_position() {
+    let registry = Registry::builtin();
+    let formats = formats_for(Mode::Auto);
+    let ctx = codec::format::Ctx {
+        registry: &registry,
+        next_index: 0,
+        last_edit_path: None,
+        auto: true,
+    };
+    let mut checked = 0usize;
+    for (_, path) in fixtures() {
+        let input = std::fs::read_to_string(&path).expect("fixture input is UTF-8");
+        for (i, _) in input.char_indices() {
+            let line_start = i == 0 || input.as_bytes()[i - 1] == b'\n';
+            for eos in [false, true] {
+                let at = Position { line_start, eos };
+                let starts: Vec<FormatId> = formats
+                    .iter()
+                    .filter(|f| matches!(f.detect(&input[i..], at, &ctx), Detect::Start(_)))
+                    .map(|f| f.id())
+                    .collect();
+                assert!(
+                    starts.len() <= 1,
+                    "{}: formats {starts:?} all start at byte {i} ({:?})",
+                    path.display(),
+                    &input[i..input.len().min(i + 40)]
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0);
+}
