@@ -1,1 +1,225 @@
-//! Native tool-call formats. (skeleton)
+//! Native tool-call formats: Hermes / Qwen2.5 `<tool_call>{json}</tool_call>`, Qwen3-Coder XML
+//! (`<function=…><parameter=…>`), Llama 3 (`<|python_tag|>` and bare `{"name", "parameters"}`
+//! lines), Mistral `[TOOL_CALLS]`, pythonic `[f(a=1)]`, bare `{"name", "arguments"}` objects
+//! (optionally in a ```json fence), and OpenAI `tool_calls` stream deltas ([`openai`]).
+//!
+//! # Triggers
+//!
+//! Every in-band format answers [`Format::detect`] at candidate positions. Their triggers are
+//! disjoint, so at most one format says yes anywhere and the order they are asked in never
+//! matters (a test checks every pair on every trigger):
+//!
+//! | format | trigger | where |
+//! |---|---|---|
+//! | hermes (+ qwen3_xml) | `<tool_call>` | anywhere; the body then sees `{`/`[` (JSON) or `<function=` (XML) |
+//! | qwen3_xml | `<function=` | anywhere (the XML call without its `<tool_call>` wrapper) |
+//! | llama3 | `<\|python_tag\|>` | anywhere |
+//! | mistral | `[TOOL_CALLS]` | anywhere |
+//! | pythonic | `[` ident `(` | line start |
+//! | bare_json | `{` ws `"name"`/`"arguments"`/`"parameters"` ws `:` | line start |
+//! | bare_json | ```` ```json ```` ws newline ws, then the object trigger above | line start |
+//!
+//! In the single-format mode `llama3`, [`format`] also gives Llama 3 the line-start object
+//! trigger (its native form is `{"name": …, "parameters": …}` on a line of its own); in `auto`
+//! that trigger belongs to bare_json, which accepts either key. The text protocol's triggers
+//! (uppercase verbs, `<<<`/`===`/`>>>` markers, fences, path lines) start with other bytes,
+//! except the ```` ```json ```` fence: the text protocol must answer `No` where
+//! [`bare_json::fence_detect`] answers `Start` or `NeedMore` (a fence whose first line opens
+//! a call object belongs to bare_json).
+//!
+//! # Streaming
+//!
+//! A call emits `ToolCallStart` once its name is certain and known, then `ArgsDelta`
+//! fragments, then one `Proposal` or `Failure`. Client tools' arguments stream as they are
+//! read; a builtin's arguments are normalised by the registry (spec key order, aliases, whole
+//! lines), so they go out in one fragment when validated. Either way the concatenation is
+//! `ActionProposal::arguments_json()`. Each body reads every byte once and holds at most
+//! [`MAX_HELD`] bytes (then `too_long`).
+
+pub mod bare_json;
+mod call;
+pub mod hermes;
+pub mod json;
+pub mod llama3;
+pub mod mistral;
+pub mod openai;
+pub mod pythonic;
+pub mod qwen3_xml;
+
+use crate::event::{Event, FailureKind};
+use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step};
+
+pub use call::resolve_name;
+
+/// The most bytes one construct may hold (its raw text, kept for failures and rejection).
+pub const MAX_HELD: usize = 1 << 20;
+
+/// Every in-band native format for `auto` mode; their triggers are disjoint.
+pub fn formats() -> Vec<Box<dyn Format>> {
+    vec![
+        Box::new(hermes::ToolCallTag::new(FormatId::Hermes, false)),
+        Box::new(qwen3_xml::BareFunction::new(false)),
+        Box::new(llama3::PythonTag::new(false, false)),
+        Box::new(mistral::Mistral::new(false)),
+        Box::new(pythonic::Pythonic::new(false)),
+        Box::new(bare_json::BareJson::new(FormatId::BareJson, false)),
+    ]
+}
+
+/// The same formats for the text protocol's single-format mode: a call decoded there carries
+/// the `native_in_text_mode` repair (the model was asked for the text protocol).
+pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
+    vec![
+        Box::new(hermes::ToolCallTag::new(FormatId::Hermes, true)),
+        Box::new(qwen3_xml::BareFunction::new(true)),
+        Box::new(llama3::PythonTag::new(false, true)),
+        Box::new(mistral::Mistral::new(true)),
+        Box::new(pythonic::Pythonic::new(true)),
+        Box::new(bare_json::BareJson::new(FormatId::BareJson, true)),
+    ]
+}
+
+/// The detectors of one format's single-format mode; `None` for `text` and `openai` (the
+/// latter is not in-band text: see [`openai::DeltaDecoder`]).
+pub fn format(id: FormatId) -> Option<Box<dyn Format>> {
+    match id {
+        FormatId::Hermes | FormatId::Qwen3Xml => Some(Box::new(hermes::ToolCallTag::new(id, false))),
+        FormatId::Llama3 => Some(Box::new(llama3::PythonTag::new(true, false))),
+        FormatId::Mistral => Some(Box::new(mistral::Mistral::new(false))),
+        FormatId::Pythonic => Some(Box::new(pythonic::Pythonic::new(false))),
+        FormatId::BareJson => Some(Box::new(bare_json::BareJson::new(id, false))),
+        FormatId::Text | FormatId::OpenAi => None,
+    }
+}
+
+/// Every format a single-format mode enables: for `qwen3_xml` also the unwrapped
+/// `<function=` trigger.
+pub fn mode_formats(id: FormatId) -> Vec<Box<dyn Format>> {
+    let mut v: Vec<Box<dyn Format>> = format(id).into_iter().collect();
+    if id == FormatId::Qwen3Xml {
+        v.push(Box::new(qwen3_xml::BareFunction::new(false)));
+    }
+    v
+}
+
+/// Matches a literal trigger at the start of `s`.
+pub(crate) fn detect_literal(s: &str, lit: &str, at: Position) -> Option<bool> {
+    if s.starts_with(lit) {
+        Some(true)
+    } else if lit.starts_with(s) && !at.eos {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// The result of one character read by a [`Machine`].
+#[derive(Debug)]
+pub(crate) enum Flow {
+    More,
+    /// The construct ends with this character.
+    Done,
+    /// The construct ended just before this character, which goes back to prose.
+    DoneBefore,
+    /// Not this construct; everything read goes back to prose.
+    Reject,
+    /// The construct ended earlier; `held` (read after its end, this character included)
+    /// goes back to prose.
+    Ended { held: String, line_start: bool },
+}
+
+/// What a machine does at end of stream.
+#[derive(Debug)]
+pub(crate) enum Eos {
+    /// Finished (events emitted); these bytes go back to prose.
+    Closed(Option<String>),
+    /// Not this construct.
+    Reject,
+}
+
+/// A format's construct as a character-at-a-time state machine; [`Driven`] turns it into a
+/// [`Body`] (chunking, raw-text bookkeeping, the byte cap).
+pub(crate) trait Machine: std::fmt::Debug {
+    fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow;
+    fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos;
+    /// Emits argument text read so far (called at the end of every `feed`).
+    fn flush(&mut self, out: &mut Vec<Event>);
+    /// Nothing emitted yet, so the construct may still be rejected.
+    fn uncommitted(&self) -> bool;
+    /// The index of the call in progress, if its start was emitted.
+    fn open_index(&self) -> Option<usize>;
+}
+
+/// A [`Machine`] driven as a [`Body`].
+#[derive(Debug)]
+pub(crate) struct Driven<M> {
+    m: M,
+    raw: String,
+    /// The construct failed as `too_long`; the rest is ignored until it ends.
+    dead: bool,
+}
+
+impl<M: Machine + 'static> Driven<M> {
+    pub fn boxed(m: M) -> Box<dyn Body> {
+        Box::new(Driven { m, raw: String::new(), dead: false })
+    }
+}
+
+impl<M: Machine> Body for Driven<M> {
+    fn feed(&mut self, s: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Step {
+        for (i, c) in s.char_indices() {
+            let after = i + c.len_utf8();
+            if self.dead {
+                return Step::Done { consumed: i };
+            }
+            self.raw.push(c);
+            if self.raw.len() > MAX_HELD {
+                if self.m.uncommitted() {
+                    return Step::Reject { held: std::mem::take(&mut self.raw), rest: s.len() - after };
+                }
+                self.m.flush(out);
+                out.push(Event::Failure {
+                    index: self.m.open_index(),
+                    kind: FailureKind::TooLong,
+                    raw: std::mem::take(&mut self.raw),
+                });
+                self.dead = true;
+                return Step::Done { consumed: after };
+            }
+            match self.m.push(c, &self.raw, ctx, out) {
+                Flow::More => {}
+                Flow::Done => {
+                    self.m.flush(out);
+                    return Step::Done { consumed: after };
+                }
+                Flow::DoneBefore => {
+                    self.raw.pop();
+                    self.m.flush(out);
+                    return Step::Done { consumed: i };
+                }
+                Flow::Reject => {
+                    return Step::Reject { held: std::mem::take(&mut self.raw), rest: s.len() - after };
+                }
+                Flow::Ended { held, line_start } => {
+                    self.m.flush(out);
+                    return Step::Ended { held, line_start, rest: s.len() - after };
+                }
+            }
+        }
+        self.m.flush(out);
+        Step::NeedMore
+    }
+
+    fn finish(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Option<String> {
+        if self.dead {
+            return None;
+        }
+        match self.m.eos(&self.raw, ctx, out) {
+            Eos::Closed(held) => held,
+            Eos::Reject => Some(std::mem::take(&mut self.raw)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

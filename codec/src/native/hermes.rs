@@ -1,0 +1,354 @@
+//! Hermes / Qwen2.5 `<tool_call>{json}</tool_call>`, and Qwen3-Coder's
+//! `<tool_call><function=…>…</function></tool_call>`: one detector owns `<tool_call>`, and the
+//! first thing inside decides the body (`{` one JSON call, `[` a list of them, `<function=` an
+//! XML call; anything else is prose that mentions the tag).
+//!
+//! After the call, a bounded tail looks for `</tool_call>`: junk before it (an extra `}`, a
+//! stray token) is `trailing_after_call`; another `<tool_call>`, the end of stream or
+//! [`TAIL_MAX`] bytes without it are `missing_close_tag`, and the tail goes back to prose.
+//! Another `{` right after the call is a second call inside the same wrapper.
+
+use super::call::{CallErr, CallObject, CallOpts, Outcome};
+use super::json::Push;
+use super::qwen3_xml::XmlCall;
+use super::{Driven, Eos, Flow, Machine, detect_literal};
+use crate::event::{Event, RepairKind};
+use crate::format::{Ctx, Detect, Format, FormatId, Position};
+
+const OPEN: &str = "<tool_call>";
+const CLOSE: &str = "</tool_call>";
+const FUNCTION: &str = "<function=";
+/// How many bytes after a call are searched for its `</tool_call>`.
+pub const TAIL_MAX: usize = 96;
+/// Whitespace allowed between `<tool_call>` and the call.
+const LEAD_MAX: usize = 256;
+
+/// The `<tool_call>` detector (Hermes JSON and Qwen3 XML bodies).
+#[derive(Debug)]
+pub struct ToolCallTag {
+    id: FormatId,
+    text_mode: bool,
+}
+
+impl ToolCallTag {
+    pub fn new(id: FormatId, text_mode: bool) -> ToolCallTag {
+        ToolCallTag { id, text_mode }
+    }
+}
+
+impl Format for ToolCallTag {
+    fn id(&self) -> FormatId {
+        self.id
+    }
+    fn trigger_bytes(&self) -> &'static [u8] {
+        b"<"
+    }
+    fn line_start_bytes(&self) -> &'static [u8] {
+        b""
+    }
+    fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
+        match detect_literal(s, OPEN, at) {
+            None => Detect::NeedMore,
+            Some(false) => Detect::No,
+            Some(true) => Detect::Start(Driven::boxed(HermesMachine::new(self.text_mode))),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum ListSt {
+    ElemOrEnd,
+    Elem,
+    CommaOrEnd,
+}
+
+#[derive(Debug)]
+enum H {
+    Trigger { left: usize },
+    Inner { ws: usize, lit: usize },
+    Call(CallObject),
+    List { st: ListSt, call: Option<CallObject> },
+    Xml(XmlCall),
+    Tail { buf: String, after_json: bool },
+}
+
+#[derive(Debug)]
+pub(crate) struct HermesMachine {
+    st: H,
+    text_mode: bool,
+    /// A concluded call waiting for the wrapper's end (which may add repairs).
+    pending: Option<Outcome>,
+    committed: bool,
+}
+
+fn opts() -> CallOpts {
+    CallOpts { wrapped: true, format: FormatId::Hermes, parameters_native: false }
+}
+
+impl HermesMachine {
+    fn new(text_mode: bool) -> HermesMachine {
+        HermesMachine { st: H::Trigger { left: OPEN.len() }, text_mode, pending: None, committed: false }
+    }
+
+    fn extra(&self, ctx: &Ctx<'_>, mut more: Vec<RepairKind>) -> Vec<RepairKind> {
+        if self.text_mode && !ctx.auto {
+            more.push(RepairKind::NativeInTextMode);
+        }
+        more
+    }
+
+    /// Queues a concluded call, emitting the one queued before it.
+    fn queue(&mut self, o: Outcome, raw: &str, out: &mut Vec<Event>, ctx: &Ctx<'_>) {
+        self.committed = true;
+        if let Some(prev) = self.pending.take() {
+            prev.emit(&self.extra(ctx, Vec::new()), raw, out);
+        }
+        self.pending = Some(o);
+    }
+
+    fn emit_pending(&mut self, repairs: Vec<RepairKind>, raw: &str, ctx: &Ctx<'_>, out: &mut Vec<Event>) {
+        if let Some(o) = self.pending.take() {
+            o.emit(&self.extra(ctx, repairs), raw, out);
+        }
+    }
+
+    /// A call inside the wrapper failed: emit what is queued and the failure, and give the
+    /// failing character back to prose.
+    fn fail(&mut self, o: Option<Outcome>, raw: &str, ctx: &Ctx<'_>, out: &mut Vec<Event>) -> Flow {
+        self.emit_pending(Vec::new(), raw, ctx, out);
+        match o {
+            Some(o) => {
+                o.emit(&[], raw, out);
+                Flow::DoneBefore
+            }
+            None if self.committed => Flow::DoneBefore,
+            None => Flow::Reject,
+        }
+    }
+}
+
+impl Machine for HermesMachine {
+    fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow {
+        match &mut self.st {
+            H::Trigger { left } => {
+                *left -= 1;
+                if *left == 0 {
+                    self.st = H::Inner { ws: 0, lit: 0 };
+                }
+                Flow::More
+            }
+            H::Inner { ws, lit } => {
+                if *lit > 0 {
+                    if FUNCTION[*lit..].starts_with(c) {
+                        *lit += c.len_utf8();
+                        if *lit == FUNCTION.len() {
+                            self.committed = true;
+                            self.st = H::Xml(XmlCall::new(true));
+                        }
+                        return Flow::More;
+                    }
+                    return Flow::Reject;
+                }
+                if c.is_whitespace() {
+                    *ws += 1;
+                    return if *ws > LEAD_MAX { Flow::Reject } else { Flow::More };
+                }
+                match c {
+                    '{' => {
+                        let mut call = CallObject::new(opts());
+                        let _ = call.push(c, ctx, out);
+                        self.committed = true;
+                        self.st = H::Call(call);
+                        Flow::More
+                    }
+                    '[' => {
+                        self.committed = true;
+                        self.st = H::List { st: ListSt::ElemOrEnd, call: None };
+                        Flow::More
+                    }
+                    '<' => {
+                        *lit = 1;
+                        Flow::More
+                    }
+                    _ => Flow::Reject,
+                }
+            }
+            H::Call(call) => match call.push(c, ctx, out) {
+                Ok(Push::More) => Flow::More,
+                Ok(_) => {
+                    let r = call.conclude(ctx, out);
+                    let o = match r {
+                        Ok(o) => Some(o),
+                        Err(e) => call.outcome_of(e),
+                    };
+                    if let Some(o) = o {
+                        self.queue(o, raw, out, ctx);
+                    }
+                    self.st = H::Tail { buf: String::new(), after_json: true };
+                    Flow::More
+                }
+                Err(e) => {
+                    let o = call.outcome_of(e);
+                    self.fail(o, raw, ctx, out)
+                }
+            },
+            H::List { st, call } => {
+                if let Some(obj) = call {
+                    return match obj.push(c, ctx, out) {
+                        Ok(Push::More) => Flow::More,
+                        Ok(_) => {
+                            let o = match obj.conclude(ctx, out) {
+                                Ok(o) => Some(o),
+                                Err(e) => obj.outcome_of(e),
+                            };
+                            *call = None;
+                            *st = ListSt::CommaOrEnd;
+                            if let Some(o) = o {
+                                self.queue(o, raw, out, ctx);
+                            }
+                            Flow::More
+                        }
+                        Err(e) => {
+                            let o = obj.outcome_of(e);
+                            self.fail(o, raw, ctx, out)
+                        }
+                    };
+                }
+                if c.is_whitespace() {
+                    return Flow::More;
+                }
+                match (&st, c) {
+                    (ListSt::ElemOrEnd | ListSt::Elem, '{') => {
+                        let mut obj = CallObject::new(opts());
+                        let _ = obj.push(c, ctx, out);
+                        *call = Some(obj);
+                        Flow::More
+                    }
+                    (ListSt::ElemOrEnd | ListSt::CommaOrEnd, ']') => {
+                        self.st = H::Tail { buf: String::new(), after_json: false };
+                        Flow::More
+                    }
+                    (ListSt::CommaOrEnd, ',') => {
+                        *st = ListSt::Elem;
+                        Flow::More
+                    }
+                    _ => {
+                        let o = Some(Outcome::Failure { index: None, kind: crate::event::FailureKind::InvalidJson });
+                        self.fail(o, raw, ctx, out)
+                    }
+                }
+            }
+            H::Xml(x) => match x.push(c, ctx, out) {
+                Ok(false) => Flow::More,
+                Ok(true) => {
+                    let o = match x.conclude(ctx, out) {
+                        Ok(o) => Some(o),
+                        Err(e) => x.outcome_of(e),
+                    };
+                    if let Some(o) = o {
+                        self.queue(o, raw, out, ctx);
+                    }
+                    self.st = H::Tail { buf: String::new(), after_json: false };
+                    Flow::More
+                }
+                Err(e) => {
+                    let o = x.outcome_of(e);
+                    self.fail(o, raw, ctx, out)
+                }
+            },
+            H::Tail { buf, after_json } => {
+                if *after_json && c == '{' && buf.trim().is_empty() {
+                    // A second call inside the same wrapper.
+                    let mut call = CallObject::new(opts());
+                    let _ = call.push(c, ctx, out);
+                    self.st = H::Call(call);
+                    return Flow::More;
+                }
+                buf.push(c);
+                if let Some(junk) = buf.strip_suffix(CLOSE) {
+                    let repairs = if junk.trim().is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![RepairKind::TrailingAfterCall]
+                    };
+                    self.emit_pending(repairs, raw, ctx, out);
+                    return Flow::Done;
+                }
+                if buf.ends_with(OPEN) || buf.len() > TAIL_MAX {
+                    let held = std::mem::take(buf);
+                    self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
+                    return Flow::Ended { held, line_start: false };
+                }
+                Flow::More
+            }
+        }
+    }
+
+    fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos {
+        let st = std::mem::replace(&mut self.st, H::Tail { buf: String::new(), after_json: false });
+        match st {
+            H::Trigger { .. } | H::Inner { .. } => Eos::Reject,
+            H::Call(mut call) | H::List { call: Some(mut call), .. } => {
+                let o = match call.finish(ctx, out) {
+                    Ok(o) => Some(o),
+                    Err(e) => call.outcome_of(e),
+                };
+                match o {
+                    Some(o @ Outcome::Proposal { .. }) => {
+                        self.queue(o, raw, out, ctx);
+                        self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
+                    }
+                    other => {
+                        self.emit_pending(Vec::new(), raw, ctx, out);
+                        if let Some(o) = other {
+                            o.emit(&[], raw, out);
+                        }
+                    }
+                }
+                Eos::Closed(None)
+            }
+            H::List { call: None, .. } => {
+                self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
+                Eos::Closed(None)
+            }
+            H::Xml(mut x) => {
+                match x.eos(ctx, out) {
+                    Ok(o) => {
+                        self.queue(o, raw, out, ctx);
+                        self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
+                    }
+                    Err(e) => {
+                        self.emit_pending(Vec::new(), raw, ctx, out);
+                        if let Some(o) = x.outcome_of(e) {
+                            o.emit(&[], raw, out);
+                        }
+                    }
+                }
+                Eos::Closed(None)
+            }
+            H::Tail { buf, .. } => {
+                self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
+                Eos::Closed(if buf.is_empty() { None } else { Some(buf) })
+            }
+        }
+    }
+
+    fn flush(&mut self, out: &mut Vec<Event>) {
+        match &mut self.st {
+            H::Call(call) | H::List { call: Some(call), .. } => call.flush(out),
+            _ => {}
+        }
+    }
+
+    fn uncommitted(&self) -> bool {
+        !self.committed
+    }
+
+    fn open_index(&self) -> Option<usize> {
+        match &self.st {
+            H::Call(call) | H::List { call: Some(call), .. } => call.index(),
+            H::Xml(x) => x.index(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Pythonic calls (Llama 3.2 / 4 style): a line that is a Python list of calls with keyword
+//! arguments, `[read(path="a.py"), grep(pattern='x', path=None)]`.
+//!
+//! A list at line start is just as often Python code (`[print(x) for x in xs]`), so nothing is
+//! emitted until the closing `]` proves the whole line is calls to known tools with keyword
+//! arguments only; anything else goes back to prose. The arguments are a Python literal
+//! rewritten whole, so each call's start, arguments and proposal go out together.
+
+use serde_json::{Map, Value};
+
+use super::call::resolve_name;
+use super::json::{Push, ValueParser};
+use super::{Driven, Eos, Flow, Machine};
+use crate::action::ActionProposal;
+use crate::event::{Event, FailureKind, RepairKind};
+use crate::format::{Ctx, Detect, Format, FormatId, Position};
+
+const NAME_MAX: usize = 128;
+
+fn ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+/// The line-start `[ident(` detector.
+#[derive(Debug)]
+pub struct Pythonic {
+    text_mode: bool,
+}
+
+impl Pythonic {
+    pub fn new(text_mode: bool) -> Pythonic {
+        Pythonic { text_mode }
+    }
+}
+
+/// `[`, optional spaces, an identifier, `(`. `None`: need more.
+fn shape(s: &str, at: Position) -> Option<bool> {
+    let b = s.as_bytes();
+    let more = if at.eos { Some(false) } else { None };
+    if b.first() != Some(&b'[') {
+        return Some(false);
+    }
+    let mut i = 1;
+    while i < b.len() && b[i] == b' ' {
+        i += 1;
+    }
+    let Some(&c) = b.get(i) else { return more };
+    if !ident_start(c) {
+        return Some(false);
+    }
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+        i += 1;
+        if i > NAME_MAX {
+            return Some(false);
+        }
+    }
+    match b.get(i) {
+        None => more,
+        Some(b'(') => Some(true),
+        Some(_) => Some(false),
+    }
+}
+
+impl Format for Pythonic {
+    fn id(&self) -> FormatId {
+        FormatId::Pythonic
+    }
+    fn trigger_bytes(&self) -> &'static [u8] {
+        b""
+    }
+    fn line_start_bytes(&self) -> &'static [u8] {
+        b"["
+    }
+    fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
+        if !at.line_start {
+            return Detect::No;
+        }
+        match shape(s, at) {
+            None => Detect::NeedMore,
+            Some(false) => Detect::No,
+            Some(true) => Detect::Start(Driven::boxed(PyMachine {
+                st: P::Open,
+                calls: Vec::new(),
+                text_mode: self.text_mode,
+            })),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum P {
+    Open,
+    /// Before a call's name (after `[` or `,`).
+    CallStart,
+    Name(String),
+    /// After `(` or `,` inside the call: a keyword or `)`.
+    ArgStart { after_comma: bool },
+    ArgName(String),
+    Eq,
+    Val(ValueParser),
+    AfterVal,
+    AfterCall,
+}
+
+#[derive(Debug)]
+struct PyCall {
+    name: String,
+    args: Map<String, Value>,
+    pending_key: Option<String>,
+}
+
+#[derive(Debug)]
+struct PyMachine {
+    st: P,
+    calls: Vec<PyCall>,
+    text_mode: bool,
+}
+
+impl PyMachine {
+    /// The closing `]`: every call is a known tool with keyword arguments; emit them all.
+    fn conclude(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
+        for call in std::mem::take(&mut self.calls) {
+            let args = Value::Object(call.args);
+            match ctx.registry.validate(&call.name, &args) {
+                Ok((action, reg_repairs)) => {
+                    let mut repairs = reg_repairs;
+                    if self.text_mode && !ctx.auto {
+                        repairs.push(RepairKind::NativeInTextMode);
+                    }
+                    let proposal = ActionProposal { action, repairs, format: FormatId::Pythonic };
+                    let index = ctx.take_index();
+                    out.push(Event::ToolCallStart { index, name: proposal.action.name().to_owned() });
+                    out.push(Event::ArgsDelta { index, fragment: proposal.arguments_json() });
+                    out.push(Event::Proposal { index, proposal });
+                }
+                Err(kind) => out.push(Event::Failure { index: None, kind, raw: raw.to_owned() }),
+            }
+        }
+    }
+
+    fn current(&mut self) -> Option<&mut PyCall> {
+        self.calls.last_mut()
+    }
+}
+
+impl Machine for PyMachine {
+    fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow {
+        match &mut self.st {
+            P::Open => {
+                self.st = P::CallStart;
+                Flow::More
+            }
+            P::CallStart => {
+                if c == ' ' {
+                    return Flow::More;
+                }
+                if c.is_ascii_alphabetic() || c == '_' {
+                    self.st = P::Name(c.to_string());
+                    return Flow::More;
+                }
+                Flow::Reject
+            }
+            P::Name(name) => {
+                if ident_char(c) && name.len() < NAME_MAX {
+                    name.push(c);
+                    return Flow::More;
+                }
+                if c != '(' {
+                    return Flow::Reject;
+                }
+                let name = std::mem::take(name);
+                // Python code calls functions too: only known tools make a call list.
+                if resolve_name(ctx.registry, &name).is_none() {
+                    return Flow::Reject;
+                }
+                self.calls.push(PyCall { name, args: Map::new(), pending_key: None });
+                self.st = P::ArgStart { after_comma: false };
+                Flow::More
+            }
+            P::ArgStart { after_comma } => {
+                if c.is_whitespace() {
+                    return Flow::More;
+                }
+                if c == ')' {
+                    let _ = after_comma;
+                    self.st = P::AfterCall;
+                    return Flow::More;
+                }
+                if c.is_ascii_alphabetic() || c == '_' {
+                    self.st = P::ArgName(c.to_string());
+                    return Flow::More;
+                }
+                Flow::Reject
+            }
+            P::ArgName(name) => {
+                if (c.is_ascii_alphanumeric() || c == '_') && name.len() < NAME_MAX {
+                    name.push(c);
+                    return Flow::More;
+                }
+                let name = std::mem::take(name);
+                let Some(call) = self.current() else { return Flow::Reject };
+                if call.args.contains_key(&name) {
+                    return Flow::Reject;
+                }
+                call.pending_key = Some(name);
+                self.st = P::Eq;
+                self.push(c, raw, ctx, out)
+            }
+            P::Eq => {
+                if c == ' ' {
+                    Flow::More
+                } else if c == '=' {
+                    self.st = P::Val(ValueParser::new(false));
+                    Flow::More
+                } else {
+                    Flow::Reject
+                }
+            }
+            P::Val(p) => {
+                if p.is_empty() && c.is_whitespace() {
+                    return Flow::More;
+                }
+                let r = match p.push(c) {
+                    Ok(r) => r,
+                    Err(_) => return Flow::Reject,
+                };
+                if r == Push::More {
+                    return Flow::More;
+                }
+                let Some(v) = p.take_value() else { return Flow::Reject };
+                let Some(call) = self.current() else { return Flow::Reject };
+                let Some(k) = call.pending_key.take() else { return Flow::Reject };
+                call.args.insert(k, v);
+                self.st = P::AfterVal;
+                if r == Push::CompleteBefore {
+                    return self.push(c, raw, ctx, out);
+                }
+                Flow::More
+            }
+            P::AfterVal => {
+                if c.is_whitespace() {
+                    Flow::More
+                } else if c == ',' {
+                    self.st = P::ArgStart { after_comma: true };
+                    Flow::More
+                } else if c == ')' {
+                    self.st = P::AfterCall;
+                    Flow::More
+                } else {
+                    Flow::Reject
+                }
+            }
+            P::AfterCall => {
+                if c == ' ' {
+                    Flow::More
+                } else if c == ',' {
+                    self.st = P::CallStart;
+                    Flow::More
+                } else if c == ']' {
+                    self.conclude(raw, ctx, out);
+                    Flow::Done
+                } else {
+                    Flow::Reject
+                }
+            }
+        }
+    }
+
+    fn eos(&mut self, _raw: &str, _ctx: &mut Ctx<'_>, _out: &mut Vec<Event>) -> Eos {
+        // Without its `]` the line is not known to be a call list.
+        Eos::Reject
+    }
+
+    fn flush(&mut self, _out: &mut Vec<Event>) {}
+
+    fn uncommitted(&self) -> bool {
+        true
+    }
+
+    fn open_index(&self) -> Option<usize> {
+        None
+    }
+}
+
+// A call that validated to a failure still counts as an attempt, reported with its kind.
+const _: FailureKind = FailureKind::BadArguments;

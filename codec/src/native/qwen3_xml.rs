@@ -1,0 +1,340 @@
+//! Qwen3-Coder XML calls: `<function=name>` then `<parameter=p>value</parameter>`… then
+//! `</function>`, normally inside `<tool_call>` (read by [`super::hermes`]) and also seen
+//! without the wrapper (the [`BareFunction`] trigger).
+//!
+//! Parameter values are text. They are typed by the tool's schema the only way that needs no
+//! guess: the registry validates them as strings first, and only if that fails, again with
+//! every value that parses as a non-string JSON value (`5`, `true`, `[…]`) in its parsed form.
+//! Either the schema accepts one of the two, or the call fails as `bad_arguments`.
+//! Arguments therefore go out in one fragment, when the call is validated.
+
+use serde_json::{Map, Value};
+
+use super::call::{CallErr, Outcome, resolve_name};
+use super::json::parse_whole;
+use super::{Driven, Eos, Flow, Machine, detect_literal};
+use crate::action::ActionProposal;
+use crate::event::{Event, FailureKind, RepairKind};
+use crate::format::{Ctx, Detect, Format, FormatId, Position};
+
+const FUNCTION: &str = "<function=";
+const PARAMETER: &str = "<parameter=";
+const END_PARAMETER: &str = "</parameter>";
+const END_FUNCTION: &str = "</function>";
+const MAX_NAME: usize = 128;
+
+#[derive(Debug)]
+enum X {
+    Name(String),
+    Between(String),
+    ParamName(String),
+    Value { name: String, val: String },
+    Done,
+}
+
+/// One XML call, read after its `<function=`.
+#[derive(Debug)]
+pub(crate) struct XmlCall {
+    wrapped: bool,
+    st: X,
+    name: Option<String>,
+    index: Option<usize>,
+    params: Vec<(String, String)>,
+    repairs: Vec<RepairKind>,
+}
+
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// Strips the one newline that conventionally follows `>` and precedes `</parameter>`.
+fn trim_value(v: &str) -> String {
+    let v = v.strip_prefix('\n').unwrap_or(v);
+    let v = v.strip_suffix('\n').unwrap_or(v);
+    v.to_owned()
+}
+
+impl XmlCall {
+    pub fn new(wrapped: bool) -> XmlCall {
+        XmlCall {
+            wrapped,
+            st: X::Name(String::new()),
+            name: None,
+            index: None,
+            params: Vec::new(),
+            repairs: Vec::new(),
+        }
+    }
+
+    pub fn index(&self) -> Option<usize> {
+        self.index
+    }
+
+    fn invalid(&self) -> CallErr {
+        if !self.wrapped && self.index.is_none() && self.name.is_none() {
+            CallErr::Reject
+        } else {
+            CallErr::Fail(FailureKind::InvalidJson)
+        }
+    }
+
+    /// Reads one character; `Ok(true)` when `</function>` completed the call.
+    pub fn push(&mut self, c: char, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<bool, CallErr> {
+        match &mut self.st {
+            X::Done => Err(self.invalid()),
+            X::Name(buf) => {
+                if c == '>' {
+                    let name = std::mem::take(buf);
+                    if name.is_empty() {
+                        return Err(if self.wrapped {
+                            CallErr::Fail(FailureKind::MissingName)
+                        } else {
+                            CallErr::Reject
+                        });
+                    }
+                    if let Some((canon, _)) = resolve_name(ctx.registry, &name) {
+                        let index = ctx.take_index();
+                        self.index = Some(index);
+                        out.push(Event::ToolCallStart { index, name: canon });
+                    }
+                    self.name = Some(name);
+                    self.st = X::Between(String::new());
+                    Ok(false)
+                } else if name_char(c) && buf.len() < MAX_NAME {
+                    buf.push(c);
+                    Ok(false)
+                } else {
+                    Err(self.invalid())
+                }
+            }
+            X::Between(buf) => {
+                if buf.is_empty() && c.is_whitespace() {
+                    return Ok(false);
+                }
+                buf.push(c);
+                if buf == PARAMETER {
+                    self.st = X::ParamName(String::new());
+                    Ok(false)
+                } else if buf == END_FUNCTION {
+                    self.st = X::Done;
+                    Ok(true)
+                } else if PARAMETER.starts_with(buf.as_str()) || END_FUNCTION.starts_with(buf.as_str()) {
+                    Ok(false)
+                } else {
+                    Err(self.invalid())
+                }
+            }
+            X::ParamName(buf) => {
+                if c == '>' && !buf.is_empty() {
+                    let name = std::mem::take(buf);
+                    self.st = X::Value { name, val: String::new() };
+                    Ok(false)
+                } else if name_char(c) && buf.len() < MAX_NAME {
+                    buf.push(c);
+                    Ok(false)
+                } else {
+                    Err(self.invalid())
+                }
+            }
+            X::Value { name, val } => {
+                val.push(c);
+                if let Some(v) = val.strip_suffix(END_PARAMETER) {
+                    let v = trim_value(v);
+                    let name = std::mem::take(name);
+                    self.add_param(name, v)?;
+                    self.st = X::Between(String::new());
+                    Ok(false)
+                } else if let Some(v) = val.strip_suffix(END_FUNCTION) {
+                    let v = trim_value(v);
+                    let name = std::mem::take(name);
+                    self.add_param(name, v)?;
+                    self.repairs.push(RepairKind::MissingCloseTag);
+                    self.st = X::Done;
+                    Ok(true)
+                } else {
+                    Ok(false)
+                }
+            }
+        }
+    }
+
+    fn add_param(&mut self, name: String, v: String) -> Result<(), CallErr> {
+        if self.params.iter().any(|(n, _)| *n == name) {
+            return Err(CallErr::Fail(FailureKind::BadArguments));
+        }
+        self.params.push((name, v));
+        Ok(())
+    }
+
+    /// Validates the finished call.
+    pub fn conclude(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<Outcome, CallErr> {
+        let Some(name) = self.name.clone() else {
+            return Err(CallErr::Fail(FailureKind::MissingName));
+        };
+        if resolve_name(ctx.registry, &name).is_none() {
+            return Err(CallErr::Fail(FailureKind::UnknownTool));
+        }
+        let as_strings: Map<String, Value> =
+            self.params.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let mut result = ctx.registry.validate(&name, &Value::Object(as_strings));
+        if result == Err(FailureKind::BadArguments) {
+            let typed: Map<String, Value> = self
+                .params
+                .iter()
+                .map(|(k, v)| {
+                    let typed = match parse_whole(v) {
+                        Ok((parsed, false)) if !parsed.is_string() => parsed,
+                        _ => Value::String(v.clone()),
+                    };
+                    (k.clone(), typed)
+                })
+                .collect();
+            result = ctx.registry.validate(&name, &Value::Object(typed));
+        }
+        let (action, reg_repairs) = result.map_err(CallErr::Fail)?;
+        let mut repairs = std::mem::take(&mut self.repairs);
+        repairs.extend(reg_repairs);
+        let proposal = ActionProposal { action, repairs, format: FormatId::Qwen3Xml };
+        let index = match self.index {
+            Some(i) => i,
+            None => {
+                let i = ctx.take_index();
+                out.push(Event::ToolCallStart { index: i, name: proposal.action.name().to_owned() });
+                self.index = Some(i);
+                i
+            }
+        };
+        out.push(Event::ArgsDelta { index, fragment: proposal.arguments_json() });
+        Ok(Outcome::Proposal { index, proposal })
+    }
+
+    /// End of stream: a call whose last parameter closed lacks only `</function>`.
+    pub fn eos(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<Outcome, CallErr> {
+        match &self.st {
+            X::Done => self.conclude(ctx, out),
+            X::Between(buf) if buf.is_empty() || END_FUNCTION.starts_with(buf.as_str()) => {
+                self.repairs.push(RepairKind::MissingCloseTag);
+                self.conclude(ctx, out)
+            }
+            _ if !self.wrapped && self.index.is_none() && self.name.is_none() => Err(CallErr::Reject),
+            _ => Err(CallErr::Fail(FailureKind::TruncatedJson)),
+        }
+    }
+
+    pub fn outcome_of(&self, e: CallErr) -> Option<Outcome> {
+        match e {
+            CallErr::Reject if self.index.is_none() => None,
+            CallErr::Reject => Some(Outcome::Failure { index: self.index, kind: FailureKind::InvalidJson }),
+            CallErr::Fail(kind) => Some(Outcome::Failure { index: self.index, kind }),
+        }
+    }
+}
+
+/// The `<function=` trigger: a Qwen3 XML call without its `<tool_call>` wrapper.
+#[derive(Debug)]
+pub struct BareFunction {
+    text_mode: bool,
+}
+
+impl BareFunction {
+    pub fn new(text_mode: bool) -> BareFunction {
+        BareFunction { text_mode }
+    }
+}
+
+impl Format for BareFunction {
+    fn id(&self) -> FormatId {
+        FormatId::Qwen3Xml
+    }
+    fn trigger_bytes(&self) -> &'static [u8] {
+        b"<"
+    }
+    fn line_start_bytes(&self) -> &'static [u8] {
+        b""
+    }
+    fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
+        match detect_literal(s, FUNCTION, at) {
+            None => Detect::NeedMore,
+            Some(false) => Detect::No,
+            Some(true) => Detect::Start(Driven::boxed(BareMachine {
+                left: FUNCTION.len(),
+                call: XmlCall::new(false),
+                text_mode: self.text_mode,
+            })),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct BareMachine {
+    left: usize,
+    call: XmlCall,
+    text_mode: bool,
+}
+
+impl BareMachine {
+    fn extra(&self, ctx: &Ctx<'_>) -> Vec<RepairKind> {
+        if self.text_mode && !ctx.auto { vec![RepairKind::NativeInTextMode] } else { Vec::new() }
+    }
+}
+
+impl Machine for BareMachine {
+    fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow {
+        if self.left > 0 {
+            self.left -= 1;
+            return Flow::More;
+        }
+        match self.call.push(c, ctx, out) {
+            Ok(false) => Flow::More,
+            Ok(true) => {
+                let extra = self.extra(ctx);
+                match self.call.conclude(ctx, out) {
+                    Ok(o) => o.emit(&extra, raw, out),
+                    Err(e) => {
+                        if let Some(o) = self.call.outcome_of(e) {
+                            o.emit(&[], raw, out);
+                        }
+                    }
+                }
+                Flow::Done
+            }
+            Err(e) => match self.call.outcome_of(e) {
+                None => Flow::Reject,
+                Some(o) => {
+                    o.emit(&[], raw, out);
+                    Flow::DoneBefore
+                }
+            },
+        }
+    }
+
+    fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos {
+        if self.left > 0 {
+            return Eos::Reject;
+        }
+        let extra = self.extra(ctx);
+        match self.call.eos(ctx, out) {
+            Ok(o) => {
+                o.emit(&extra, raw, out);
+                Eos::Closed(None)
+            }
+            Err(e) => match self.call.outcome_of(e) {
+                None => Eos::Reject,
+                Some(o) => {
+                    o.emit(&[], raw, out);
+                    Eos::Closed(None)
+                }
+            },
+        }
+    }
+
+    fn flush(&mut self, _out: &mut Vec<Event>) {}
+
+    fn uncommitted(&self) -> bool {
+        self.call.index().is_none()
+    }
+
+    fn open_index(&self) -> Option<usize> {
+        self.call.index()
+    }
+}

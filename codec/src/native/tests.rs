@@ -1,0 +1,645 @@
+//! Tests of the native formats, driven through the `Format`/`Body` contract directly: detect at
+//! the start of the input, feed the rest in chunks, and render the events as one line each.
+//! Every case is checked whole, byte by byte and split at every offset.
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::*;
+use crate::event::Event;
+use crate::registry::Registry;
+
+fn registry() -> Registry {
+    let mut r = Registry::builtin();
+    r.add_client_tool(
+        "get_weather",
+        "Weather for a city.",
+        json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}),
+    )
+    .expect("valid client tool");
+    r
+}
+
+/// Drives `fmt` over `input` split into the given pieces; returns the rendered trace.
+fn drive(fmt: &dyn Format, pieces: &[&str], auto: bool) -> Vec<String> {
+    let reg = registry();
+    let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto };
+    let mut out = Vec::new();
+    let mut prose = String::new();
+    let mut body: Option<Box<dyn Body>> = None;
+    let mut held = String::new();
+    let mut state_done = false;
+    for (k, piece) in pieces.iter().enumerate() {
+        if state_done {
+            prose.push_str(piece);
+            continue;
+        }
+        let mut input: String = piece.to_string();
+        if body.is_none() {
+            held.push_str(piece);
+            let eos = k + 1 == pieces.len();
+            match fmt.detect(&held, Position { line_start: true, eos }, &ctx) {
+                Detect::No => {
+                    prose.push_str(&held);
+                    state_done = true;
+                    continue;
+                }
+                Detect::NeedMore => continue,
+                Detect::Start(b) => {
+                    body = Some(b);
+                    input = std::mem::take(&mut held);
+                }
+            }
+        }
+        let Some(b) = body.as_mut() else { continue };
+        match b.feed(&input, &mut ctx, &mut out) {
+            Step::NeedMore => {}
+            Step::Done { consumed } => {
+                prose.push_str(&input[consumed..]);
+                state_done = true;
+            }
+            Step::Ended { held, rest, .. } => {
+                prose.push_str(&held);
+                prose.push_str(&input[input.len() - rest..]);
+                state_done = true;
+            }
+            Step::Reject { held, rest } => {
+                out.push(Event::Text(format!("<rejected>{held}")));
+                prose.push_str(&input[input.len() - rest..]);
+                state_done = true;
+            }
+        }
+    }
+    if !state_done {
+        match body.as_mut() {
+            Some(b) => {
+                if let Some(s) = b.finish(&mut ctx, &mut out) {
+                    prose.push_str(&s);
+                }
+            }
+            None => prose.push_str(&held),
+        }
+    }
+    render(&out, &prose)
+}
+
+fn render(events: &[Event], prose: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for e in events {
+        let line = match e {
+            Event::Text(t) => format!("text {t:?}"),
+            Event::ToolCallStart { index, name } => format!("start {index} {name}"),
+            Event::ArgsDelta { index, fragment } => {
+                // Fragmentation depends on chunking; the concatenation does not.
+                let prefix = format!("args {index} ");
+                if let Some(last) = lines.last_mut() {
+                    if last.starts_with(&prefix) {
+                        last.push_str(fragment);
+                        continue;
+                    }
+                }
+                format!("{prefix}{fragment}")
+            }
+            Event::Proposal { index, proposal } => {
+                let repairs: Vec<&str> = proposal.repairs.iter().map(|r| r.as_str()).collect();
+                format!(
+                    "proposal {index} {} {} {} [{}]",
+                    proposal.format,
+                    proposal.action.name(),
+                    proposal.arguments_json(),
+                    repairs.join(",")
+                )
+            }
+            Event::Failure { index, kind, raw } => format!("failure {index:?} {kind} {raw:?}"),
+        };
+        lines.push(line);
+    }
+    if !prose.is_empty() {
+        lines.push(format!("prose {prose:?}"));
+    }
+    lines
+}
+
+/// Splits on char boundaries every `n` bytes.
+fn chunks(s: &str, n: usize) -> Vec<&str> {
+    let mut v = Vec::new();
+    let mut start = 0;
+    while start < s.len() {
+        let mut end = (start + n).min(s.len());
+        while !s.is_char_boundary(end) {
+            end += 1;
+        }
+        v.push(&s[start..end]);
+        start = end;
+    }
+    v
+}
+
+/// Checks the trace is the same for every chunking, then compares it with `expect`.
+#[track_caller]
+fn check_with(fmt: &dyn Format, input: &str, auto: bool, expect: &[&str]) {
+    let whole = drive(fmt, &[input], auto);
+    for n in [1, 2, 3, 7] {
+        assert_eq!(drive(fmt, &chunks(input, n), auto), whole, "chunk size {n}");
+    }
+    for i in 1..input.len() {
+        if input.is_char_boundary(i) {
+            assert_eq!(drive(fmt, &[&input[..i], &input[i..]], auto), whole, "split at {i}");
+        }
+    }
+    check_args_contract(fmt, input, auto);
+    assert_eq!(whole, expect, "\nactual: {whole:#?}");
+}
+
+#[track_caller]
+fn check(fmt: &dyn Format, input: &str, expect: &[&str]) {
+    check_with(fmt, input, true, expect);
+}
+
+/// The concatenated `ArgsDelta`s of a proposal equal its `arguments_json()`.
+fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) {
+    let reg = registry();
+    let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto };
+    let mut out = Vec::new();
+    if let Detect::Start(mut b) = fmt.detect(input, Position { line_start: true, eos: true }, &ctx) {
+        let mut open = true;
+        for c in chunks(input, 1) {
+            if b.feed(c, &mut ctx, &mut out) != Step::NeedMore {
+                open = false;
+                break;
+            }
+        }
+        if open {
+            let _ = b.finish(&mut ctx, &mut out);
+        }
+    }
+    let mut args: std::collections::BTreeMap<usize, String> = Default::default();
+    for e in &out {
+        match e {
+            Event::ArgsDelta { index, fragment } => args.entry(*index).or_default().push_str(fragment),
+            Event::Proposal { index, proposal } => {
+                assert_eq!(args.get(index).cloned().unwrap_or_default(), proposal.arguments_json());
+            }
+            _ => {}
+        }
+    }
+}
+
+fn hermes() -> Box<dyn Format> {
+    Box::new(hermes::ToolCallTag::new(FormatId::Hermes, false))
+}
+fn bare() -> Box<dyn Format> {
+    Box::new(bare_json::BareJson::new(FormatId::BareJson, false))
+}
+
+#[test]
+fn hermes_happy_path() {
+    check(
+        &*hermes(),
+        "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"calc.py\"}}\n</tool_call>\nok",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"calc.py"}"#,
+            r#"proposal 0 hermes read {"path":"calc.py"} []"#,
+            r#"prose "\nok""#,
+        ],
+    );
+}
+
+#[test]
+fn hermes_client_tool_streams_arguments() {
+    let input = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par\\u00e9 \\\"x\\\"\", \"days\": 3}}</tool_call>";
+    check(
+        &*hermes(),
+        input,
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Paré \"x\"","days":3}"#,
+            r#"proposal 0 hermes get_weather {"city":"Paré \"x\"","days":3} []"#,
+        ],
+    );
+    // The arguments really stream: a prefix of the call already produced fragments.
+    let reg = registry();
+    let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true };
+    let mut out = Vec::new();
+    let Detect::Start(mut b) = hermes().detect(input, Position { line_start: true, eos: false }, &ctx) else {
+        panic!("no start");
+    };
+    let cut = input.find("Par").expect("in input") + 2;
+    assert_eq!(b.feed(&input[..cut], &mut ctx, &mut out), Step::NeedMore);
+    let streamed: String = out
+        .iter()
+        .filter_map(|e| match e {
+            Event::ArgsDelta { fragment, .. } => Some(fragment.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, r#"{"city":"Pa"#);
+}
+
+#[test]
+fn hermes_close_tag_in_string_does_not_end_the_call() {
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"done\", \"arguments\": {\"summary\": \"wrote </tool_call> docs\"}}</tool_call>",
+        &[
+            "start 0 done",
+            r#"args 0 {"summary":"wrote </tool_call> docs"}"#,
+            r#"proposal 0 hermes done {"summary":"wrote </tool_call> docs"} [close_tag_in_string]"#,
+        ],
+    );
+}
+
+#[test]
+fn hermes_repairs() {
+    check(
+        &*hermes(),
+        "<tool_call>{'name': 'read', 'arguments': {'path': 'a.py', 'start': 1}}</tool_call>",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a.py","start":1}"#,
+            r#"proposal 0 hermes read {"path":"a.py","start":1} [python_literal]"#,
+        ],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"arguments\": {\"path\": \"src\"}, \"name\": \"list\"}</tool_call>",
+        &[
+            "start 0 list",
+            r#"args 0 {"path":"src"}"#,
+            r#"proposal 0 hermes list {"path":"src"} [arguments_before_name]"#,
+        ],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"glob\", \"arguments\": \"{\\\"pattern\\\": \\\"*.rs\\\"}\"}</tool_call>",
+        &[
+            "start 0 glob",
+            r#"args 0 {"pattern":"*.rs"}"#,
+            r#"proposal 0 hermes glob {"pattern":"*.rs"} [arguments_as_string]"#,
+        ],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"glob\", \"parameters\": {\"pattern\": \"*.rs\"}}}</tool_call>",
+        &[
+            "start 0 glob",
+            r#"args 0 {"pattern":"*.rs"}"#,
+            r#"proposal 0 hermes glob {"pattern":"*.rs"} [parameters_key,trailing_after_call]"#,
+        ],
+    );
+}
+
+#[test]
+fn hermes_end_of_stream() {
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Oslo"}"#,
+            r#"proposal 0 hermes get_weather {"city":"Oslo"} [unclosed_json,missing_close_tag]"#,
+        ],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Os",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Os"#,
+            r#"failure Some(0) truncated_json "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Os""#,
+        ],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\":",
+        &[
+            "start 0 read",
+            r#"failure Some(0) truncated_json "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\":""#,
+        ],
+    );
+}
+
+#[test]
+fn hermes_missing_close_before_next_call() {
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"list\", \"arguments\": {\"path\": \".\"}}\n<tool_call>",
+        &[
+            "start 0 list",
+            r#"args 0 {"path":"."}"#,
+            r#"proposal 0 hermes list {"path":"."} [missing_close_tag]"#,
+            r#"prose "\n<tool_call>""#,
+        ],
+    );
+}
+
+#[test]
+fn hermes_failures() {
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"launch_rockets\", \"arguments\": {}}</tool_call>",
+        &[r#"failure None unknown_tool "<tool_call>{\"name\": \"launch_rockets\", \"arguments\": {}}</tool_call>""#],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"read\", \"arguments\": {\"file\": 3}}</tool_call>",
+        &["start 0 read", r#"failure Some(0) bad_arguments "<tool_call>{\"name\": \"read\", \"arguments\": {\"file\": 3}}</tool_call>""#],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"arguments\": {\"path\": \"a\"}}</tool_call>",
+        &[r#"failure None missing_name "<tool_call>{\"arguments\": {\"path\": \"a\"}}</tool_call>""#],
+    );
+    check(
+        &*hermes(),
+        "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\" \"a\"}}</tool_call>",
+        &[
+            "start 0 read",
+            r#"failure Some(0) invalid_json "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\" \"""#,
+            r#"prose "\"a\"}}</tool_call>""#,
+        ],
+    );
+}
+
+#[test]
+fn hermes_tag_in_prose_is_prose() {
+    check(
+        &*hermes(),
+        "<tool_call> tags wrap each call",
+        &[r#"text "<rejected><tool_call> t""#, r#"prose "ags wrap each call""#],
+    );
+}
+
+#[test]
+fn qwen3_xml_in_tool_call() {
+    check(
+        &*hermes(),
+        "<tool_call>\n<function=read>\n<parameter=path>\nsrc/main.rs\n</parameter>\n<parameter=start>\n10\n</parameter>\n</function>\n</tool_call>",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"src/main.rs","start":10}"#,
+            r#"proposal 0 qwen3_xml read {"path":"src/main.rs","start":10} []"#,
+        ],
+    );
+    check(
+        &qwen3_xml::BareFunction::new(false),
+        "<function=done>\n<parameter=summary>\nall fixed\n</function>",
+        &[
+            "start 0 done",
+            r#"args 0 {"summary":"all fixed"}"#,
+            r#"proposal 0 qwen3_xml done {"summary":"all fixed"} [missing_close_tag]"#,
+        ],
+    );
+    check(
+        &qwen3_xml::BareFunction::new(false),
+        "<function=my func> in prose",
+        &[r#"text "<rejected><function=my ""#, r#"prose "func> in prose""#],
+    );
+}
+
+#[test]
+fn bare_json_calls_and_traps() {
+    check(
+        &*bare(),
+        "{\"name\": \"read\", \"arguments\": {\"path\": \"calc.py\"}}\nthen",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"calc.py"}"#,
+            r#"proposal 0 bare_json read {"path":"calc.py"} []"#,
+            r#"prose "\nthen""#,
+        ],
+    );
+    check(
+        &*bare(),
+        "```json\n{\"name\": \"mkdir\", \"arguments\": {\"path\": \"out\"}}\n```\n",
+        &[
+            "start 0 mkdir",
+            r#"args 0 {"path":"out"}"#,
+            r#"proposal 0 bare_json mkdir {"path":"out"} [fenced_json]"#,
+            r#"prose "\n""#,
+        ],
+    );
+    // An echoed tool schema: `description` before `parameters` says it is not a call.
+    check(
+        &*bare(),
+        "{\"name\": \"list\", \"description\": \"List a directory.\", \"parameters\": {}}",
+        &[r#"text "<rejected>{\"name\": \"list\", \"description\"""#, r#"prose ": \"List a directory.\", \"parameters\": {}}""#],
+    );
+    // A fabricated tool result is not even a candidate.
+    check(&*bare(), "{\"status\": \"ok\", \"contents\": \"x\"}", &[r#"prose "{\"status\": \"ok\", \"contents\": \"x\"}""#]);
+    // A name with no arguments key is data, not a call.
+    check(
+        &*bare(),
+        "{\"name\": \"read\", \"age\": 3}",
+        &[r#"text "<rejected>{\"name\": \"read\", \"age\"""#, r#"prose ": 3}""#],
+    );
+    check(
+        &*bare(),
+        "{\"name\": \"read\"}",
+        &[r#"text "<rejected>{\"name\": \"read\"}""#],
+    );
+    check(&*bare(), "{\n  type: \"object\"\n}", &[r#"prose "{\n  type: \"object\"\n}""#]);
+    check(
+        &*bare(),
+        "{\"name\": \"nope\", \"arguments\": {}}",
+        &[r#"failure None unknown_tool "{\"name\": \"nope\", \"arguments\": {}}""#],
+    );
+}
+
+#[test]
+fn llama3_forms() {
+    check(
+        &llama3::PythonTag::new(false, false),
+        "<|python_tag|>{\"name\": \"grep\", \"parameters\": {\"pattern\": \"TODO\"}}; {\"name\": \"list\", \"parameters\": {\"path\": \".\"}}<|eom_id|>",
+        &[
+            "start 0 grep",
+            r#"args 0 {"pattern":"TODO"}"#,
+            "start 1 list",
+            r#"args 1 {"path":"."}"#,
+            r#"proposal 0 llama3 grep {"pattern":"TODO"} []"#,
+            r#"proposal 1 llama3 list {"path":"."} []"#,
+            r#"prose "<|eom_id|>""#,
+        ],
+    );
+    check(
+        &llama3::PythonTag::new(true, false),
+        "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Rome\"}}",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 llama3 get_weather {"city":"Rome"} []"#,
+        ],
+    );
+    check(
+        &llama3::PythonTag::new(false, false),
+        "<|python_tag|>brave_search.call(query=\"x\")",
+        &[r#"text "<rejected><|python_tag|>b""#, r#"prose "rave_search.call(query=\"x\")""#],
+    );
+}
+
+#[test]
+fn mistral_forms() {
+    let m = mistral::Mistral::new(false);
+    check(
+        &m,
+        "[TOOL_CALLS][{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Nice\"}}]",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a"}"#,
+            r#"proposal 0 mistral read {"path":"a"} []"#,
+            "start 1 get_weather",
+            r#"args 1 {"city":"Nice"}"#,
+            r#"proposal 1 mistral get_weather {"city":"Nice"} []"#,
+        ],
+    );
+    check(
+        &m,
+        "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Lyon\"} ok",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Lyon"}"#,
+            r#"proposal 0 mistral get_weather {"city":"Lyon"} []"#,
+            r#"prose " ok""#,
+        ],
+    );
+    check(
+        &m,
+        "[TOOL_CALLS]delete[CALL_ID]ab12[ARGS]{\"path\": \"tmp\"}",
+        &["start 0 delete", r#"args 0 {"path":"tmp"}"#, r#"proposal 0 mistral delete {"path":"tmp"} []"#],
+    );
+}
+
+#[test]
+fn pythonic_forms() {
+    let p = pythonic::Pythonic::new(false);
+    check(
+        &p,
+        "[read(path='a.py', start=3), get_weather(city=\"Bern\")]\n",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a.py","start":3}"#,
+            r#"proposal 0 pythonic read {"path":"a.py","start":3} []"#,
+            "start 1 get_weather",
+            r#"args 1 {"city":"Bern"}"#,
+            r#"proposal 1 pythonic get_weather {"city":"Bern"} []"#,
+            r#"prose "\n""#,
+        ],
+    );
+    check(
+        &p,
+        "[print(x) for x in xs]",
+        &[r#"text "<rejected>[print(""#, r#"prose "x) for x in xs]""#],
+    );
+    check(
+        &p,
+        "[list(x) for x in xs]",
+        &[r#"text "<rejected>[list(x)""#, r#"prose " for x in xs]""#],
+    );
+    check(&p, "[1, 2]", &[r#"prose "[1, 2]""#]);
+    check(&p, "[link](http://x)", &[r#"prose "[link](http://x)""#]);
+}
+
+#[test]
+fn text_mode_repair() {
+    let f = hermes::ToolCallTag::new(FormatId::Hermes, true);
+    check_with(
+        &f,
+        "<tool_call>{\"name\": \"done\", \"arguments\": {\"summary\": \"ok\"}}</tool_call>",
+        false,
+        &["start 0 done", r#"args 0 {"summary":"ok"}"#, r#"proposal 0 hermes done {"summary":"ok"} [native_in_text_mode]"#],
+    );
+}
+
+#[test]
+fn openai_deltas() {
+    let mut d = openai::DeltaDecoder::new(registry(), 0);
+    let mut out = Vec::new();
+    d.feed(0, Some("call_1"), Some("get_weather"), Some(""), &mut out);
+    d.feed(0, None, None, Some("{\"city\": \"Gen"), &mut out);
+    d.feed(0, None, None, Some("eva\"}"), &mut out);
+    d.feed(1, Some("call_2"), Some("read"), Some("{'path': 'x'}"), &mut out);
+    d.feed(2, Some("call_3"), Some("nope"), Some("{}"), &mut out);
+    d.finish(&mut out);
+    assert_eq!(
+        render(&out, ""),
+        vec![
+            "start 0 get_weather",
+            r#"args 0 {"city":"Geneva"}"#,
+            "start 1 read",
+            r#"proposal 0 openai get_weather {"city":"Geneva"} []"#,
+            r#"args 1 {"path":"x"}"#,
+            r#"proposal 1 openai read {"path":"x"} [python_literal]"#,
+            r#"failure None unknown_tool "nope{}""#,
+        ]
+    );
+}
+
+#[test]
+fn triggers_are_disjoint() {
+    let reg = registry();
+    let ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true };
+    let samples = [
+        "<tool_call>{",
+        "<function=read>",
+        "<|python_tag|>{",
+        "[TOOL_CALLS][",
+        "[read(path='a')]",
+        "{\"name\": \"read\"",
+        "```json\n{\"name\": \"read\"",
+    ];
+    for s in samples {
+        for line_start in [true, false] {
+            let at = Position { line_start, eos: false };
+            let yes: Vec<FormatId> = formats()
+                .iter()
+                .filter(|f| matches!(f.detect(s, at, &ctx), Detect::Start(_)))
+                .map(|f| f.id())
+                .collect();
+            assert!(yes.len() <= 1, "{s:?} started by {yes:?}");
+            if line_start {
+                assert_eq!(yes.len(), 1, "{s:?} is a trigger");
+            }
+        }
+    }
+}
+
+#[test]
+fn json_reserialises_like_serde() {
+    for s in [
+        r#"{"a": [1, 2.5, -0, 1e3, true, null], "b": {"c": "\u00e9\n\t\u0001\ud83d\ude00 \/"}}"#,
+        r#"{"x": "y"}"#,
+        "[]",
+    ] {
+        let mut p = json::ValueParser::new(true);
+        let mut text = String::new();
+        for c in s.chars() {
+            p.push(c).expect("valid json");
+            text.push_str(&p.take_out());
+        }
+        let v: serde_json::Value = serde_json::from_str(s).expect("valid json");
+        assert_eq!(text, v.to_string());
+        assert_eq!(p.take_value(), Some(v));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn arbitrary_bytes_never_panic(tail in "\\PC{0,80}", cut in 0usize..8) {
+        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function="] {
+            let input = format!("{prefix}{tail}");
+            for f in formats().iter().chain(mode_formats(FormatId::Llama3).iter()) {
+                let _ = drive(&**f, &chunks(&input, cut + 1), true);
+            }
+        }
+    }
+
+    #[test]
+    fn json_shaped_noise_never_panics(s in "[{}\\[\\]\",:'a-z0-9 \\\\]{0,60}") {
+        let input = format!("<tool_call>{{\"name\": \"get_weather\", \"arguments\": {s}");
+        let _ = drive(&*hermes(), &chunks(&input, 3), true);
+        let input = format!("{{\"name\": \"read\", \"arguments\": {s}");
+        let _ = drive(&*bare(), &chunks(&input, 2), true);
+    }
+}
