@@ -36,7 +36,10 @@ pub enum Prompt {
     /// Raw text, tokenized as-is (special tokens parsed).
     Text(String),
     /// Chat messages rendered through the model's (or profile's) chat template.
-    Chat { messages: Vec<ChatMessage>, tools: Vec<ToolSpec> },
+    Chat {
+        messages: Vec<ChatMessage>,
+        tools: Vec<ToolSpec>,
+    },
 }
 
 /// Sampling parameters. `temperature == 0.0` is greedy.
@@ -52,7 +55,14 @@ pub struct Sampling {
 
 impl Default for Sampling {
     fn default() -> Self {
-        Sampling { temperature: 0.0, top_p: 1.0, top_k: 0, min_p: 0.0, repeat_penalty: 1.0, seed: 0 }
+        Sampling {
+            temperature: 0.0,
+            top_p: 1.0,
+            top_k: 0,
+            min_p: 0.0,
+            repeat_penalty: 1.0,
+            seed: 0,
+        }
     }
 }
 
@@ -62,7 +72,11 @@ pub enum GrammarSpec {
     /// GBNF, enforced from the first token.
     Strict { gbnf: String, root: String },
     /// GBNF that switches on when one of `triggers` appears in the output.
-    Lazy { gbnf: String, root: String, triggers: Vec<String> },
+    Lazy {
+        gbnf: String,
+        root: String,
+        triggers: Vec<String>,
+    },
     /// A JSON schema, converted to GBNF by the engine and enforced strictly.
     JsonSchema(serde_json::Value),
 }
@@ -129,7 +143,10 @@ pub enum GenEvent {
     /// several tokens when a character was split across them).
     Text { piece: String, tokens: Vec<i32> },
     /// The end; always the last event.
-    Done { reason: StopReason, timings: Timings },
+    Done {
+        reason: StopReason,
+        timings: Timings,
+    },
 }
 
 /// A running generation. Dropping it cancels the work.

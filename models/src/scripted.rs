@@ -34,7 +34,11 @@ impl Script {
             pieces.push(text[start..end].to_owned());
             start = end;
         }
-        Script { pieces, reason: StopReason::Eog, delay: Duration::ZERO }
+        Script {
+            pieces,
+            reason: StopReason::Eog,
+            delay: Duration::ZERO,
+        }
     }
 }
 
@@ -74,7 +78,10 @@ impl ScriptedEngine {
 
     /// Queues a script for the next request.
     pub fn push(&self, script: Script) {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push_back(script);
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(script);
     }
 
     fn prompt_text(&self, prompt: &Prompt) -> Result<String, EngineError> {
@@ -96,7 +103,10 @@ impl Engine for ScriptedEngine {
             let text = self.prompt_text(&req.prompt)?;
             let prompt_tokens = self.tokenize(&text)?.len() as u32;
             if prompt_tokens >= self.info.n_ctx {
-                return Err(EngineError::PromptTooLong { prompt_tokens, n_ctx: self.info.n_ctx });
+                return Err(EngineError::PromptTooLong {
+                    prompt_tokens,
+                    n_ctx: self.info.n_ctx,
+                });
             }
             let script = self
                 .queue
@@ -104,10 +114,16 @@ impl Engine for ScriptedEngine {
                 .unwrap_or_else(|e| e.into_inner())
                 .pop_front()
                 .unwrap_or_else(|| self.fallback.clone());
-            self.seen.lock().unwrap_or_else(|e| e.into_inner()).push(req.clone());
+            self.seen
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(req.clone());
             let (tx, rx) = mpsc::channel(4);
             tokio::spawn(async move {
-                let mut timings = Timings { prompt_tokens, ..Timings::default() };
+                let mut timings = Timings {
+                    prompt_tokens,
+                    ..Timings::default()
+                };
                 let mut reason = script.reason;
                 for (i, piece) in script.pieces.into_iter().enumerate() {
                     if i as u32 >= req.max_tokens {
@@ -121,7 +137,10 @@ impl Engine for ScriptedEngine {
                         timings.time_to_first_token = admitted.elapsed();
                     }
                     timings.generated_tokens += 1;
-                    let ev = GenEvent::Text { piece, tokens: vec![i as i32] };
+                    let ev = GenEvent::Text {
+                        piece,
+                        tokens: vec![i as i32],
+                    };
                     if tx.send(ev).await.is_err() {
                         return; // The consumer dropped the generation: cancelled.
                     }
@@ -129,12 +148,19 @@ impl Engine for ScriptedEngine {
                 timings.generation = admitted.elapsed();
                 let _ = tx.send(GenEvent::Done { reason, timings }).await;
             });
-            Ok(Generation { events: rx, prompt_tokens })
+            Ok(Generation {
+                events: rx,
+                prompt_tokens,
+            })
         })
     }
 
     fn tokenize(&self, text: &str) -> Result<Vec<i32>, EngineError> {
-        Ok(text.split_whitespace().enumerate().map(|(i, _)| i as i32).collect())
+        Ok(text
+            .split_whitespace()
+            .enumerate()
+            .map(|(i, _)| i as i32)
+            .collect())
     }
 
     fn render_chat(
@@ -147,7 +173,10 @@ impl Engine for ScriptedEngine {
             out.push_str(&format!("<|tool|>{} {}\n", t.name, t.parameters));
         }
         for m in messages {
-            out.push_str(&format!("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content));
+            out.push_str(&format!(
+                "<|im_start|>{}\n{}<|im_end|>\n",
+                m.role, m.content
+            ));
         }
         out.push_str("<|im_start|>assistant\n");
         Ok(out)

@@ -1,0 +1,1050 @@
+//! [`LlamaEngine`]: GGUF models through llama.cpp.
+//!
+//! Layout: the model (`Send + Sync`) is shared; each slot is one dedicated OS thread that owns
+//! one `LlamaContext` (which is `!Send`) and the tokens whose KV entries it holds. `generate`
+//! validates a request on the caller's thread (template, tokens, context limit, grammar), then
+//! puts it on a bounded FIFO queue. The head of the queue goes to the idle slot that shares the
+//! longest prefix with it, so an agent conversation keeps landing on the slot that already
+//! holds its history; that slot evaluates only the tokens after the shared prefix. Events flow
+//! back through a bounded channel per generation; a closed channel (the `Generation` was
+//! dropped) stops the slot before its next token.
+
+use std::collections::VecDeque;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use tokio::sync::mpsc;
+
+use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
+use crate::engine::{
+    BoxFuture, ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation,
+    GrammarSpec, ModelInfo, Prompt, Sampling, StopReason, Timings, ToolSpec,
+};
+use crate::gguf::{self, GgufError, GgufInfo};
+use crate::profile::{Profile, ProfileError};
+use crate::template::{CHATML_TEMPLATE, ChatTemplate, TemplateError};
+
+/// Events buffered per generation before the slot waits for the consumer.
+const EVENT_BUFFER: usize = 64;
+/// Context size for models whose profile names none, capped by the training context.
+const DEFAULT_N_CTX: u32 = 4096;
+
+/// How to load a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadOptions {
+    pub path: PathBuf,
+    /// The id clients use; defaults to the file stem.
+    pub id: Option<String>,
+    /// Layers offloaded to the GPU (needs a `cuda`, `vulkan` or `metal` build); 0 is CPU only.
+    pub gpu_layers: u32,
+    /// Threads per slot; defaults to the available parallelism.
+    pub threads: Option<u32>,
+    /// Context size per slot; defaults to the profile's, else 4096, capped by training size.
+    pub n_ctx: Option<u32>,
+    /// Prompt tokens evaluated per llama.cpp batch.
+    pub n_batch: u32,
+    /// Parallel slots, each with its own context and thread.
+    pub slots: u32,
+    /// Requests that may wait for a slot before `generate` answers `QueueFull`.
+    pub queue_capacity: usize,
+    /// A built-in profile name or a `.toml` path; `None` selects by GGUF metadata.
+    pub profile: Option<String>,
+    /// Keep full-size KV caches for sliding-window layers, so any cached prefix is reusable
+    /// (more memory); otherwise a prefix is reused only when the window still covers it.
+    pub swa_full: bool,
+}
+
+impl LoadOptions {
+    pub fn new(path: impl Into<PathBuf>) -> LoadOptions {
+        LoadOptions {
+            path: path.into(),
+            id: None,
+            gpu_layers: 0,
+            threads: None,
+            n_ctx: None,
+            n_batch: 512,
+            slots: 1,
+            queue_capacity: 64,
+            profile: None,
+            swa_full: false,
+        }
+    }
+}
+
+/// Why a model could not be loaded. Every variant names the file or the option at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Gguf(#[from] GgufError),
+    #[error("{path}: the GGUF names no architecture (general.architecture is missing)")]
+    MissingArchitecture { path: PathBuf },
+    #[error("{path}: unsupported architecture '{architecture}' (this llama.cpp does not know it)")]
+    UnsupportedArchitecture { path: PathBuf, architecture: String },
+    #[error(
+        "{path}: a context of {requested} tokens is larger than the model's training context of {n_ctx_train}"
+    )]
+    ContextTooLarge {
+        path: PathBuf,
+        requested: u32,
+        n_ctx_train: u32,
+    },
+    #[error("invalid load option: {0}")]
+    InvalidOption(String),
+    #[error("llama.cpp backend initialisation failed: {0}")]
+    Backend(String),
+    #[error(
+        "{path}: llama.cpp rejected the model (architecture '{architecture}'); see the llama.cpp log for the cause"
+    )]
+    Rejected { path: PathBuf, architecture: String },
+    #[error("{path}: could not create a llama.cpp context of {n_ctx} tokens: {reason}")]
+    Context {
+        path: PathBuf,
+        n_ctx: u32,
+        reason: String,
+    },
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error("{path}: chat template: {source}")]
+    Template {
+        path: PathBuf,
+        source: TemplateError,
+    },
+    #[error("could not start a slot thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// The process-wide llama.cpp backend: `LlamaBackend::init` succeeds once per process.
+pub fn backend() -> Result<&'static LlamaBackend, LoadError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            // llama.cpp logs through `tracing` instead of straight to stderr.
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| LoadError::Backend(e.clone()))
+}
+
+/// Creating contexts in parallel from one model is unsound in llama.cpp (it may write
+/// `n_ctx_train`), so slot threads take turns.
+static CONTEXT_CREATION: Mutex<()> = Mutex::new(());
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A grammar as the slot compiles it.
+#[derive(Debug, Clone)]
+struct GrammarJob {
+    gbnf: String,
+    root: String,
+    /// `Some` for lazy grammars.
+    triggers: Option<Vec<String>>,
+}
+
+/// A validated request waiting for, or running on, a slot.
+#[derive(Debug)]
+struct Job {
+    tokens: Vec<LlamaToken>,
+    sampling: Sampling,
+    grammar: Option<GrammarJob>,
+    max_tokens: u32,
+    stop: Vec<String>,
+    tx: mpsc::Sender<GenEvent>,
+    admitted: Instant,
+}
+
+#[derive(Debug, Default)]
+struct SlotState {
+    busy: bool,
+    /// When the slot last took a job (a dispatch counter), for least-recently-used choice.
+    last_used: u64,
+    /// The tokens the slot's KV cache holds, as of its last finished job.
+    cached: Vec<LlamaToken>,
+    mailbox: Option<Job>,
+}
+
+#[derive(Debug)]
+struct Sched {
+    queue: VecDeque<Job>,
+    dispatched: u64,
+    slots: Vec<SlotState>,
+    shutdown: bool,
+}
+
+#[derive(Debug)]
+struct Shared {
+    sched: Mutex<Sched>,
+    wake: Condvar,
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Sched {
+    /// Hands queued jobs, oldest first, to idle slots. A job goes to the idle slot where it
+    /// gains most: the cached prefix it reuses minus the cached tokens it would evict (a
+    /// conversation that merely shares a system prompt with another slot's does not evict it
+    /// while an emptier slot is free); among equals, the least recently used slot.
+    fn dispatch(&mut self) -> bool {
+        let mut handed = false;
+        while let Some(job) = self.queue.front() {
+            let best = self
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.busy && s.mailbox.is_none())
+                .max_by_key(|(i, s)| {
+                    let reused = common_prefix(&s.cached, &job.tokens) as i64;
+                    let evicted = s.cached.len() as i64 - reused;
+                    (
+                        reused - evicted,
+                        std::cmp::Reverse(s.last_used),
+                        std::cmp::Reverse(*i),
+                    )
+                })
+                .map(|(i, _)| i);
+            let Some(i) = best else { break };
+            let Some(job) = self.queue.pop_front() else {
+                break;
+            };
+            self.dispatched += 1;
+            self.slots[i].busy = true;
+            self.slots[i].last_used = self.dispatched;
+            self.slots[i].mailbox = Some(job);
+            handed = true;
+        }
+        handed
+    }
+}
+
+/// A GGUF model served through llama.cpp. See the module docs for the threading design.
+pub struct LlamaEngine {
+    info: ModelInfo,
+    model: Arc<LlamaModel>,
+    gguf: GgufInfo,
+    profile: Profile,
+    template: ChatTemplate,
+    bos_text: String,
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    queue_capacity: usize,
+}
+
+impl std::fmt::Debug for LlamaEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlamaEngine")
+            .field("info", &self.info)
+            .field("path", &self.gguf.path)
+            .field("profile", &self.profile.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlamaEngine {
+    /// Loads a model, logging progress through `tracing`.
+    pub fn load(opts: LoadOptions) -> Result<LlamaEngine, LoadError> {
+        LlamaEngine::load_with_progress(opts, |_| {})
+    }
+
+    /// Loads a model; `progress` receives the load fraction in `0.0..=1.0`.
+    pub fn load_with_progress(
+        opts: LoadOptions,
+        mut progress: impl FnMut(f32) + Send + 'static,
+    ) -> Result<LlamaEngine, LoadError> {
+        if opts.slots == 0 {
+            return Err(LoadError::InvalidOption(
+                "slots must be at least 1".to_owned(),
+            ));
+        }
+        if opts.n_batch == 0 {
+            return Err(LoadError::InvalidOption(
+                "n_batch must be at least 1".to_owned(),
+            ));
+        }
+        if opts.threads == Some(0) {
+            return Err(LoadError::InvalidOption(
+                "threads must be at least 1".to_owned(),
+            ));
+        }
+        let path = opts.path.clone();
+
+        // Check the file ourselves first: llama.cpp aborts on some malformed files.
+        let gguf = gguf::inspect(&path)?;
+        let architecture = gguf
+            .architecture()
+            .ok_or_else(|| LoadError::MissingArchitecture { path: path.clone() })?
+            .to_owned();
+        if !gguf::SUPPORTED_ARCHITECTURES.contains(&architecture.as_str()) {
+            return Err(LoadError::UnsupportedArchitecture { path, architecture });
+        }
+        let profile = match &opts.profile {
+            Some(name) => Profile::named(name)?,
+            None => Profile::select(&gguf)?,
+        };
+        let n_ctx_train = gguf.context_length().and_then(|n| u32::try_from(n).ok());
+        let n_ctx = match (opts.n_ctx, n_ctx_train) {
+            (Some(requested), Some(train)) if requested > train => {
+                return Err(LoadError::ContextTooLarge {
+                    path,
+                    requested,
+                    n_ctx_train: train,
+                });
+            }
+            (Some(requested), _) => requested,
+            (None, train) => {
+                let want = profile.n_ctx.unwrap_or(DEFAULT_N_CTX);
+                train.map_or(want, |t| want.min(t))
+            }
+        };
+        if n_ctx == 0 {
+            return Err(LoadError::InvalidOption(
+                "n_ctx must be at least 1".to_owned(),
+            ));
+        }
+
+        let backend = backend()?;
+        tracing::info!(path = %path.display(), %architecture, profile = %profile.name, n_ctx, "loading model");
+        let mut last_logged = -1i32;
+        let params = LlamaModelParams::default()
+            .with_n_gpu_layers(opts.gpu_layers)
+            .with_progress_callback(move |p: f32| {
+                let quarter = (p * 4.0) as i32;
+                if quarter > last_logged {
+                    last_logged = quarter;
+                    tracing::info!(progress = format!("{:.0}%", p * 100.0), "loading model");
+                }
+                progress(p);
+                true
+            });
+        let started = Instant::now();
+        let model = LlamaModel::load_from_file(backend, &path, &params).map_err(|_| {
+            LoadError::Rejected {
+                path: path.clone(),
+                architecture: architecture.clone(),
+            }
+        })?;
+        let model = Arc::new(model);
+        tracing::info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "model loaded"
+        );
+
+        let vocab = model.vocab();
+        let piece = |t: LlamaToken| {
+            String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned()
+        };
+        let bos_text = if vocab.bos().0 >= 0 {
+            piece(vocab.bos())
+        } else {
+            String::new()
+        };
+        let eos_text = if vocab.eos().0 >= 0 {
+            piece(vocab.eos())
+        } else {
+            String::new()
+        };
+        let template_src = match (&profile.chat_template, gguf.chat_template()) {
+            (Some(t), _) => t.clone(),
+            (None, Some(t)) => t.to_owned(),
+            (None, None) => {
+                tracing::info!(
+                    "the model has no chat template and its profile names none; using ChatML"
+                );
+                CHATML_TEMPLATE.to_owned()
+            }
+        };
+        let template =
+            ChatTemplate::new(&template_src, &bos_text, &eos_text).map_err(|source| {
+                LoadError::Template {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+
+        let threads = opts
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+        let n_swa = gguf
+            .sliding_window()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| n > 0);
+        let shared = Arc::new(Shared {
+            sched: Mutex::new(Sched {
+                queue: VecDeque::new(),
+                dispatched: 0,
+                slots: (0..opts.slots).map(|_| SlotState::default()).collect(),
+                shutdown: false,
+            }),
+            wake: Condvar::new(),
+        });
+
+        let mut workers = Vec::new();
+        for index in 0..opts.slots as usize {
+            let cfg = SlotConfig {
+                index,
+                n_ctx,
+                n_batch: opts.n_batch.min(n_ctx),
+                threads,
+                n_swa: if opts.swa_full { None } else { n_swa },
+                swa_full: opts.swa_full,
+            };
+            let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+            let model = Arc::clone(&model);
+            let shared_w = Arc::clone(&shared);
+            let handle = std::thread::Builder::new()
+                .name(format!("bellows-slot-{index}"))
+                .spawn(move || slot_main(backend, model, shared_w, cfg, ready_tx))
+                .map_err(LoadError::Thread)?;
+            let ready = ready_rx
+                .recv()
+                .unwrap_or_else(|_| Err("the slot thread exited".to_owned()));
+            workers.push(handle);
+            if let Err(reason) = ready {
+                shutdown(&shared, &mut workers);
+                return Err(LoadError::Context {
+                    path,
+                    n_ctx,
+                    reason,
+                });
+            }
+        }
+
+        let id = opts.id.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned())
+        });
+        let info = ModelInfo {
+            id,
+            n_ctx_train: n_ctx_train.unwrap_or(n_ctx),
+            n_ctx,
+            slots: opts.slots,
+            profile: profile.name.clone(),
+        };
+        Ok(LlamaEngine {
+            info,
+            model,
+            gguf,
+            profile,
+            template,
+            bos_text,
+            shared,
+            workers,
+            queue_capacity: opts.queue_capacity,
+        })
+    }
+
+    /// The profile in force.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// What the GGUF header says.
+    pub fn gguf(&self) -> &GgufInfo {
+        &self.gguf
+    }
+
+    /// The tokens each slot's cache holds now (for tests and diagnostics).
+    pub fn slot_caches(&self) -> Vec<Vec<i32>> {
+        lock(&self.shared.sched)
+            .slots
+            .iter()
+            .map(|s| s.cached.iter().map(|t| t.0).collect())
+            .collect()
+    }
+
+    /// The text of `tokens`, as the stream would have produced it (special tokens omitted,
+    /// invalid UTF-8 replaced).
+    pub fn detokenize(&self, tokens: &[i32]) -> String {
+        let vocab = self.model.vocab();
+        let mut bytes = Vec::new();
+        for &t in tokens {
+            bytes.extend_from_slice(&vocab.token_to_piece(LlamaToken(t), false, None));
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Tokenizes a prompt: special tokens parsed; BOS added when the model wants one and the
+    /// text does not already start with it (chat templates often write it themselves).
+    fn tokenize_prompt(&self, text: &str) -> Vec<LlamaToken> {
+        let vocab = self.model.vocab();
+        let add_bos = !(vocab.should_add_bos()
+            && !self.bos_text.is_empty()
+            && text.starts_with(&self.bos_text));
+        vocab.tokenize(text.as_bytes(), add_bos, true)
+    }
+
+    /// Compiles a request's grammar once here, so a bad one fails before anything is queued.
+    fn check_grammar(&self, spec: &GrammarSpec) -> Result<GrammarJob, EngineError> {
+        let job = match spec {
+            GrammarSpec::Strict { gbnf, root } => GrammarJob {
+                gbnf: gbnf.clone(),
+                root: root.clone(),
+                triggers: None,
+            },
+            GrammarSpec::Lazy {
+                gbnf,
+                root,
+                triggers,
+            } => {
+                if triggers.is_empty() || triggers.iter().any(String::is_empty) {
+                    return Err(EngineError::InvalidGrammar(
+                        "a lazy grammar needs at least one non-empty trigger".to_owned(),
+                    ));
+                }
+                GrammarJob {
+                    gbnf: gbnf.clone(),
+                    root: root.clone(),
+                    triggers: Some(triggers.clone()),
+                }
+            }
+            GrammarSpec::JsonSchema(schema) => {
+                let gbnf = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
+                    .map_err(|e| EngineError::InvalidSchema(e.to_string()))?;
+                GrammarJob {
+                    gbnf,
+                    root: "root".to_owned(),
+                    triggers: None,
+                }
+            }
+        };
+        compile_grammar(&self.model, &job).map_err(EngineError::InvalidGrammar)?;
+        Ok(job)
+    }
+}
+
+impl Drop for LlamaEngine {
+    fn drop(&mut self) {
+        shutdown(&self.shared, &mut self.workers);
+    }
+}
+
+fn shutdown(shared: &Shared, workers: &mut Vec<JoinHandle<()>>) {
+    {
+        let mut s = lock(&shared.sched);
+        s.shutdown = true;
+        // Queued requests end here: dropping their senders ends their streams.
+        s.queue.clear();
+    }
+    shared.wake.notify_all();
+    for w in workers.drain(..) {
+        let _ = w.join();
+    }
+}
+
+fn compile_grammar(model: &LlamaModel, g: &GrammarJob) -> Result<LlamaSampler, String> {
+    let result = match &g.triggers {
+        None => LlamaSampler::grammar(model, &g.gbnf, &g.root),
+        Some(triggers) => LlamaSampler::grammar_lazy(model, &g.gbnf, &g.root, triggers, &[]),
+    };
+    result.map_err(|e| match e {
+        llama_cpp_2::GrammarError::NullGrammar => {
+            "llama.cpp could not parse the grammar (or its root rule is missing)".to_owned()
+        }
+        other => other.to_string(),
+    })
+}
+
+impl Engine for LlamaEngine {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn generate(&self, req: GenerateRequest) -> BoxFuture<'_, Result<Generation, EngineError>> {
+        Box::pin(async move {
+            let admitted = Instant::now();
+            let text = match &req.prompt {
+                Prompt::Text(t) => t.clone(),
+                Prompt::Chat { messages, tools } => self.render_chat(messages, tools)?,
+            };
+            let tokens = self.tokenize_prompt(&text);
+            if tokens.is_empty() {
+                return Err(EngineError::Tokenize("the prompt is empty".to_owned()));
+            }
+            let prompt_tokens = tokens.len() as u32;
+            if prompt_tokens >= self.info.n_ctx {
+                return Err(EngineError::PromptTooLong {
+                    prompt_tokens,
+                    n_ctx: self.info.n_ctx,
+                });
+            }
+            let grammar = req
+                .grammar
+                .as_ref()
+                .map(|g| self.check_grammar(g))
+                .transpose()?;
+            let mut stop = req.stop.clone();
+            for s in &self.profile.stop {
+                if !stop.contains(s) {
+                    stop.push(s.clone());
+                }
+            }
+            let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+            let job = Job {
+                tokens,
+                sampling: req.sampling.clone(),
+                grammar,
+                max_tokens: req.max_tokens,
+                stop,
+                tx,
+                admitted,
+            };
+            {
+                let mut s = lock(&self.shared.sched);
+                if s.shutdown {
+                    return Err(EngineError::ShutDown);
+                }
+                // Capacity counts only the waiting: a request for an idle slot never waits.
+                let idle = s
+                    .slots
+                    .iter()
+                    .filter(|x| !x.busy && x.mailbox.is_none())
+                    .count();
+                if idle == 0 && s.queue.len() >= self.queue_capacity {
+                    return Err(EngineError::QueueFull {
+                        capacity: self.queue_capacity,
+                    });
+                }
+                s.queue.push_back(job);
+                s.dispatch();
+            }
+            self.shared.wake.notify_all();
+            Ok(Generation {
+                events: rx,
+                prompt_tokens,
+            })
+        })
+    }
+
+    fn tokenize(&self, text: &str) -> Result<Vec<i32>, EngineError> {
+        Ok(self
+            .model
+            .vocab()
+            .tokenize(text.as_bytes(), false, true)
+            .into_iter()
+            .map(|t| t.0)
+            .collect())
+    }
+
+    fn render_chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolSpec],
+    ) -> Result<String, EngineError> {
+        self.template
+            .render(messages, tools, true)
+            .map_err(|e| EngineError::Template(e.to_string()))
+    }
+}
+
+/// What a slot thread needs to build its context.
+#[derive(Debug, Clone, Copy)]
+struct SlotConfig {
+    index: usize,
+    n_ctx: u32,
+    n_batch: u32,
+    threads: u32,
+    /// The sliding window, when prefix reuse must respect one.
+    n_swa: Option<u32>,
+    swa_full: bool,
+}
+
+type Ready = std::sync::mpsc::SyncSender<Result<(), String>>;
+
+fn slot_main(
+    backend: &'static LlamaBackend,
+    model: Arc<LlamaModel>,
+    shared: Arc<Shared>,
+    cfg: SlotConfig,
+    ready: Ready,
+) {
+    let threads = i32::try_from(cfg.threads).unwrap_or(i32::MAX);
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(cfg.n_ctx))
+        .with_n_batch(cfg.n_batch)
+        .with_n_ubatch(cfg.n_batch)
+        .with_n_seq_max(1)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        .with_swa_full(cfg.swa_full);
+    let ctx = {
+        let _turn = lock(&CONTEXT_CREATION);
+        model.new_context(backend, params)
+    };
+    let ctx = match ctx {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let _ = ready.send(Err(e.to_string()));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(()));
+    let mut slot = Slot {
+        model: &model,
+        ctx,
+        cached: Vec::new(),
+        batch: LlamaBatch::new(cfg.n_batch as usize, 1),
+        cfg,
+        candidates: Vec::new(),
+    };
+    loop {
+        let job = {
+            let mut s = lock(&shared.sched);
+            loop {
+                if s.shutdown {
+                    return;
+                }
+                if let Some(job) = s.slots[cfg.index].mailbox.take() {
+                    break job;
+                }
+                s = shared.wake.wait(s).unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        let tx = job.tx.clone();
+        let done = slot.run(job);
+        // The slot is published idle, with its cache, before `Done` goes out: a client that
+        // sends its next turn after `Done` always finds the slot that holds its history free.
+        {
+            let mut s = lock(&shared.sched);
+            let state = &mut s.slots[cfg.index];
+            state.cached.clone_from(&slot.cached);
+            state.busy = false;
+            s.dispatch();
+        }
+        shared.wake.notify_all();
+        if let Some((reason, timings)) = done {
+            let _ = tx.blocking_send(GenEvent::Done { reason, timings });
+        }
+    }
+}
+
+/// One slot: a context and the tokens whose KV entries it holds (positions `0..cached.len()`).
+struct Slot<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    cached: Vec<LlamaToken>,
+    batch: LlamaBatch<'static>,
+    cfg: SlotConfig,
+    /// Reused candidate buffer, so sampling does not allocate a vocabulary-sized array per token.
+    candidates: Vec<LlamaTokenData>,
+}
+
+impl Slot<'_> {
+    /// How many cached tokens this prompt can reuse, after making the KV cache agree.
+    fn reuse_prefix(&mut self, prompt: &[LlamaToken]) -> usize {
+        let mut n = common_prefix(&self.cached, prompt);
+        // At least one prompt token must be evaluated to get logits for the first sample.
+        if n == prompt.len() {
+            n -= 1;
+        }
+        // With sliding-window attention the cache keeps only the last window of positions;
+        // a prefix is reusable only if what was evicted lies entirely before the window the
+        // next token will attend to.
+        if n > 0
+            && let Some(n_swa) = self.cfg.n_swa
+        {
+            let pos_min = self.ctx.kv_cache_seq_pos_min(0);
+            let floor = n.saturating_sub(n_swa as usize);
+            if pos_min >= 0 && pos_min as usize > floor {
+                tracing::debug!(
+                    pos_min,
+                    n_common = n,
+                    n_swa,
+                    "sliding window evicted the prefix; re-evaluating"
+                );
+                n = 0;
+            }
+        }
+        if n < self.cached.len() {
+            let removed = n > 0
+                && matches!(
+                    self.ctx.clear_kv_cache_seq(Some(0), Some(n as u32), None),
+                    Ok(true)
+                );
+            if !removed {
+                self.ctx.clear_kv_cache();
+                n = 0;
+            }
+            self.cached.truncate(n);
+        }
+        n
+    }
+
+    /// Evaluates `tokens` after the cache; logits for the last one only.
+    fn eval(&mut self, tokens: &[LlamaToken], cancelled: impl Fn() -> bool) -> Result<(), String> {
+        let n_batch = self.cfg.n_batch as usize;
+        let total = tokens.len();
+        for (c, chunk) in tokens.chunks(n_batch).enumerate() {
+            if cancelled() {
+                return Err("cancelled".to_owned());
+            }
+            self.batch.clear();
+            for (j, &t) in chunk.iter().enumerate() {
+                let pos = self.cached.len() as i32;
+                let last = c * n_batch + j + 1 == total;
+                self.batch
+                    .add(t, pos, &[0], last)
+                    .map_err(|e| e.to_string())?;
+                self.cached.push(t);
+            }
+            if let Err(e) = self.ctx.decode(&mut self.batch) {
+                // The KV entries of this chunk are not trustworthy; forget them.
+                let keep = self.cached.len() - chunk.len();
+                self.cached.truncate(keep);
+                self.ctx.clear_kv_cache();
+                self.cached.clear();
+                return Err(e.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a job; `None` when its consumer was gone before it started.
+    fn run(&mut self, job: Job) -> Option<(StopReason, Timings)> {
+        if job.tx.is_closed() {
+            return None;
+        }
+        let mut timings = Timings {
+            prompt_tokens: job.tokens.len() as u32,
+            ..Timings::default()
+        };
+        let reason = self.generate(&job, &mut timings);
+        Some((reason, timings))
+    }
+
+    fn generate(&mut self, job: &Job, timings: &mut Timings) -> StopReason {
+        let tx = &job.tx;
+        let n_common = self.reuse_prefix(&job.tokens);
+        timings.cached_tokens = n_common as u32;
+        let eval_start = Instant::now();
+        if let Err(e) = self.eval(&job.tokens[n_common..], || tx.is_closed()) {
+            if tx.is_closed() {
+                return StopReason::Cancelled;
+            }
+            tracing::error!(error = %e, "prompt evaluation failed");
+            return StopReason::ContextFull;
+        }
+        timings.prompt_eval = eval_start.elapsed();
+
+        let mut sampler = match JobSampler::new(self.model, &job.sampling, job.grammar.as_ref()) {
+            Ok(s) => s,
+            Err(e) => {
+                // The grammar compiled at admission; failing now is an internal fault.
+                tracing::error!(error = %e, "grammar failed to compile on the slot");
+                return StopReason::Cancelled;
+            }
+        };
+        let vocab = self.model.vocab();
+        let mut utf8 = Utf8Assembler::new();
+        let mut stops = StopMatcher::new(&job.stop);
+        let mut pending: Vec<i32> = Vec::new();
+        let mut logits_idx = self.batch.n_tokens() - 1;
+        let mut gen_start = Instant::now();
+        let n_ctx = self.cfg.n_ctx as usize;
+        let send = |piece: String, tokens: &mut Vec<i32>| -> bool {
+            piece.is_empty()
+                || tx
+                    .blocking_send(GenEvent::Text {
+                        piece,
+                        tokens: std::mem::take(tokens),
+                    })
+                    .is_ok()
+        };
+
+        let reason = loop {
+            if tx.is_closed() {
+                break StopReason::Cancelled;
+            }
+            if timings.generated_tokens >= job.max_tokens {
+                break StopReason::MaxTokens;
+            }
+            let token = sampler.sample(&self.ctx, logits_idx, &mut self.candidates);
+            if timings.generated_tokens == 0 {
+                timings.time_to_first_token = job.admitted.elapsed();
+                gen_start = Instant::now();
+            }
+            timings.generated_tokens += 1;
+            if vocab.is_eog(token) {
+                break StopReason::Eog;
+            }
+            pending.push(token.0);
+            let text = utf8.push(&vocab.token_to_piece(token, false, None));
+            if !text.is_empty() {
+                match stops.push(&text) {
+                    StopScan::Emit(s) => {
+                        if !send(s, &mut pending) {
+                            break StopReason::Cancelled;
+                        }
+                    }
+                    StopScan::Stopped(s) => {
+                        send(s, &mut pending);
+                        break StopReason::Stop;
+                    }
+                }
+            }
+            if timings.generated_tokens >= job.max_tokens {
+                break StopReason::MaxTokens;
+            }
+            if self.cached.len() >= n_ctx {
+                break StopReason::ContextFull;
+            }
+            self.batch.clear();
+            let pos = self.cached.len() as i32;
+            if self.batch.add(token, pos, &[0], true).is_err()
+                || self.ctx.decode(&mut self.batch).is_err()
+            {
+                tracing::error!("decoding a generated token failed");
+                self.ctx.clear_kv_cache();
+                self.cached.clear();
+                break StopReason::ContextFull;
+            }
+            self.cached.push(token);
+            logits_idx = 0;
+        };
+
+        let mut reason = reason;
+        if !matches!(reason, StopReason::Stop | StopReason::Cancelled) {
+            // Whatever was held back (a split character, a false start of a stop string) is
+            // real output now that nothing more follows.
+            let tail = utf8.finish();
+            let mut out = String::new();
+            match stops.push(&tail) {
+                StopScan::Emit(s) => {
+                    out.push_str(&s);
+                    out.push_str(&stops.finish());
+                }
+                StopScan::Stopped(s) => {
+                    out.push_str(&s);
+                    reason = StopReason::Stop;
+                }
+            }
+            send(out, &mut pending);
+        }
+        if timings.generated_tokens > 0 {
+            timings.generation = gen_start.elapsed();
+        }
+        reason
+    }
+}
+
+/// The sampler of one generation: an unconstrained chain, and the grammar kept apart for the
+/// sample-then-check fast path (llama.cpp's common sampler does the same): sample without the
+/// grammar, ask the grammar about the chosen token only, and only when it is rejected apply the
+/// grammar to the whole vocabulary and sample again. Checking one token instead of the whole
+/// vocabulary is what keeps constrained generation near unconstrained speed.
+struct JobSampler {
+    chain: LlamaSampler,
+    grammar: Option<LlamaSampler>,
+}
+
+impl JobSampler {
+    fn new(
+        model: &LlamaModel,
+        s: &Sampling,
+        grammar: Option<&GrammarJob>,
+    ) -> Result<JobSampler, String> {
+        let mut stages = Vec::new();
+        if s.repeat_penalty != 1.0 {
+            stages.push(LlamaSampler::penalties(
+                model.n_vocab(),
+                64,
+                s.repeat_penalty,
+                0.0,
+                0.0,
+            ));
+        }
+        if s.temperature <= 0.0 {
+            stages.push(LlamaSampler::greedy());
+        } else {
+            if s.top_k > 0 {
+                stages.push(LlamaSampler::top_k(s.top_k));
+            }
+            if s.top_p < 1.0 {
+                stages.push(LlamaSampler::top_p(s.top_p, 1));
+            }
+            if s.min_p > 0.0 {
+                stages.push(LlamaSampler::min_p(s.min_p, 1));
+            }
+            stages.push(LlamaSampler::temp(s.temperature));
+            stages.push(LlamaSampler::dist(s.seed));
+        }
+        let grammar = grammar.map(|g| compile_grammar(model, g)).transpose()?;
+        Ok(JobSampler {
+            chain: LlamaSampler::chain_simple(stages),
+            grammar,
+        })
+    }
+
+    fn fill(
+        ctx: &LlamaContext<'_>,
+        idx: i32,
+        buf: &mut Vec<LlamaTokenData>,
+    ) -> LlamaTokenDataArray {
+        let mut data = std::mem::take(buf);
+        data.clear();
+        data.extend(
+            ctx.get_logits_ith(idx)
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0)),
+        );
+        LlamaTokenDataArray::new(data, false)
+    }
+
+    fn pick(chain: &mut LlamaSampler, arr: &mut LlamaTokenDataArray) -> LlamaToken {
+        chain.apply(arr);
+        match arr.selected_token() {
+            Some(t) => t,
+            // Every stage selects; this is only a guard against an empty candidate set.
+            None => arr
+                .data
+                .iter()
+                .max_by(|a, b| a.logit().total_cmp(&b.logit()))
+                .map_or(LlamaToken(0), LlamaTokenData::id),
+        }
+    }
+
+    fn sample(
+        &mut self,
+        ctx: &LlamaContext<'_>,
+        idx: i32,
+        buf: &mut Vec<LlamaTokenData>,
+    ) -> LlamaToken {
+        let mut arr = JobSampler::fill(ctx, idx, buf);
+        let mut token = JobSampler::pick(&mut self.chain, &mut arr);
+        if let Some(grammar) = &mut self.grammar {
+            let mut one =
+                LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+            grammar.apply(&mut one);
+            let rejected = one
+                .data
+                .first()
+                .is_none_or(|d| d.logit() == f32::NEG_INFINITY);
+            if rejected {
+                *buf = arr.data;
+                arr = JobSampler::fill(ctx, idx, buf);
+                grammar.apply(&mut arr);
+                token = JobSampler::pick(&mut self.chain, &mut arr);
+            }
+            grammar.accept(token);
+        }
+        self.chain.accept(token);
+        *buf = arr.data;
+        token
+    }
+}

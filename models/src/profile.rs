@@ -1,0 +1,377 @@
+//! Model profiles: `models/profiles/NAME.toml`, one per tuned model.
+//!
+//! A profile says how to recognise its model (GGUF `general.name`, or the file's sha256), the
+//! context size, an optional chat template override, stop strings, the protocol the model
+//! should speak (`text`, bellows' own action lines, or a native tool-call format name such as
+//! `hermes`), default sampling, the grammar mode, and the conversion rate measured when it was
+//! tuned. The built-in profiles are compiled in; a user may name one or pass a path to a file.
+//!
+//! ```toml
+//! description = "SmolLM2-135M-Instruct"
+//! [match]
+//! general_name = ["Smollm2 135M 8k Lc100K Mix1 Ep2"]   # exact `general.name` values
+//! name_contains = ["smollm2", "135m"]                   # all present, case-insensitive
+//! sha256 = ["b179c952..."]                              # the whole file's digest
+//! [context]
+//! n_ctx = 8192
+//! [template]
+//! chat_template = "..."   # optional; absent: the GGUF's own
+//! [generation]
+//! stop = ["<|im_end|>"]
+//! protocol = "text"
+//! grammar = "off"         # off | lazy | strict
+//! [sampling]
+//! temperature = 0.0
+//! [measured]
+//! conversion_rate = 0.42
+//! corpus = "shared/corpus/dev.jsonl"
+//! ```
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::engine::Sampling;
+use crate::gguf::GgufInfo;
+
+/// The profiles that ship with bellows: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "smollm2-135m-instruct",
+        include_str!("../profiles/smollm2-135m-instruct.toml"),
+    ),
+    ("gemma3-270m", include_str!("../profiles/gemma3-270m.toml")),
+];
+
+/// Files above this size are not hashed just to find a profile by sha256: reading gigabytes
+/// at every start would cost more than the match is worth.
+const SHA256_MATCH_LIMIT: u64 = 2 << 30;
+
+/// Why a profile could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("profile file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("profile {name}: {message}")]
+    Parse { name: String, message: String },
+    #[error("no profile named '{name}' (built in: {known})")]
+    Unknown { name: String, known: String },
+    #[error("profile {name}: {what}")]
+    Invalid { name: String, what: String },
+}
+
+/// How the grammar is applied by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum GrammarMode {
+    /// No grammar unless the request brings one.
+    #[default]
+    Off,
+    /// The protocol grammar switches on at a trigger string.
+    Lazy,
+    /// The protocol grammar constrains every token.
+    Strict,
+}
+
+impl GrammarMode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GrammarMode::Off => "off",
+            GrammarMode::Lazy => "lazy",
+            GrammarMode::Strict => "strict",
+        }
+    }
+}
+
+/// A parsed profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// The file stem, or "generic".
+    pub name: String,
+    pub description: String,
+    pub matcher: MatchRule,
+    /// Context size to use when the user names none.
+    pub n_ctx: Option<u32>,
+    /// Replaces the GGUF's chat template.
+    pub chat_template: Option<String>,
+    /// Stop strings added to every request.
+    pub stop: Vec<String>,
+    /// `text` or a native format name (`hermes`, `qwen3_xml`, ...).
+    pub protocol: String,
+    pub grammar: GrammarMode,
+    /// Default sampling for requests that set none.
+    pub sampling: Sampling,
+    /// Conversion rate measured when the profile was tuned, and on what.
+    pub conversion_rate: Option<f64>,
+    pub measured_on: Option<String>,
+}
+
+/// How a profile recognises its model.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchRule {
+    #[serde(default)]
+    pub general_name: Vec<String>,
+    #[serde(default)]
+    pub name_contains: Vec<String>,
+    #[serde(default)]
+    pub sha256: Vec<String>,
+}
+
+impl MatchRule {
+    fn matches_name(&self, name: Option<&str>) -> bool {
+        let Some(name) = name else { return false };
+        if self.general_name.iter().any(|n| n == name) {
+            return true;
+        }
+        let lower = name.to_lowercase();
+        !self.name_contains.is_empty()
+            && self
+                .name_contains
+                .iter()
+                .all(|part| lower.contains(&part.to_lowercase()))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    description: String,
+    #[serde(default, rename = "match")]
+    matcher: MatchRule,
+    #[serde(default)]
+    context: ContextSection,
+    #[serde(default)]
+    template: TemplateSection,
+    #[serde(default)]
+    generation: GenerationSection,
+    #[serde(default)]
+    sampling: SamplingSection,
+    #[serde(default)]
+    measured: MeasuredSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextSection {
+    n_ctx: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TemplateSection {
+    chat_template: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GenerationSection {
+    #[serde(default)]
+    stop: Vec<String>,
+    #[serde(default = "default_protocol")]
+    protocol: String,
+    #[serde(default)]
+    grammar: GrammarMode,
+}
+
+impl Default for GenerationSection {
+    fn default() -> Self {
+        GenerationSection {
+            stop: Vec::new(),
+            protocol: default_protocol(),
+            grammar: GrammarMode::Off,
+        }
+    }
+}
+
+fn default_protocol() -> String {
+    "text".to_owned()
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SamplingSection {
+    temperature: Option<f32>,
+    top_p: Option<f32>,
+    top_k: Option<i32>,
+    min_p: Option<f32>,
+    repeat_penalty: Option<f32>,
+    seed: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeasuredSection {
+    conversion_rate: Option<f64>,
+    corpus: Option<String>,
+}
+
+impl Profile {
+    /// The profile for models no profile matches: the GGUF's own template, no extra stop
+    /// strings, the text protocol, greedy sampling, no grammar.
+    pub fn generic() -> Profile {
+        Profile {
+            name: "generic".to_owned(),
+            description: "defaults for a model without a profile".to_owned(),
+            matcher: MatchRule::default(),
+            n_ctx: None,
+            chat_template: None,
+            stop: Vec::new(),
+            protocol: default_protocol(),
+            grammar: GrammarMode::Off,
+            sampling: Sampling::default(),
+            conversion_rate: None,
+            measured_on: None,
+        }
+    }
+
+    /// Parses profile TOML; `name` is used for the profile's name and in errors.
+    pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
+        let f: File = toml::from_str(text).map_err(|e| ProfileError::Parse {
+            name: name.to_owned(),
+            message: e.to_string(),
+        })?;
+        let invalid = |what: String| ProfileError::Invalid {
+            name: name.to_owned(),
+            what,
+        };
+        let d = Sampling::default();
+        let s = &f.sampling;
+        let sampling = Sampling {
+            temperature: s.temperature.unwrap_or(d.temperature),
+            top_p: s.top_p.unwrap_or(d.top_p),
+            top_k: s.top_k.unwrap_or(d.top_k),
+            min_p: s.min_p.unwrap_or(d.min_p),
+            repeat_penalty: s.repeat_penalty.unwrap_or(d.repeat_penalty),
+            seed: s.seed.unwrap_or(d.seed),
+        };
+        if !(sampling.temperature >= 0.0) {
+            return Err(invalid(format!(
+                "temperature {} is negative",
+                sampling.temperature
+            )));
+        }
+        if !(0.0..=1.0).contains(&sampling.top_p) || !(0.0..=1.0).contains(&sampling.min_p) {
+            return Err(invalid("top_p and min_p must lie in 0..=1".to_owned()));
+        }
+        if f.context.n_ctx == Some(0) {
+            return Err(invalid("context.n_ctx must be positive".to_owned()));
+        }
+        if let Some(rate) = f.measured.conversion_rate
+            && !(0.0..=1.0).contains(&rate)
+        {
+            return Err(invalid(format!(
+                "measured.conversion_rate {rate} is not in 0..=1"
+            )));
+        }
+        if f.generation.stop.iter().any(String::is_empty) {
+            return Err(invalid(
+                "an empty stop string would stop every generation".to_owned(),
+            ));
+        }
+        for sha in &f.matcher.sha256 {
+            if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(invalid(format!(
+                    "match.sha256 '{sha}' is not 64 hex digits"
+                )));
+            }
+        }
+        Ok(Profile {
+            name: name.to_owned(),
+            description: f.description,
+            matcher: f.matcher,
+            n_ctx: f.context.n_ctx,
+            chat_template: f.template.chat_template,
+            stop: f.generation.stop,
+            protocol: f.generation.protocol,
+            grammar: f.generation.grammar,
+            sampling,
+            conversion_rate: f.measured.conversion_rate,
+            measured_on: f.measured.corpus,
+        })
+    }
+
+    /// Loads a profile by built-in name, or from a `.toml` path.
+    pub fn named(name_or_path: &str) -> Result<Profile, ProfileError> {
+        if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
+            let path = Path::new(name_or_path);
+            let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("profile");
+            return Profile::parse(stem, &text);
+        }
+        match BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            Some((n, text)) => Profile::parse(n, text),
+            None if name_or_path == "generic" => Ok(Profile::generic()),
+            None => Err(ProfileError::Unknown {
+                name: name_or_path.to_owned(),
+                known: BUILTIN
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
+    /// All built-in profiles, parsed.
+    pub fn builtins() -> Result<Vec<Profile>, ProfileError> {
+        BUILTIN.iter().map(|(n, t)| Profile::parse(n, t)).collect()
+    }
+
+    /// The built-in profile matching this GGUF: by `general.name` first, then by the file's
+    /// sha256 (files up to 2 GiB); the generic profile when none matches.
+    pub fn select(gguf: &GgufInfo) -> Result<Profile, ProfileError> {
+        let builtins = Profile::builtins()?;
+        if let Some(p) = builtins
+            .iter()
+            .find(|p| p.matcher.matches_name(gguf.name()))
+        {
+            return Ok(p.clone());
+        }
+        if builtins.iter().any(|p| !p.matcher.sha256.is_empty())
+            && gguf.file_size <= SHA256_MATCH_LIMIT
+            && let Ok(digest) = sha256_file(&gguf.path)
+            && let Some(p) = builtins.iter().find(|p| {
+                p.matcher
+                    .sha256
+                    .iter()
+                    .any(|s| s.eq_ignore_ascii_case(&digest))
+            })
+        {
+            return Ok(p.clone());
+        }
+        tracing::info!(
+            path = %gguf.path.display(),
+            general_name = gguf.name().unwrap_or("(none)"),
+            "no profile matches this model; using the generic profile"
+        );
+        Ok(Profile::generic())
+    }
+}
+
+/// Hex sha256 of a file.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
