@@ -1,0 +1,83 @@
+//! Profiles: the built-in files parse, select their model by GGUF metadata, and bad profile
+//! text is a typed error.
+
+mod common;
+
+use models::gguf;
+use models::{GrammarMode, Profile, ProfileError};
+
+#[test]
+fn builtins_parse() {
+    let all = Profile::builtins().expect("built-in profiles parse");
+    let names: Vec<_> = all.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["smollm2-135m-instruct", "gemma3-270m"]);
+    for p in &all {
+        assert_eq!(p.protocol, "text");
+        assert_eq!(p.grammar, GrammarMode::Off);
+        assert!(p.n_ctx.is_some());
+        assert!(!p.stop.is_empty());
+    }
+}
+
+#[test]
+fn unknown_model_gets_the_generic_profile() {
+    let info = gguf::inspect(&common::tiny()).expect("inspect");
+    assert_eq!(info.name(), Some("tiny-random-llama"));
+    let p = Profile::select(&info).expect("select");
+    assert_eq!(p.name, "generic");
+    assert_eq!(p.chat_template, None);
+}
+
+#[test]
+fn selection_by_general_name() {
+    let mut info = gguf::inspect(&common::tiny()).expect("inspect");
+    info.metadata.insert(
+        "general.name".to_owned(),
+        gguf::MetaValue::Str("Gemma 3 270m".to_owned()),
+    );
+    assert_eq!(Profile::select(&info).expect("select").name, "gemma3-270m");
+    info.metadata.insert(
+        "general.name".to_owned(),
+        gguf::MetaValue::Str("SmolLM2 135M Instruct (requantized)".to_owned()),
+    );
+    assert_eq!(
+        Profile::select(&info).expect("select").name,
+        "smollm2-135m-instruct"
+    );
+}
+
+#[test]
+fn bad_profiles_are_typed_errors() {
+    assert!(matches!(
+        Profile::parse("x", "[generation\n"),
+        Err(ProfileError::Parse { .. })
+    ));
+    assert!(matches!(
+        Profile::parse("x", "colour = 3\n"),
+        Err(ProfileError::Parse { .. })
+    ));
+    assert!(matches!(
+        Profile::parse("x", "[generation]\ngrammar = \"sometimes\"\n"),
+        Err(ProfileError::Parse { .. })
+    ));
+    assert!(matches!(
+        Profile::parse("x", "[sampling]\ntemperature = -1.0\n"),
+        Err(ProfileError::Invalid { .. })
+    ));
+    assert!(matches!(
+        Profile::parse("x", "[match]\nsha256 = [\"abc\"]\n"),
+        Err(ProfileError::Invalid { .. })
+    ));
+    assert!(matches!(
+        Profile::named("nope"),
+        Err(ProfileError::Unknown { .. })
+    ));
+    assert!(matches!(
+        Profile::named("/no/such/profile.toml"),
+        Err(ProfileError::Io { .. })
+    ));
+    let p = Profile::parse("mine", "[generation]\nprotocol = \"hermes\"\ngrammar = \"lazy\"\nstop = [\"</tool_call>\"]\n[measured]\nconversion_rate = 0.5\n").expect("parse");
+    assert_eq!(p.protocol, "hermes");
+    assert_eq!(p.grammar, GrammarMode::Lazy);
+    assert_eq!(p.conversion_rate, Some(0.5));
+}
