@@ -124,7 +124,7 @@ pub struct Position {
 }
 
 /// One in-band format's detector.
-pub trait Format: std::fmt::Debug {
+pub trait Format: std::fmt::Debug + Send {
     fn id(&self) -> FormatId;
     /// Bytes that can begin a trigger of this format, for the scanner's fast skip. A
     /// format whose triggers only apply at line start returns them in `line_start_bytes`.
@@ -162,7 +162,7 @@ pub enum Step {
 /// certain, and exactly one `Proposal` or `Failure` per construct it accepts. A body may also
 /// emit `Text` for bytes it consumed that turned out to be prose (the text protocol passes a
 /// code fence's contents through this way).
-pub trait Body: std::fmt::Debug {
+pub trait Body: std::fmt::Debug + Send {
     fn feed(&mut self, s: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Step;
     /// End of stream inside the construct: close it (repair) or fail it; or reject it, in
     /// which case the returned string is handed back to the scanner as prose.

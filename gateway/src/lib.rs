@@ -2,3 +2,19 @@
 //! agent loop.
 
 pub mod eval;
+
+pub mod api;
+pub mod body;
+pub mod config;
+pub mod error;
+pub mod handlers;
+pub mod ids;
+pub mod metrics;
+pub mod reply;
+pub mod router;
+pub mod serve;
+pub mod server;
+pub mod sse;
+pub mod state;
+pub mod tools;
+pub mod validate;

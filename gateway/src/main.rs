@@ -15,12 +15,28 @@ enum Command {
     /// Measure the codec's conversion rate on a corpus of model replies (JSONL): converted
     /// replies, repairs and failures per kind, and false decodes and misses against gold.
     Eval(gateway::eval::EvalArgs),
+    /// Serve an OpenAI-compatible HTTP endpoint (/v1/chat/completions, /v1/completions,
+    /// /v1/models, /health, /metrics, /tokenize) on a local GGUF model, turning the model's
+    /// tool calls into valid, streamed `tool_calls`. Stops cleanly on SIGINT/SIGTERM.
+    Serve(gateway::config::ServeArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Eval(args) => gateway::eval::run(&args)?,
+        Command::Serve(args) => serve(&args)?,
     }
+    Ok(())
+}
+
+/// `bellows serve`: logs through `tracing` (RUST_LOG overrides the default `info` level).
+fn serve(args: &gateway::config::ServeArgs) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let cfg = args.resolve()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(gateway::serve::run(cfg))?;
     Ok(())
 }

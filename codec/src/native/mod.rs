@@ -139,7 +139,7 @@ pub(crate) enum Eos {
 
 /// A format's construct as a character-at-a-time state machine; [`Driven`] turns it into a
 /// [`Body`] (chunking, raw-text bookkeeping, the byte cap).
-pub(crate) trait Machine: std::fmt::Debug {
+pub(crate) trait Machine: std::fmt::Debug + Send {
     fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow;
     fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos;
     /// Emits argument text read so far (called at the end of every `feed`).

@@ -1,0 +1,237 @@
+//! Response bodies and stream chunks as the gateway sends them.
+
+use serde::Serialize;
+
+/// Token accounting, shared by every endpoint that generates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub total_tokens: u32,
+    pub prompt_tokens_details: PromptTokensDetails,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PromptTokensDetails {
+    /// Prompt tokens reused from the slot's prompt cache.
+    pub cached_tokens: u32,
+}
+
+impl Usage {
+    pub fn new(prompt_tokens: u32, cached_tokens: u32, completion_tokens: u32) -> Usage {
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+            prompt_tokens_details: PromptTokensDetails { cached_tokens },
+        }
+    }
+}
+
+/// Why a choice ended, in OpenAI's vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ToolCalls,
+}
+
+/// A non-streamed chat completion.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatCompletion {
+    pub id: String,
+    pub object: &'static str,
+    pub created: u64,
+    pub model: String,
+    pub choices: Vec<ChatChoice>,
+    pub usage: Usage,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatChoice {
+    pub index: u32,
+    pub message: AssistantMessage,
+    pub finish_reason: FinishReason,
+    pub logprobs: Option<()>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AssistantMessage {
+    pub role: &'static str,
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    pub refusal: Option<String>,
+    /// Calls whose name was certain but which then failed to decode (bellows extension);
+    /// their raw text is part of `content`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bellows: Option<MessageExt>,
+}
+
+/// A complete tool call.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: FunctionCall,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bellows: Option<ToolCallExt>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+/// The bellows extension on a tool call: how the proposal was obtained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolCallExt {
+    /// The format the model wrote the call in (`text`, `hermes`, …).
+    pub format: &'static str,
+    /// Every repair applied, one entry per occurrence, in order.
+    pub repairs: Vec<&'static str>,
+}
+
+/// The bellows extension on a message: decode failures of the turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MessageExt {
+    pub failures: Vec<FailureExt>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailureExt {
+    /// The stream index of the call, when its name had already been sent.
+    pub index: Option<u32>,
+    pub kind: &'static str,
+}
+
+/// One chunk of a streamed chat completion.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatCompletionChunk {
+    pub id: String,
+    pub object: &'static str,
+    pub created: u64,
+    pub model: String,
+    pub choices: Vec<ChunkChoice>,
+    /// Present (possibly `null`) only when the client asked for usage, as OpenAI does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Option<Usage>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChunkChoice {
+    pub index: u32,
+    pub delta: Delta,
+    pub finish_reason: Option<FinishReason>,
+    pub logprobs: Option<()>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Delta {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallDelta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bellows: Option<MessageExt>,
+}
+
+/// A fragment of a streamed tool call: the first for an index carries `id`, `type` and the
+/// name; later ones carry argument fragments.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolCallDelta {
+    pub index: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionDelta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bellows: Option<ToolCallExt>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionDelta {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub arguments: String,
+}
+
+/// A non-streamed text completion.
+#[derive(Debug, Clone, Serialize)]
+pub struct Completion {
+    pub id: String,
+    pub object: &'static str,
+    pub created: u64,
+    pub model: String,
+    pub choices: Vec<CompletionChoice>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompletionChoice {
+    pub index: u32,
+    pub text: String,
+    pub logprobs: Option<()>,
+    pub finish_reason: Option<FinishReason>,
+}
+
+/// `GET /v1/models`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelList {
+    pub object: &'static str,
+    pub data: Vec<ModelCard>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelCard {
+    pub id: String,
+    pub object: &'static str,
+    pub created: u64,
+    pub owned_by: &'static str,
+    /// bellows extension: context size per slot, slots, and the profile in force.
+    pub bellows: ModelCardExt,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelCardExt {
+    pub n_ctx: u32,
+    pub n_ctx_train: u32,
+    pub slots: u32,
+    pub profile: String,
+}
+
+/// `POST /tokenize`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenizeResponse {
+    pub tokens: Vec<i32>,
+}
+
+/// `GET /health`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Health {
+    pub status: &'static str,
+    pub model: String,
+}
+
+/// OpenAI's error envelope.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorDetail {
+    pub message: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub param: Option<String>,
+    pub code: &'static str,
+}

@@ -1,0 +1,216 @@
+//! `bellows serve` settings: command-line flags, `BELLOWS_*` environment variables and an
+//! optional TOML config file, merged in that order of precedence.
+//!
+//! clap reads flags and environment variables together (a flag wins over its variable); every
+//! field is optional there so that a value absent from both can still come from the file, and
+//! only then from the built-in default.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Default port: the one llama-server and most local OpenAI servers use.
+pub const DEFAULT_PORT: u16 = 8080;
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+/// Request bodies larger than this are refused with 413.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Serve an OpenAI-compatible endpoint on a local GGUF model.
+///
+/// Every setting can also come from a `BELLOWS_*` environment variable or from the TOML file
+/// given with `--config` (keys are the long flag names with `_` for `-`, e.g.
+/// `gpu_layers = 99`). A flag beats its environment variable, which beats the file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// GGUF file to serve, or the name of a model fetched by scripts/fetch-models.sh
+    /// (`smollm2`, `gemma3`, `tiny`). Default: the SmolLM2-135M file in the models cache
+    /// ($BELLOWS_MODELS, else $XDG_CACHE_HOME/bellows/models, else ~/.cache/bellows/models).
+    #[arg(long, short = 'm', env = "BELLOWS_MODEL", value_name = "PATH|NAME")]
+    pub model: Option<String>,
+
+    /// Address to listen on. Default: 127.0.0.1 (this machine only). Use 0.0.0.0 to accept
+    /// connections from other machines, ideally together with --api-key.
+    #[arg(long, env = "BELLOWS_HOST")]
+    pub host: Option<String>,
+
+    /// Port to listen on. Default: 8080. Use 0 to pick a free port (it is logged).
+    #[arg(long, short = 'p', env = "BELLOWS_PORT")]
+    pub port: Option<u16>,
+
+    /// Require `Authorization: Bearer KEY` on every endpoint except /health.
+    #[arg(long, env = "BELLOWS_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+
+    /// Number of requests generated at the same time (slots); each slot has its own context
+    /// of --ctx tokens and its own prompt cache. Default: 1.
+    #[arg(long, env = "BELLOWS_PARALLEL")]
+    pub parallel: Option<u32>,
+
+    /// Context size per slot, in tokens. Default: the profile's, else 4096 capped at the
+    /// model's training context.
+    #[arg(long, env = "BELLOWS_CTX")]
+    pub ctx: Option<u32>,
+
+    /// CPU threads used for generation. Default: the number of physical cores.
+    #[arg(long, env = "BELLOWS_THREADS")]
+    pub threads: Option<u32>,
+
+    /// Layers to offload to the GPU (needs a build with the `cuda`, `vulkan` or `metal`
+    /// feature). Default: 0, all on the CPU.
+    #[arg(long, env = "BELLOWS_GPU_LAYERS")]
+    pub gpu_layers: Option<u32>,
+
+    /// Model profile: a name from models/profiles (without `.toml`) or a path to a profile
+    /// file. It picks the tool-call protocol, chat template, stop strings, sampling and
+    /// grammar mode. Default: the profile whose match rule fits the GGUF, else generic.
+    #[arg(long, env = "BELLOWS_PROFILE")]
+    pub profile: Option<String>,
+
+    /// Requests that may wait for a free slot before the server answers 503. Default: 64.
+    #[arg(long, env = "BELLOWS_QUEUE")]
+    pub queue: Option<usize>,
+
+    /// Largest accepted request body, in bytes; larger ones get 413. Default: 4194304.
+    #[arg(long, env = "BELLOWS_MAX_BODY_BYTES")]
+    pub max_body_bytes: Option<usize>,
+
+    /// TOML file with any of the settings above.
+    #[arg(long, env = "BELLOWS_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// The TOML config file: the same settings, all optional. Unknown keys are an error so that a
+/// typo does not silently fall back to a default.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub model: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub api_key: Option<String>,
+    pub parallel: Option<u32>,
+    pub ctx: Option<u32>,
+    pub threads: Option<u32>,
+    pub gpu_layers: Option<u32>,
+    pub profile: Option<String>,
+    pub queue: Option<usize>,
+    pub max_body_bytes: Option<usize>,
+}
+
+/// Settings after merging; `None` means "let the engine decide" (profile or model default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeConfig {
+    pub model: Option<String>,
+    pub host: String,
+    pub port: u16,
+    pub api_key: Option<String>,
+    pub parallel: u32,
+    pub ctx: Option<u32>,
+    pub threads: Option<u32>,
+    pub gpu_layers: u32,
+    pub profile: Option<String>,
+    pub queue: usize,
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file {path}: {source}")]
+    Parse { path: PathBuf, source: toml::de::Error },
+    #[error("invalid setting `{name}`: {message}")]
+    Invalid { name: &'static str, message: String },
+}
+
+impl FileConfig {
+    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Parse { path: path.to_owned(), source })
+    }
+}
+
+impl ServeArgs {
+    /// Merges flags/env over the config file (if any) over the defaults, and checks ranges.
+    pub fn resolve(&self) -> Result<ServeConfig, ConfigError> {
+        let file = match &self.config {
+            Some(path) => FileConfig::load(path)?,
+            None => FileConfig::default(),
+        };
+        let cfg = ServeConfig {
+            model: self.model.clone().or(file.model),
+            host: self.host.clone().or(file.host).unwrap_or_else(|| DEFAULT_HOST.to_owned()),
+            port: self.port.or(file.port).unwrap_or(DEFAULT_PORT),
+            api_key: self.api_key.clone().or(file.api_key).filter(|k| !k.is_empty()),
+            parallel: self.parallel.or(file.parallel).unwrap_or(1),
+            ctx: self.ctx.or(file.ctx),
+            threads: self.threads.or(file.threads),
+            gpu_layers: self.gpu_layers.or(file.gpu_layers).unwrap_or(0),
+            profile: self.profile.clone().or(file.profile),
+            queue: self.queue.or(file.queue).unwrap_or(64),
+            max_body_bytes: self
+                .max_body_bytes
+                .or(file.max_body_bytes)
+                .unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        };
+        let invalid = |name, message: &str| ConfigError::Invalid { name, message: message.into() };
+        if cfg.parallel == 0 {
+            return Err(invalid("parallel", "must be at least 1"));
+        }
+        if cfg.ctx == Some(0) {
+            return Err(invalid("ctx", "must be at least 1"));
+        }
+        if cfg.threads == Some(0) {
+            return Err(invalid("threads", "must be at least 1"));
+        }
+        if cfg.max_body_bytes < 1024 {
+            return Err(invalid("max_body_bytes", "must be at least 1024"));
+        }
+        if cfg.host.is_empty() {
+            return Err(invalid("host", "must not be empty"));
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_config(text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bellows-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir is writable");
+        let path = dir.join(format!("c{}.toml", text.len()));
+        std::fs::write(&path, text).expect("temp file is writable");
+        path
+    }
+
+    #[test]
+    fn defaults_apply_when_nothing_is_given() {
+        let cfg = ServeArgs::default().resolve().expect("defaults are valid");
+        assert_eq!(cfg.host, "127.0.0.1");
+        assert_eq!(cfg.port, 8080);
+        assert_eq!(cfg.parallel, 1);
+        assert_eq!(cfg.api_key, None);
+    }
+
+    #[test]
+    fn flags_beat_the_file_and_the_file_beats_defaults() {
+        let path = write_config("port = 9000\nparallel = 3\napi_key = \"k\"\n");
+        let args = ServeArgs { port: Some(9100), config: Some(path), ..ServeArgs::default() };
+        let cfg = args.resolve().expect("valid");
+        assert_eq!(cfg.port, 9100);
+        assert_eq!(cfg.parallel, 3);
+        assert_eq!(cfg.api_key.as_deref(), Some("k"));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_errors() {
+        let path = write_config("prot = 9000\n");
+        let args = ServeArgs { config: Some(path), ..ServeArgs::default() };
+        assert!(matches!(args.resolve(), Err(ConfigError::Parse { .. })));
+        let args = ServeArgs { parallel: Some(0), ..ServeArgs::default() };
+        assert!(matches!(args.resolve(), Err(ConfigError::Invalid { name: "parallel", .. })));
+    }
+}

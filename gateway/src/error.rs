@@ -1,0 +1,224 @@
+//! [`ApiError`]: the one error type of the HTTP layer.
+//!
+//! Its [`ApiError::kind`] is a static snake_case name from a closed set. The same name is the
+//! `code` of the OpenAI error JSON, the `code` of an SSE error event and the label of the
+//! `bellows_errors_total` metric, so a label can never come from request-supplied text.
+
+use hyper::StatusCode;
+use models::EngineError;
+
+use crate::api::response::{ErrorBody, ErrorDetail};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("the request body is larger than the {limit}-byte limit")]
+    BodyTooLarge { limit: usize },
+    #[error("the request body could not be read: {0}")]
+    BodyRead(String),
+    #[error("the request body is not valid JSON: {0}")]
+    InvalidJson(String),
+    /// A field has the wrong type or an out-of-range value.
+    #[error("invalid value for `{param}`: {message}")]
+    InvalidValue { param: String, message: String },
+    /// A required field is absent.
+    #[error("missing required parameter `{param}`")]
+    MissingField { param: String },
+    /// A well-formed value the gateway does not serve (`n > 1`, image parts, logprobs).
+    #[error("unsupported value for `{param}`: {message}")]
+    Unsupported { param: String, message: String },
+    #[error("the model `{0}` does not exist; this server serves `{1}`")]
+    ModelNotFound(String, String),
+    #[error(
+        "this model's context holds {n_ctx} tokens, but the prompt is {prompt_tokens} tokens; \
+         shorten the messages"
+    )]
+    PromptTooLong { prompt_tokens: u32, n_ctx: u32 },
+    #[error("invalid grammar: {0}")]
+    InvalidGrammar(String),
+    #[error("invalid JSON schema: {0}")]
+    InvalidSchema(String),
+    #[error("missing or invalid API key; send `Authorization: Bearer <key>`")]
+    Unauthorized,
+    #[error("the server is busy ({capacity} requests already waiting); retry shortly")]
+    QueueFull { capacity: usize },
+    #[error("no route for {0}")]
+    NotFound(String),
+    #[error("method {method} is not allowed on {path}")]
+    MethodNotAllowed { method: String, path: String },
+    #[error("the chat template failed: {0}")]
+    Template(String),
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    #[error("engine failure: {0}")]
+    Engine(String),
+}
+
+impl ApiError {
+    /// Every kind, for tests and metric pre-registration.
+    pub const KINDS: &'static [&'static str] = &[
+        "body_too_large",
+        "body_read_failed",
+        "invalid_json",
+        "invalid_value",
+        "missing_field",
+        "unsupported_parameter",
+        "model_not_found",
+        "context_length_exceeded",
+        "invalid_grammar",
+        "invalid_schema",
+        "invalid_api_key",
+        "queue_full",
+        "not_found",
+        "method_not_allowed",
+        "template_error",
+        "shutting_down",
+        "engine_failure",
+    ];
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BodyRead(_)
+            | ApiError::InvalidJson(_)
+            | ApiError::InvalidValue { .. }
+            | ApiError::MissingField { .. }
+            | ApiError::Unsupported { .. }
+            | ApiError::PromptTooLong { .. }
+            | ApiError::InvalidGrammar(_)
+            | ApiError::InvalidSchema(_)
+            | ApiError::Template(_) => StatusCode::BAD_REQUEST,
+            ApiError::ModelNotFound(..) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::QueueFull { .. } | ApiError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable name of this error (OpenAI `code`, SSE error code, metrics label).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            ApiError::BodyTooLarge { .. } => "body_too_large",
+            ApiError::BodyRead(_) => "body_read_failed",
+            ApiError::InvalidJson(_) => "invalid_json",
+            ApiError::InvalidValue { .. } => "invalid_value",
+            ApiError::MissingField { .. } => "missing_field",
+            ApiError::Unsupported { .. } => "unsupported_parameter",
+            ApiError::ModelNotFound(..) => "model_not_found",
+            ApiError::PromptTooLong { .. } => "context_length_exceeded",
+            ApiError::InvalidGrammar(_) => "invalid_grammar",
+            ApiError::InvalidSchema(_) => "invalid_schema",
+            ApiError::Unauthorized => "invalid_api_key",
+            ApiError::QueueFull { .. } => "queue_full",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::Template(_) => "template_error",
+            ApiError::ShuttingDown => "shutting_down",
+            ApiError::Engine(_) => "engine_failure",
+        }
+    }
+
+    /// OpenAI's error `type`, derived from the status class.
+    pub const fn error_type(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized => "authentication_error",
+            ApiError::ModelNotFound(..) | ApiError::NotFound(_) => "not_found_error",
+            ApiError::QueueFull { .. } | ApiError::ShuttingDown => "overloaded_error",
+            ApiError::Engine(_) => "server_error",
+            _ => "invalid_request_error",
+        }
+    }
+
+    /// The request parameter at fault, when there is one.
+    pub fn param(&self) -> Option<String> {
+        match self {
+            ApiError::InvalidValue { param, .. }
+            | ApiError::MissingField { param }
+            | ApiError::Unsupported { param, .. } => Some(param.clone()),
+            ApiError::ModelNotFound(..) => Some("model".to_owned()),
+            ApiError::PromptTooLong { .. } | ApiError::Template(_) => Some("messages".to_owned()),
+            _ => None,
+        }
+    }
+
+    /// Seconds a client should wait before retrying, for 503 answers.
+    pub const fn retry_after(&self) -> Option<u32> {
+        match self {
+            ApiError::QueueFull { .. } | ApiError::ShuttingDown => Some(1),
+            _ => None,
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                message: self.to_string(),
+                kind: self.error_type(),
+                param: self.param(),
+                code: self.kind(),
+            },
+        }
+    }
+
+    pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> ApiError {
+        ApiError::InvalidValue { param: param.into(), message: message.into() }
+    }
+
+    pub fn unsupported(param: impl Into<String>, message: impl Into<String>) -> ApiError {
+        ApiError::Unsupported { param: param.into(), message: message.into() }
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        match e {
+            EngineError::PromptTooLong { prompt_tokens, n_ctx } => {
+                ApiError::PromptTooLong { prompt_tokens, n_ctx }
+            }
+            EngineError::QueueFull { capacity } => ApiError::QueueFull { capacity },
+            EngineError::InvalidGrammar(m) => ApiError::InvalidGrammar(m),
+            EngineError::InvalidSchema(m) => ApiError::InvalidSchema(m),
+            EngineError::Template(m) => ApiError::Template(m),
+            EngineError::ShutDown => ApiError::ShuttingDown,
+            other => ApiError::Engine(other.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_table_matches_every_variant() {
+        let samples = [
+            ApiError::BodyTooLarge { limit: 1 },
+            ApiError::BodyRead(String::new()),
+            ApiError::InvalidJson(String::new()),
+            ApiError::invalid("x", "y"),
+            ApiError::MissingField { param: "x".into() },
+            ApiError::unsupported("n", "y"),
+            ApiError::ModelNotFound("a".into(), "b".into()),
+            ApiError::PromptTooLong { prompt_tokens: 9, n_ctx: 8 },
+            ApiError::InvalidGrammar(String::new()),
+            ApiError::InvalidSchema(String::new()),
+            ApiError::Unauthorized,
+            ApiError::QueueFull { capacity: 1 },
+            ApiError::NotFound("/x".into()),
+            ApiError::MethodNotAllowed { method: "GET".into(), path: "/x".into() },
+            ApiError::Template(String::new()),
+            ApiError::ShuttingDown,
+            ApiError::Engine(String::new()),
+        ];
+        let kinds: Vec<&str> = samples.iter().map(ApiError::kind).collect();
+        assert_eq!(kinds, ApiError::KINDS);
+    }
+
+    #[test]
+    fn prompt_too_long_names_both_counts() {
+        let e = ApiError::from(EngineError::PromptTooLong { prompt_tokens: 5000, n_ctx: 2048 });
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        let msg = e.to_string();
+        assert!(msg.contains("5000") && msg.contains("2048"), "{msg}");
+    }
+}

@@ -1,0 +1,58 @@
+//! The endpoints that do not generate: `/health`, `/v1/models`, `/metrics`, `/tokenize`.
+
+use bytes::Bytes;
+use hyper::{Response, StatusCode};
+
+use crate::api::request::TokenizeRequest;
+use crate::api::response::{Health, ModelCard, ModelCardExt, ModelList, TokenizeResponse};
+use crate::body::{self, Body};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::validate;
+
+pub fn health(state: &AppState) -> Response<Body> {
+    body::json(
+        StatusCode::OK,
+        &Health { status: "ok", model: state.engine.info().id.clone() },
+    )
+}
+
+fn card(state: &AppState) -> ModelCard {
+    let info = state.engine.info();
+    ModelCard {
+        id: info.id.clone(),
+        object: "model",
+        created: state.started,
+        owned_by: "bellows",
+        bellows: ModelCardExt {
+            n_ctx: info.n_ctx,
+            n_ctx_train: info.n_ctx_train,
+            slots: info.slots,
+            profile: info.profile.clone(),
+        },
+    }
+}
+
+/// `GET /v1/models` and `GET /v1/models/{id}`.
+pub fn models(state: &AppState, path: &str) -> Result<Response<Body>, ApiError> {
+    let wanted = path.strip_prefix("/v1/models/").or_else(|| path.strip_prefix("/models/"));
+    match wanted {
+        None => Ok(body::json(StatusCode::OK, &ModelList { object: "list", data: vec![card(state)] })),
+        Some(id) if id == state.engine.info().id => Ok(body::json(StatusCode::OK, &card(state))),
+        Some(id) => Err(ApiError::ModelNotFound(id.to_owned(), state.engine.info().id.clone())),
+    }
+}
+
+pub fn metrics(state: &AppState) -> Response<Body> {
+    body::with_type(
+        StatusCode::OK,
+        body::full(state.metrics.render()),
+        "text/plain; version=0.0.4; charset=utf-8",
+    )
+}
+
+pub fn tokenize(state: &AppState, body: Bytes) -> Result<Response<Body>, ApiError> {
+    let req: TokenizeRequest = validate::parse(&body)?;
+    let tokens = state.engine.tokenize(&req.content)?;
+    Ok(body::json(StatusCode::OK, &TokenizeResponse { tokens }))
+}

@@ -1,0 +1,243 @@
+//! Tool calling: the one module that couples the gateway to the codec's registry and decoder.
+//!
+//! A request's `tools`, `tool_choice` and `bellows.protocol` become a [`ToolPlan`]: what the
+//! chat template is shown, which system prompt is prepended, which grammar constrains the
+//! model, and how the reply is decoded. Three plans exist:
+//!
+//! * **none** — no tools (or `tool_choice: "none"`): the reply is plain content.
+//! * **native** — the client's tools go to the chat template's `tools`; the reply is decoded in
+//!   the codec's `auto` mode (every in-band native format), and calls come back as OpenAI
+//!   `tool_calls`. With `tool_choice: "required"` or a named tool, a JSON-schema grammar makes
+//!   the model write exactly one bare `{"name": …, "arguments": …}` object naming an allowed
+//!   tool with schema-valid arguments, so the call always decodes.
+//! * **text** (the `"bellows": {"protocol": "text"}` extension) — the model is taught bellows'
+//!   text protocol through the registry's system prompt, and every decoded `ActionProposal`
+//!   comes back as a tool call named by the registry (`read`, `edit`, …) with its format and
+//!   repairs in a `bellows` extension field.
+
+use std::sync::Arc;
+
+use codec::format::FormatId;
+use codec::{Mode, Registry, TurnDecoder};
+use models::{GrammarSpec, ToolSpec};
+
+use crate::api::request::{BellowsOptions, ProtocolChoice, Tool, ToolChoice, ToolChoiceMode};
+use crate::error::ApiError;
+
+/// How a chat request's reply is produced and decoded.
+#[derive(Debug, Clone)]
+pub struct ToolPlan {
+    kind: PlanKind,
+}
+
+#[derive(Debug, Clone)]
+enum PlanKind {
+    None,
+    Native {
+        registry: Arc<Registry>,
+        specs: Vec<ToolSpec>,
+        mode: Mode,
+        grammar: Option<GrammarSpec>,
+    },
+    Text {
+        registry: Arc<Registry>,
+        grammar: Option<GrammarSpec>,
+    },
+}
+
+impl ToolPlan {
+    /// A plan that decodes nothing.
+    pub fn none() -> ToolPlan {
+        ToolPlan { kind: PlanKind::None }
+    }
+
+    /// True when the reply goes through the codec.
+    pub fn decodes(&self) -> bool {
+        !matches!(self.kind, PlanKind::None)
+    }
+
+    /// True for the text-protocol extension, whose calls carry a `bellows` field.
+    pub fn is_text_protocol(&self) -> bool {
+        matches!(self.kind, PlanKind::Text { .. })
+    }
+
+    /// Text to put before the conversation's own system prompt.
+    pub fn system_prompt(&self) -> Option<String> {
+        match &self.kind {
+            PlanKind::Text { registry, .. } => Some(registry.system_prompt()),
+            _ => None,
+        }
+    }
+
+    /// Tools for the chat template's `tools` variable.
+    pub fn template_tools(&self) -> Vec<ToolSpec> {
+        match &self.kind {
+            PlanKind::Native { specs, .. } => specs.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn grammar(&self) -> Option<GrammarSpec> {
+        match &self.kind {
+            PlanKind::Native { grammar, .. } | PlanKind::Text { grammar, .. } => grammar.clone(),
+            PlanKind::None => None,
+        }
+    }
+
+    /// A fresh decoder for one reply, or `None` when the reply is plain content.
+    pub fn decoder(&self) -> Option<TurnDecoder> {
+        match &self.kind {
+            PlanKind::None => None,
+            PlanKind::Native { registry, mode, .. } => {
+                Some(TurnDecoder::new(*mode, Arc::clone(registry)))
+            }
+            PlanKind::Text { registry, .. } => {
+                Some(TurnDecoder::new(Mode::Auto, Arc::clone(registry)))
+            }
+        }
+    }
+
+    /// Whether a call to `name` may reach the client. The codec's registry always knows the
+    /// builtin tools; in native mode the client declared its own and must see only those.
+    pub fn exposes(&self, name: &str) -> bool {
+        match &self.kind {
+            PlanKind::None => false,
+            PlanKind::Native { specs, .. } => specs.iter().any(|s| s.name == name),
+            PlanKind::Text { registry, .. } => registry.is_known(name),
+        }
+    }
+}
+
+/// Builds the plan for a request.
+pub fn plan(
+    tools: Option<&[Tool]>,
+    choice: Option<&ToolChoice>,
+    bellows: Option<&BellowsOptions>,
+    native_mode: Mode,
+) -> Result<ToolPlan, ApiError> {
+    let tools = tools.unwrap_or_default();
+    let protocol = bellows.and_then(|b| b.protocol).unwrap_or(ProtocolChoice::Native);
+    let mut registry = Registry::builtin();
+    let mut specs = Vec::with_capacity(tools.len());
+    for (i, t) in tools.iter().enumerate() {
+        if t.kind != "function" {
+            return Err(ApiError::invalid(
+                format!("tools[{i}].type"),
+                format!("{:?}; only \"function\" tools exist", t.kind),
+            ));
+        }
+        let f = &t.function;
+        let parameters = f
+            .parameters
+            .clone()
+            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        let description = f.description.clone().unwrap_or_default();
+        registry.add_client_tool(&f.name, &description, parameters.clone()).map_err(|e| {
+            let param = match e {
+                codec::registry::RegistryError::InvalidSchema { .. } => {
+                    format!("tools[{i}].function.parameters")
+                }
+                _ => format!("tools[{i}].function.name"),
+            };
+            ApiError::invalid(param, e.to_string())
+        })?;
+        specs.push(ToolSpec { name: f.name.clone(), description, parameters });
+    }
+    let choice = resolve_choice(choice, &specs)?;
+    let registry = Arc::new(registry);
+    if protocol == ProtocolChoice::Text {
+        let grammar = match choice {
+            Choice::None | Choice::Auto => None,
+            Choice::Required | Choice::Named(_) => Some(GrammarSpec::Strict {
+                gbnf: registry.text_protocol_gbnf(),
+                root: "root".to_owned(),
+            }),
+        };
+        return Ok(ToolPlan { kind: PlanKind::Text { registry, grammar } });
+    }
+    let (grammar, mode) = match choice {
+        Choice::None => return Ok(ToolPlan::none()),
+        Choice::Auto => (None, native_mode),
+        Choice::Required => (Some(call_grammar(specs.iter())), Mode::Only(FormatId::BareJson)),
+        Choice::Named(i) => {
+            (Some(call_grammar(specs[i..=i].iter())), Mode::Only(FormatId::BareJson))
+        }
+    };
+    Ok(ToolPlan { kind: PlanKind::Native { registry, specs, mode, grammar } })
+}
+
+enum Choice {
+    None,
+    Auto,
+    Required,
+    /// Index into the declared tools.
+    Named(usize),
+}
+
+fn resolve_choice(choice: Option<&ToolChoice>, specs: &[ToolSpec]) -> Result<Choice, ApiError> {
+    let none_declared = |what: &str| {
+        ApiError::invalid("tool_choice", format!("{what} needs at least one tool in `tools`"))
+    };
+    match choice {
+        None if specs.is_empty() => Ok(Choice::None),
+        None | Some(ToolChoice::Mode(ToolChoiceMode::Auto)) => {
+            if specs.is_empty() {
+                Ok(Choice::None)
+            } else {
+                Ok(Choice::Auto)
+            }
+        }
+        Some(ToolChoice::Mode(ToolChoiceMode::None)) => Ok(Choice::None),
+        Some(ToolChoice::Mode(ToolChoiceMode::Required)) => {
+            if specs.is_empty() {
+                return Err(none_declared("\"required\""));
+            }
+            Ok(Choice::Required)
+        }
+        Some(ToolChoice::Named(n)) => {
+            if n.kind != "function" {
+                return Err(ApiError::invalid("tool_choice.type", "must be \"function\""));
+            }
+            specs
+                .iter()
+                .position(|s| s.name == n.function.name)
+                .map(Choice::Named)
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "tool_choice.function.name",
+                        format!("{:?} is not one of the declared tools", n.function.name),
+                    )
+                })
+        }
+    }
+}
+
+/// A JSON schema admitting exactly one call `{"name": N, "arguments": A}` to one of `specs`,
+/// with `A` valid against that tool's parameters. The engine compiles it to a grammar.
+fn call_grammar<'a>(specs: impl Iterator<Item = &'a ToolSpec>) -> GrammarSpec {
+    let variants: Vec<serde_json::Value> = specs
+        .map(|s| {
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "name": {"const": s.name},
+                    "arguments": s.parameters,
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    let schema = match <[serde_json::Value; 1]>::try_from(variants) {
+        Ok([one]) => one,
+        Err(many) => serde_json::json!({ "anyOf": many }),
+    };
+    GrammarSpec::JsonSchema(schema)
+}
+
+/// How an earlier assistant tool call is written back into the prompt: the Hermes form, which
+/// most small chat models were trained on and every decoder mode reads.
+pub fn render_past_call(name: &str, arguments: &serde_json::Value) -> String {
+    let call = serde_json::json!({"name": name, "arguments": arguments});
+    format!("<tool_call>\n{call}\n</tool_call>\n")
+}
