@@ -1,0 +1,262 @@
+//! Tool calls through the codec, on the scripted engine: what the model "writes" is scripted,
+//! and the client must receive valid OpenAI `tool_calls`, streamed without retraction.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use models::{GrammarSpec, Prompt, Script};
+use serde_json::{Value, json};
+
+const WEATHER_TOOLS: &str = r#""tools":[{"type":"function","function":{"name":"get_weather","description":"Weather for a city","parameters":{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}}},{"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{}}}}]"#;
+
+const HERMES_CALL: &str =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>";
+
+fn tools_body(extra: &str) -> String {
+    let sep = if extra.is_empty() { "" } else { "," };
+    chat_body(&format!("{WEATHER_TOOLS}{sep}{extra}"))
+}
+
+fn args_of(call: &Value) -> Value {
+    serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn native_call_non_stream_becomes_tool_calls() {
+    let (server, engine) = start(HERMES_CALL).await;
+    let r = server.post("/v1/chat/completions", &tools_body("")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    let choice = &v["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(choice["message"]["content"], Value::Null);
+    let calls = choice["message"]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["type"], "function");
+    assert!(calls[0]["id"].as_str().unwrap().starts_with("call_"));
+    assert_eq!(calls[0]["function"]["name"], "get_weather");
+    assert_eq!(args_of(&calls[0]), json!({"location": "Paris"}));
+    // Standard clients never see the extension field outside the text protocol.
+    assert!(calls[0].get("bellows").is_none());
+
+    // The tools reached the chat template, and no grammar was imposed for `auto`.
+    let seen = engine.seen.lock().unwrap();
+    let Prompt::Chat { tools, .. } = &seen[0].prompt else { panic!("chat prompt") };
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["get_weather", "get_time"]);
+    assert_eq!(seen[0].grammar, None);
+    drop(seen);
+    let m = server.metrics().await;
+    assert_eq!(
+        gateway::metrics::sample(&m, r#"bellows_decoded_proposals_total{format="hermes"}"#),
+        Some(1.0),
+        "{m}"
+    );
+    server.stop().await.unwrap();
+}
+
+/// Checks the OpenAI streaming contract for tool calls and returns (name, arguments) per index.
+fn assemble_stream(events: &[Value]) -> Vec<(String, String)> {
+    let mut calls: Vec<(String, String)> = Vec::new();
+    for e in events {
+        let Some(choice) = e["choices"].get(0) else { continue };
+        let Some(deltas) = choice["delta"]["tool_calls"].as_array() else { continue };
+        for d in deltas {
+            let i = d["index"].as_u64().unwrap() as usize;
+            if i == calls.len() {
+                // The first fragment of a call carries id, type and the whole name.
+                assert!(d["id"].as_str().unwrap().starts_with("call_"), "{d}");
+                assert_eq!(d["type"], "function");
+                calls.push((d["function"]["name"].as_str().unwrap().to_owned(), String::new()));
+                assert_eq!(d["function"]["arguments"], "");
+            } else {
+                assert!(i < calls.len(), "indices are dense and in order: {d}");
+                assert!(d.get("id").is_none() && d["function"].get("name").is_none(), "{d}");
+                if let Some(a) = d["function"]["arguments"].as_str() {
+                    calls[i].1.push_str(a);
+                }
+            }
+        }
+    }
+    calls
+}
+
+#[tokio::test]
+async fn native_call_streams_name_first_then_argument_fragments() {
+    let engine = scripted("unused");
+    // One byte per piece: the hardest chunking for the decoder.
+    engine.push(Script::chunked(HERMES_CALL, 1));
+    let server = start_engine(engine.clone()).await;
+    let r = server.post("/v1/chat/completions", &tools_body(r#""stream":true"#)).await;
+    assert_eq!(r.status, 200);
+    let events = r.events();
+    let calls = assemble_stream(&events);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].0, "get_weather");
+    assert_eq!(serde_json::from_str::<Value>(&calls[0].1).unwrap(), json!({"location": "Paris"}));
+    // Arguments arrive in several fragments, not one blob at the end.
+    let fragments = events
+        .iter()
+        .filter(|e| e["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] != "")
+        .filter(|e| e["choices"][0]["delta"]["tool_calls"].is_array())
+        .count();
+    assert!(fragments > 1, "{fragments} fragments");
+    let last = events.last().unwrap();
+    assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
+    // No content leaked from the call's markup.
+    let content: String = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content.trim(), "");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn bare_json_call_from_a_small_model_is_decoded() {
+    let (server, _engine) =
+        start(r#"{"name": "get_weather", "arguments": {"location": "Oslo"}}"#).await;
+    let v = server.post("/v1/chat/completions", &tools_body("")).await.json();
+    let call = &v["choices"][0]["message"]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "get_weather");
+    assert_eq!(args_of(call), json!({"location": "Oslo"}));
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn required_and_named_choices_constrain_with_a_schema_grammar() {
+    let (server, engine) =
+        start(r#"{"name": "get_weather", "arguments": {"location": "Rome"}}"#).await;
+    let r = server.post("/v1/chat/completions", &tools_body(r#""tool_choice":"required""#)).await;
+    assert_eq!(r.json()["choices"][0]["finish_reason"], "tool_calls");
+    let r = server
+        .post(
+            "/v1/chat/completions",
+            &tools_body(r#""tool_choice":{"type":"function","function":{"name":"get_weather"}}"#),
+        )
+        .await;
+    let v = r.json();
+    assert_eq!(v["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+    let seen = engine.seen.lock().unwrap();
+    let Some(GrammarSpec::JsonSchema(required)) = &seen[0].grammar else { panic!("grammar") };
+    let names: Vec<&Value> =
+        required["anyOf"].as_array().unwrap().iter().map(|s| &s["properties"]["name"]["const"]).collect();
+    assert_eq!(names, [&json!("get_weather"), &json!("get_time")]);
+    let Some(GrammarSpec::JsonSchema(named)) = &seen[1].grammar else { panic!("grammar") };
+    assert_eq!(named["properties"]["name"]["const"], "get_weather");
+    assert_eq!(named["properties"]["arguments"]["required"], json!(["location"]));
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn tool_choice_none_serves_plain_content() {
+    let (server, engine) = start(HERMES_CALL).await;
+    let v = server.post("/v1/chat/completions", &tools_body(r#""tool_choice":"none""#)).await.json();
+    assert_eq!(v["choices"][0]["finish_reason"], "stop");
+    assert_eq!(v["choices"][0]["message"]["content"], HERMES_CALL);
+    let seen = engine.seen.lock().unwrap();
+    let Prompt::Chat { tools, .. } = &seen[0].prompt else { panic!("chat prompt") };
+    assert!(tools.is_empty());
+    drop(seen);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn schema_violation_comes_back_as_content_and_is_counted() {
+    let bad = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": 5}}\n</tool_call>";
+    let (server, _engine) = start(bad).await;
+    let v = server.post("/v1/chat/completions", &tools_body("")).await.json();
+    let msg = &v["choices"][0]["message"];
+    assert!(msg.get("tool_calls").is_none(), "{v}");
+    assert_eq!(v["choices"][0]["finish_reason"], "stop");
+    assert!(msg["content"].as_str().unwrap().contains("\"location\": 5"), "{v}");
+    assert_eq!(msg["bellows"]["failures"][0]["kind"], "bad_arguments");
+    let m = server.metrics().await;
+    assert_eq!(
+        gateway::metrics::sample(&m, r#"bellows_decode_failures_total{kind="bad_arguments"}"#),
+        Some(1.0)
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_call_to_an_undeclared_builtin_is_not_sent_as_a_tool_call() {
+    let text = "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
+    let (server, _engine) = start(text).await;
+    let v = server.post("/v1/chat/completions", &tools_body("")).await.json();
+    let msg = &v["choices"][0]["message"];
+    assert!(msg.get("tool_calls").is_none(), "{v}");
+    assert!(msg["content"].as_str().unwrap().contains("a.txt"), "{v}");
+    assert_eq!(msg["bellows"]["failures"][0]["kind"], "unknown_tool");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn text_protocol_extension_returns_proposals_with_repairs() {
+    let reply = "I will fix it.\nEDIT src/a.py\n<<<<<<<SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\nREAD src/b.py\n";
+    let engine = scripted("unused");
+    engine.push(Script::chunked(reply, 2));
+    engine.push(Script::chunked(reply, 2));
+    let server = start_engine(engine.clone()).await;
+    let body = chat_body(r#""bellows":{"protocol":"text"}"#);
+    let v = server.post("/v1/chat/completions", &body).await.json();
+    let choice = &v["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(choice["message"]["content"], "I will fix it.\n");
+    let calls = choice["message"]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{v}");
+    assert_eq!(calls[0]["function"]["name"], "edit");
+    assert_eq!(
+        args_of(&calls[0]),
+        json!({"path": "src/a.py", "blocks": [{"search": "x = 1\n", "replace": "x = 2\n"}]})
+    );
+    assert_eq!(calls[0]["bellows"], json!({"format": "text", "repairs": ["marker_run_together"]}));
+    assert_eq!(calls[1]["function"]["name"], "read");
+    assert_eq!(args_of(&calls[1]), json!({"path": "src/b.py"}));
+    assert_eq!(calls[1]["bellows"]["repairs"], json!([]));
+
+    // The model was taught the protocol in a system message.
+    let seen = engine.seen.lock().unwrap();
+    let Prompt::Chat { messages, tools } = &seen[0].prompt else { panic!("chat prompt") };
+    assert_eq!(messages[0].role, "system");
+    assert!(messages[0].content.contains("READ"), "{}", messages[0].content);
+    assert!(tools.is_empty());
+    drop(seen);
+
+    // Streamed, the same calls arrive whole, with the extension after each.
+    let body = chat_body(r#""bellows":{"protocol":"text"},"stream":true"#);
+    let events = server.post("/v1/chat/completions", &body).await.events();
+    let calls = assemble_stream(&events);
+    assert_eq!(calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["edit", "read"]);
+    let ext: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["tool_calls"][0].get("bellows"))
+        .collect();
+    assert_eq!(ext[0]["repairs"], json!(["marker_run_together"]));
+    let m = server.metrics().await;
+    assert_eq!(
+        gateway::metrics::sample(&m, r#"bellows_repairs_total{kind="marker_run_together"}"#),
+        Some(2.0)
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn past_tool_calls_and_results_reach_the_prompt() {
+    let (server, engine) = start("It is sunny.").await;
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":"weather?"}},{{"role":"assistant","content":null,"tool_calls":[{{"id":"call_1","type":"function","function":{{"name":"get_weather","arguments":"{{\"location\":\"Paris\"}}"}}}}]}},{{"role":"tool","tool_call_id":"call_1","content":"sunny"}}],{WEATHER_TOOLS}}}"#
+    );
+    let r = server.post("/v1/chat/completions", &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["choices"][0]["message"]["content"], "It is sunny.");
+    let seen = engine.seen.lock().unwrap();
+    let Prompt::Chat { messages, .. } = &seen[0].prompt else { panic!("chat prompt") };
+    assert_eq!(messages[1].role, "assistant");
+    assert!(messages[1].content.contains(r#""name":"get_weather""#), "{}", messages[1].content);
+    assert_eq!(messages[2].role, "tool");
+    assert_eq!(messages[2].content, "sunny");
+    drop(seen);
+    server.stop().await.unwrap();
+}
