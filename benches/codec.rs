@@ -1,0 +1,315 @@
+//! Codec throughput and scaling.
+//!
+//! * `throughput/*`: replies of 64 KiB (prose only, edit-dense, Hermes tool-call stream) decoded
+//!   whole and in token-sized chunks (3–8 bytes, deterministic pseudo-random sizes, cut on
+//!   character boundaries, as a model's detokenised stream arrives).
+//! * `scaling/*`: the same replies at 4, 16 and 64 KiB in token-sized chunks, decoded
+//!   incrementally by one `TurnDecoder`, and by the baseline servers use: a fresh decoder over
+//!   the whole accumulated buffer at every chunk (timed over the reply's last 64 chunks).
+//!   Throughput is counted in chunks, so criterion's elements/s is chunks per second and its
+//!   inverse the cost of one chunk: flat for the incremental decoder as the reply grows, and
+//!   growing with the reply for the baseline (linear versus quadratic in total).
+//!
+//! Run: `cargo bench --bench codec -- --warm-up-time 1 --measurement-time 3`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use codec::format::FormatId;
+use codec::{Event, Mode, Registry, TurnDecoder};
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
+
+/// A deterministic xorshift generator, so every run benches the same bytes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the", "function", "returns", "a", "value", "when", "list", "is", "empty", "so", "we",
+    "should", "check", "length", "first", "and", "then", "divide", "by", "number", "of", "items",
+    "this", "fixes", "crash", "in", "average", "because", "zero", "division", "raises", "error",
+    "café", "naïve", "résumé", "→", "code", "test", "passes", "now",
+];
+
+fn sentence(rng: &mut Rng, out: &mut String) {
+    let n = 6 + rng.below(12);
+    for i in 0..n {
+        let w = WORDS[rng.below(WORDS.len())];
+        if i == 0 {
+            let mut c = w.chars();
+            if let Some(f) = c.next() {
+                out.extend(f.to_uppercase());
+                out.push_str(c.as_str());
+            }
+        } else {
+            out.push(' ');
+            out.push_str(w);
+        }
+    }
+    out.push_str(". ");
+}
+
+/// Prose only: paragraphs of sentences, wrapped at about 80 columns.
+fn prose(size: usize) -> String {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut s = String::with_capacity(size + 256);
+    while s.len() < size {
+        let mut para = String::new();
+        for _ in 0..(2 + rng.below(4)) {
+            sentence(&mut rng, &mut para);
+        }
+        let mut col = 0;
+        for w in para.split(' ') {
+            if col + w.len() > 80 {
+                s.push('\n');
+                col = 0;
+            } else if col > 0 {
+                s.push(' ');
+                col += 1;
+            }
+            s.push_str(w);
+            col += w.len();
+        }
+        s.push_str("\n\n");
+    }
+    s
+}
+
+fn code_line(rng: &mut Rng, out: &mut String) {
+    let indent = 4 * rng.below(3);
+    out.extend(std::iter::repeat_n(' ', indent));
+    let name = WORDS[rng.below(WORDS.len())];
+    match rng.below(4) {
+        0 => out.push_str(&format!("{name} = compute({name}, {})\n", rng.below(100))),
+        1 => out.push_str(&format!("if {name} is None:\n")),
+        2 => out.push_str(&format!("return {name} / len(items)\n")),
+        _ => out.push_str(&format!("print(\"{name}: \", {name})\n")),
+    }
+}
+
+/// Edit-dense: a short sentence, then an EDIT with two or three SEARCH/REPLACE blocks, over
+/// and over.
+fn edits(size: usize) -> String {
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut s = String::with_capacity(size + 1024);
+    while s.len() < size {
+        sentence(&mut rng, &mut s);
+        s.push('\n');
+        s.push_str(&format!("EDIT src/{}.py\n", WORDS[rng.below(WORDS.len())]));
+        for _ in 0..(2 + rng.below(2)) {
+            s.push_str("<<<<<<< SEARCH\n");
+            for _ in 0..(1 + rng.below(4)) {
+                code_line(&mut rng, &mut s);
+            }
+            s.push_str("=======\n");
+            for _ in 0..(1 + rng.below(5)) {
+                code_line(&mut rng, &mut s);
+            }
+            s.push_str(">>>>>>> REPLACE\n");
+        }
+    }
+    s
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+/// A Hermes tool-call stream: calls (edits with multi-line JSON-escaped bodies, reads, runs)
+/// separated by short prose.
+fn hermes(size: usize) -> String {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut s = String::with_capacity(size + 1024);
+    while s.len() < size {
+        sentence(&mut rng, &mut s);
+        s.push('\n');
+        let name = WORDS[rng.below(WORDS.len())];
+        match rng.below(3) {
+            0 => {
+                let (mut search, mut replace) = (String::new(), String::new());
+                for _ in 0..(1 + rng.below(4)) {
+                    code_line(&mut rng, &mut search);
+                }
+                for _ in 0..(1 + rng.below(5)) {
+                    code_line(&mut rng, &mut replace);
+                }
+                s.push_str(&format!(
+                    "<tool_call>\n{{\"name\": \"edit\", \"arguments\": {{\"path\": \"src/{name}.py\", \"blocks\": [{{\"search\": {}, \"replace\": {}}}]}}}}\n</tool_call>\n",
+                    json_string(&search),
+                    json_string(&replace)
+                ));
+            }
+            1 => s.push_str(&format!(
+                "<tool_call>\n{{\"name\": \"read\", \"arguments\": {{\"path\": \"src/{name}.py\", \"start\": {}, \"end\": {}}}}}\n</tool_call>\n",
+                1 + rng.below(50),
+                60 + rng.below(50)
+            )),
+            _ => s.push_str(&format!(
+                "<tool_call>\n{{\"name\": \"run\", \"arguments\": {{\"argv\": [\"python\", \"-m\", \"pytest\", \"tests/test_{name}.py\"]}}}}\n</tool_call>\n"
+            )),
+        }
+    }
+    s
+}
+
+/// Cuts `s` into token-sized pieces of 3–8 bytes on character boundaries.
+fn token_chunks(s: &str) -> Vec<&str> {
+    let mut rng = Rng(0x0123_4567_89AB_CDEF);
+    let mut out = Vec::with_capacity(s.len() / 5 + 1);
+    let mut rest = s;
+    while !rest.is_empty() {
+        let mut end = (3 + rng.below(6)).min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        out.push(piece);
+        rest = tail;
+    }
+    out
+}
+
+fn decode_chunks(mode: Mode, registry: &Arc<Registry>, chunks: &[&str]) -> usize {
+    let mut d = TurnDecoder::new(mode, Arc::clone(registry));
+    let mut n = 0;
+    for c in chunks {
+        n += d.feed(c).len();
+    }
+    n + d.finish().len()
+}
+
+/// The baseline: at every chunk, a fresh decoder over the whole accumulated buffer. Only the
+/// last `tail` chunks are timed (the buffer before them is already accumulated), which is the
+/// baseline's steady cost per chunk at this reply size; timing every chunk of a 64 KiB reply
+/// would take minutes per sample and show the same thing.
+fn reparse_per_chunk(mode: Mode, registry: &Arc<Registry>, prefix: &str, tail: &[&str]) -> usize {
+    let mut buf = String::with_capacity(prefix.len() + 64 * tail.len());
+    buf.push_str(prefix);
+    let mut n = 0;
+    for c in tail {
+        buf.push_str(c);
+        let mut d = TurnDecoder::new(mode, Arc::clone(registry));
+        let mut events: Vec<Event> = d.feed(&buf);
+        events.extend(d.finish());
+        n = events.len();
+    }
+    n
+}
+
+/// How many chunks at the end of a reply the baseline is timed on.
+const TAIL: usize = 64;
+
+struct Kind {
+    name: &'static str,
+    mode: Mode,
+    make: fn(usize) -> String,
+}
+
+const KINDS: &[Kind] = &[
+    Kind {
+        name: "prose",
+        mode: Mode::Auto,
+        make: prose,
+    },
+    Kind {
+        name: "edits",
+        mode: Mode::Only(FormatId::Text),
+        make: edits,
+    },
+    Kind {
+        name: "hermes",
+        mode: Mode::Only(FormatId::Hermes),
+        make: hermes,
+    },
+];
+
+fn throughput(c: &mut Criterion) {
+    let registry = Arc::new(Registry::builtin());
+    let mut g = c.benchmark_group("throughput");
+    for k in KINDS {
+        let reply = (k.make)(64 * 1024);
+        let chunks = token_chunks(&reply);
+        g.throughput(Throughput::Bytes(reply.len() as u64));
+        g.bench_function(BenchmarkId::new(k.name, "whole"), |b| {
+            b.iter(|| decode_chunks(k.mode, &registry, &[black_box(reply.as_str())]))
+        });
+        g.bench_function(BenchmarkId::new(k.name, "tokens"), |b| {
+            b.iter(|| decode_chunks(k.mode, &registry, black_box(&chunks)))
+        });
+    }
+    g.finish();
+}
+
+fn scaling(c: &mut Criterion) {
+    let registry = Arc::new(Registry::builtin());
+    let mut g = c.benchmark_group("scaling");
+    g.sampling_mode(SamplingMode::Flat);
+    g.sample_size(10);
+    for k in KINDS {
+        for kib in [4usize, 16, 64] {
+            let reply = (k.make)(kib * 1024);
+            let chunks = token_chunks(&reply);
+            g.throughput(Throughput::Elements(chunks.len() as u64));
+            g.bench_function(
+                BenchmarkId::new(format!("{}/incremental", k.name), format!("{kib}KiB")),
+                |b| b.iter(|| decode_chunks(k.mode, &registry, black_box(&chunks))),
+            );
+            let split = chunks.len().saturating_sub(TAIL);
+            let prefix: String = chunks[..split].concat();
+            let tail = &chunks[split..];
+            g.throughput(Throughput::Elements(tail.len() as u64));
+            g.bench_function(
+                BenchmarkId::new(format!("{}/reparse", k.name), format!("{kib}KiB")),
+                |b| {
+                    b.iter(|| {
+                        reparse_per_chunk(k.mode, &registry, black_box(&prefix), black_box(tail))
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
+/// The bench inputs decode to what they claim: prose to no proposal, the others to one
+/// proposal per construct. Checked once before timing, so a decoder regression cannot make
+/// the bench fast by doing nothing.
+fn sanity(_: &mut Criterion) {
+    let registry = Arc::new(Registry::builtin());
+    for k in KINDS {
+        let reply = (k.make)(16 * 1024);
+        let mut d = TurnDecoder::new(k.mode, Arc::clone(&registry));
+        let mut events = d.feed(&reply);
+        events.extend(d.finish());
+        let proposals = events
+            .iter()
+            .filter(|e| matches!(e, Event::Proposal { .. }))
+            .count();
+        let failures = events
+            .iter()
+            .filter(|e| matches!(e, Event::Failure { .. }))
+            .count();
+        let constructs = reply.matches("EDIT ").count() + reply.matches("<tool_call>").count();
+        assert_eq!(
+            (proposals, failures),
+            (constructs, 0),
+            "{} input decodes as intended",
+            k.name
+        );
+    }
+}
+
+criterion_group!(benches, sanity, throughput, scaling);
+criterion_main!(benches);
