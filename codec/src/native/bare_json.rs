@@ -51,7 +51,11 @@ pub(crate) fn object_detect(s: &str, at: Position) -> Option<bool> {
     }
     if i >= b.len() {
         let partial = &s[key_start..];
-        return if KEYS.iter().any(|k| k.starts_with(partial)) { more } else { Some(false) };
+        return if KEYS.iter().any(|k| k.starts_with(partial)) {
+            more
+        } else {
+            Some(false)
+        };
     }
     if !KEYS.contains(&&s[key_start..i]) {
         return Some(false);
@@ -74,7 +78,11 @@ pub fn fence_detect(s: &str, at: Position) -> Detect {
     match fence_object_start(s, at) {
         None => Detect::NeedMore,
         Some(None) => Detect::No,
-        Some(Some(n)) => Detect::Start(Driven::boxed(BareMachine::new(FormatId::BareJson, false, Some(n)))),
+        Some(Some(n)) => Detect::Start(Driven::boxed(BareMachine::new(
+            FormatId::BareJson,
+            false,
+            Some(n),
+        ))),
     }
 }
 
@@ -82,7 +90,11 @@ fn fence_object_start(s: &str, at: Position) -> Option<Option<usize>> {
     const FENCE: &str = "```json";
     let more = if at.eos { Some(None) } else { None };
     if s.len() < FENCE.len() {
-        return if FENCE.starts_with(s) { more } else { Some(None) };
+        return if FENCE.starts_with(s) {
+            more
+        } else {
+            Some(None)
+        };
     }
     if !s.starts_with(FENCE) {
         return Some(None);
@@ -157,7 +169,11 @@ impl Format for BareJson {
             return match fence_object_start(s, at) {
                 None => Detect::NeedMore,
                 Some(None) => Detect::No,
-                Some(Some(n)) => Detect::Start(Driven::boxed(BareMachine::new(self.id, self.text_mode, Some(n)))),
+                Some(Some(n)) => Detect::Start(Driven::boxed(BareMachine::new(
+                    self.id,
+                    self.text_mode,
+                    Some(n),
+                ))),
             };
         }
         detect_object(self.id, self.text_mode, s, at)
@@ -167,9 +183,13 @@ impl Format for BareJson {
 #[derive(Debug)]
 enum B {
     /// Bytes of the fence line (and blank lines) before the object.
-    Lead { left: usize },
-    Call(CallObject),
-    FenceTail { buf: String },
+    Lead {
+        left: usize,
+    },
+    Call(Box<CallObject>),
+    FenceTail {
+        buf: String,
+    },
 }
 
 #[derive(Debug)]
@@ -183,7 +203,11 @@ pub(crate) struct BareMachine {
 
 impl BareMachine {
     pub(crate) fn new(id: FormatId, text_mode: bool, fence_lead: Option<usize>) -> BareMachine {
-        let opts = CallOpts { wrapped: false, format: id, parameters_native: id == FormatId::Llama3 };
+        let opts = CallOpts {
+            wrapped: false,
+            format: id,
+            parameters_native: id == FormatId::Llama3,
+        };
         let call = CallObject::new(opts);
         BareMachine {
             st: match fence_lead {
@@ -267,7 +291,10 @@ impl Machine for BareMachine {
                 if let Some(o) = self.pending.take() {
                     o.emit(&self.extra(ctx, Vec::new()), raw, out);
                 }
-                Flow::Ended { held, line_start: false }
+                Flow::Ended {
+                    held,
+                    line_start: false,
+                }
             }
         }
     }

@@ -57,21 +57,32 @@ pub(crate) enum CallErr {
 /// repairs, and a failure's raw text is the wrapper's).
 #[derive(Debug)]
 pub(crate) enum Outcome {
-    Proposal { index: usize, proposal: ActionProposal },
-    Failure { index: Option<usize>, kind: FailureKind },
+    Proposal {
+        index: usize,
+        proposal: ActionProposal,
+    },
+    Failure {
+        index: Option<usize>,
+        kind: FailureKind,
+    },
 }
 
 impl Outcome {
     /// Emits the outcome with the wrapper's repairs appended and its raw text.
     pub fn emit(self, extra: &[RepairKind], raw: &str, out: &mut Vec<Event>) {
         match self {
-            Outcome::Proposal { index, mut proposal } => {
+            Outcome::Proposal {
+                index,
+                mut proposal,
+            } => {
                 proposal.repairs.extend_from_slice(extra);
                 out.push(Event::Proposal { index, proposal });
             }
-            Outcome::Failure { index, kind } => {
-                out.push(Event::Failure { index, kind, raw: raw.to_owned() })
-            }
+            Outcome::Failure { index, kind } => out.push(Event::Failure {
+                index,
+                kind,
+                raw: raw.to_owned(),
+            }),
         }
     }
 }
@@ -114,8 +125,8 @@ pub(crate) struct CallObject {
 }
 
 impl CallObject {
-    pub fn new(opts: CallOpts) -> CallObject {
-        CallObject {
+    pub fn new(opts: CallOpts) -> Box<CallObject> {
+        Box::new(CallObject {
             opts,
             st: St::Open,
             name: None,
@@ -129,7 +140,7 @@ impl CallObject {
             stream: false,
             streamed: String::new(),
             pending: String::new(),
-        }
+        })
     }
 
     /// The call index, once `ToolCallStart` went out.
@@ -171,12 +182,13 @@ impl CallObject {
 
     /// Emits the argument text produced so far, for a started client-tool call.
     pub fn flush(&mut self, out: &mut Vec<Event>) {
-        if let Some(index) = self.index {
-            if self.stream && !self.pending.is_empty() {
-                let fragment = std::mem::take(&mut self.pending);
-                self.streamed.push_str(&fragment);
-                out.push(Event::ArgsDelta { index, fragment });
-            }
+        if let Some(index) = self.index
+            && self.stream
+            && !self.pending.is_empty()
+        {
+            let fragment = std::mem::take(&mut self.pending);
+            self.streamed.push_str(&fragment);
+            out.push(Event::ArgsDelta { index, fragment });
         }
     }
 
@@ -347,7 +359,11 @@ impl CallObject {
     }
 
     /// The object's `}` was read: validate and finish the call.
-    pub fn conclude(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<Outcome, CallErr> {
+    pub fn conclude(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut Vec<Event>,
+    ) -> Result<Outcome, CallErr> {
         self.conclude_with(Vec::new(), ctx, out)
     }
 
@@ -366,7 +382,10 @@ impl CallObject {
         if !self.opts.wrapped && !self.args_key_seen {
             return Err(CallErr::Reject);
         }
-        let mut args = self.args.take().unwrap_or_else(|| Value::Object(Default::default()));
+        let mut args = self
+            .args
+            .take()
+            .unwrap_or_else(|| Value::Object(Default::default()));
         if let Value::String(s) = &args {
             match parse_whole(s) {
                 Ok((v @ Value::Object(_), python)) => {
@@ -395,7 +414,11 @@ impl CallObject {
         match ctx.registry.validate(&name, &args) {
             Ok((action, reg_repairs)) => {
                 repairs.extend(reg_repairs);
-                let proposal = ActionProposal { action, repairs, format: self.opts.format };
+                let proposal = ActionProposal {
+                    action,
+                    repairs,
+                    format: self.opts.format,
+                };
                 if self.index.is_none() {
                     self.args_key_seen = true;
                     self.maybe_start(ctx, out);
@@ -407,10 +430,13 @@ impl CallObject {
                 let canonical = proposal.arguments_json();
                 // Streamed text is the compact form of exactly these arguments for a client
                 // tool, so the canonical form extends it; a builtin streamed nothing yet.
-                if let Some(rest) = canonical.strip_prefix(self.streamed.as_str()) {
-                    if !rest.is_empty() {
-                        out.push(Event::ArgsDelta { index, fragment: rest.to_owned() });
-                    }
+                if let Some(rest) = canonical.strip_prefix(self.streamed.as_str())
+                    && !rest.is_empty()
+                {
+                    out.push(Event::ArgsDelta {
+                        index,
+                        fragment: rest.to_owned(),
+                    });
                 }
                 self.streamed = canonical;
                 Ok(Outcome::Proposal { index, proposal })
@@ -427,16 +453,20 @@ impl CallObject {
     pub fn outcome_of(&self, e: CallErr) -> Option<Outcome> {
         match e {
             CallErr::Reject if self.index.is_none() => None,
-            CallErr::Reject => Some(Outcome::Failure { index: self.index, kind: FailureKind::InvalidJson }),
-            CallErr::Fail(kind) => Some(Outcome::Failure { index: self.index, kind }),
+            CallErr::Reject => Some(Outcome::Failure {
+                index: self.index,
+                kind: FailureKind::InvalidJson,
+            }),
+            CallErr::Fail(kind) => Some(Outcome::Failure {
+                index: self.index,
+                kind,
+            }),
         }
     }
 
     /// End of stream inside the object: close it if only closing brackets are missing.
     pub fn finish(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<Outcome, CallErr> {
-        let truncated = || {
-            CallErr::Fail(FailureKind::TruncatedJson)
-        };
+        let truncated = || CallErr::Fail(FailureKind::TruncatedJson);
         let st = std::mem::replace(&mut self.st, St::Done);
         match st {
             St::CommaOrEnd => {}

@@ -8,7 +8,7 @@
 //! [`TAIL_MAX`] bytes without it are `missing_close_tag`, and the tail goes back to prose.
 //! Another `{` right after the call is a second call inside the same wrapper.
 
-use super::call::{CallErr, CallObject, CallOpts, Outcome};
+use super::call::{CallObject, CallOpts, Outcome};
 use super::json::Push;
 use super::qwen3_xml::XmlCall;
 use super::{Driven, Eos, Flow, Machine, detect_literal};
@@ -64,12 +64,23 @@ enum ListSt {
 
 #[derive(Debug)]
 enum H {
-    Trigger { left: usize },
-    Inner { ws: usize, lit: usize },
-    Call(CallObject),
-    List { st: ListSt, call: Option<CallObject> },
+    Trigger {
+        left: usize,
+    },
+    Inner {
+        ws: usize,
+        lit: usize,
+    },
+    Call(Box<CallObject>),
+    List {
+        st: ListSt,
+        call: Option<Box<CallObject>>,
+    },
     Xml(XmlCall),
-    Tail { buf: String, after_json: bool },
+    Tail {
+        buf: String,
+        after_json: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -82,12 +93,21 @@ pub(crate) struct HermesMachine {
 }
 
 fn opts() -> CallOpts {
-    CallOpts { wrapped: true, format: FormatId::Hermes, parameters_native: false }
+    CallOpts {
+        wrapped: true,
+        format: FormatId::Hermes,
+        parameters_native: false,
+    }
 }
 
 impl HermesMachine {
     fn new(text_mode: bool) -> HermesMachine {
-        HermesMachine { st: H::Trigger { left: OPEN.len() }, text_mode, pending: None, committed: false }
+        HermesMachine {
+            st: H::Trigger { left: OPEN.len() },
+            text_mode,
+            pending: None,
+            committed: false,
+        }
     }
 
     fn extra(&self, ctx: &Ctx<'_>, mut more: Vec<RepairKind>) -> Vec<RepairKind> {
@@ -106,7 +126,13 @@ impl HermesMachine {
         self.pending = Some(o);
     }
 
-    fn emit_pending(&mut self, repairs: Vec<RepairKind>, raw: &str, ctx: &Ctx<'_>, out: &mut Vec<Event>) {
+    fn emit_pending(
+        &mut self,
+        repairs: Vec<RepairKind>,
+        raw: &str,
+        ctx: &Ctx<'_>,
+        out: &mut Vec<Event>,
+    ) {
         if let Some(o) = self.pending.take() {
             o.emit(&self.extra(ctx, repairs), raw, out);
         }
@@ -151,7 +177,11 @@ impl Machine for HermesMachine {
                 }
                 if c.is_whitespace() {
                     *ws += 1;
-                    return if *ws > LEAD_MAX { Flow::Reject } else { Flow::More };
+                    return if *ws > LEAD_MAX {
+                        Flow::Reject
+                    } else {
+                        Flow::More
+                    };
                 }
                 match c {
                     '{' => {
@@ -163,7 +193,10 @@ impl Machine for HermesMachine {
                     }
                     '[' => {
                         self.committed = true;
-                        self.st = H::List { st: ListSt::ElemOrEnd, call: None };
+                        self.st = H::List {
+                            st: ListSt::ElemOrEnd,
+                            call: None,
+                        };
                         Flow::More
                     }
                     '<' => {
@@ -184,7 +217,10 @@ impl Machine for HermesMachine {
                     if let Some(o) = o {
                         self.queue(o, raw, out, ctx);
                     }
-                    self.st = H::Tail { buf: String::new(), after_json: true };
+                    self.st = H::Tail {
+                        buf: String::new(),
+                        after_json: true,
+                    };
                     Flow::More
                 }
                 Err(e) => {
@@ -219,13 +255,21 @@ impl Machine for HermesMachine {
                 }
                 match (&st, c) {
                     (ListSt::ElemOrEnd | ListSt::Elem, '{') => {
+                        // Another call follows, so the one before it is complete.
+                        self.emit_pending(Vec::new(), raw, ctx, out);
+                        let H::List { call, .. } = &mut self.st else {
+                            return Flow::More;
+                        };
                         let mut obj = CallObject::new(opts());
                         let _ = obj.push(c, ctx, out);
                         *call = Some(obj);
                         Flow::More
                     }
                     (ListSt::ElemOrEnd | ListSt::CommaOrEnd, ']') => {
-                        self.st = H::Tail { buf: String::new(), after_json: false };
+                        self.st = H::Tail {
+                            buf: String::new(),
+                            after_json: false,
+                        };
                         Flow::More
                     }
                     (ListSt::CommaOrEnd, ',') => {
@@ -233,7 +277,10 @@ impl Machine for HermesMachine {
                         Flow::More
                     }
                     _ => {
-                        let o = Some(Outcome::Failure { index: None, kind: crate::event::FailureKind::InvalidJson });
+                        let o = Some(Outcome::Failure {
+                            index: None,
+                            kind: crate::event::FailureKind::InvalidJson,
+                        });
                         self.fail(o, raw, ctx, out)
                     }
                 }
@@ -248,7 +295,10 @@ impl Machine for HermesMachine {
                     if let Some(o) = o {
                         self.queue(o, raw, out, ctx);
                     }
-                    self.st = H::Tail { buf: String::new(), after_json: false };
+                    self.st = H::Tail {
+                        buf: String::new(),
+                        after_json: false,
+                    };
                     Flow::More
                 }
                 Err(e) => {
@@ -258,7 +308,8 @@ impl Machine for HermesMachine {
             },
             H::Tail { buf, after_json } => {
                 if *after_json && c == '{' && buf.trim().is_empty() {
-                    // A second call inside the same wrapper.
+                    // A second call inside the same wrapper: the first is complete.
+                    self.emit_pending(Vec::new(), raw, ctx, out);
                     let mut call = CallObject::new(opts());
                     let _ = call.push(c, ctx, out);
                     self.st = H::Call(call);
@@ -277,7 +328,10 @@ impl Machine for HermesMachine {
                 if buf.ends_with(OPEN) || buf.len() > TAIL_MAX {
                     let held = std::mem::take(buf);
                     self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
-                    return Flow::Ended { held, line_start: false };
+                    return Flow::Ended {
+                        held,
+                        line_start: false,
+                    };
                 }
                 Flow::More
             }
@@ -285,10 +339,20 @@ impl Machine for HermesMachine {
     }
 
     fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos {
-        let st = std::mem::replace(&mut self.st, H::Tail { buf: String::new(), after_json: false });
+        let st = std::mem::replace(
+            &mut self.st,
+            H::Tail {
+                buf: String::new(),
+                after_json: false,
+            },
+        );
         match st {
             H::Trigger { .. } | H::Inner { .. } => Eos::Reject,
-            H::Call(mut call) | H::List { call: Some(mut call), .. } => {
+            H::Call(mut call)
+            | H::List {
+                call: Some(mut call),
+                ..
+            } => {
                 let o = match call.finish(ctx, out) {
                     Ok(o) => Some(o),
                     Err(e) => call.outcome_of(e),
@@ -335,7 +399,10 @@ impl Machine for HermesMachine {
 
     fn flush(&mut self, out: &mut Vec<Event>) {
         match &mut self.st {
-            H::Call(call) | H::List { call: Some(call), .. } => call.flush(out),
+            H::Call(call)
+            | H::List {
+                call: Some(call), ..
+            } => call.flush(out),
             _ => {}
         }
     }
@@ -346,7 +413,10 @@ impl Machine for HermesMachine {
 
     fn open_index(&self) -> Option<usize> {
         match &self.st {
-            H::Call(call) | H::List { call: Some(call), .. } => call.index(),
+            H::Call(call)
+            | H::List {
+                call: Some(call), ..
+            } => call.index(),
             H::Xml(x) => x.index(),
             _ => None,
         }

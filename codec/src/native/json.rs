@@ -37,8 +37,15 @@ pub enum Push {
 
 #[derive(Debug)]
 enum Frame {
-    Object { map: Map<String, Value>, key: Option<String>, st: ObjSt },
-    Array { items: Vec<Value>, st: ArrSt },
+    Object {
+        map: Map<String, Value>,
+        key: Option<String>,
+        st: ObjSt,
+    },
+    Array {
+        items: Vec<Value>,
+        st: ArrSt,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,19 +70,35 @@ enum ArrSt {
 enum Esc {
     None,
     Backslash,
-    Unicode { digits: u8, acc: u32 },
+    Unicode {
+        digits: u8,
+        acc: u32,
+    },
     /// A high surrogate was read; a `\` must follow.
-    LowBackslash { high: u32 },
+    LowBackslash {
+        high: u32,
+    },
     /// ... then `u`.
-    LowU { high: u32 },
-    LowUnicode { high: u32, digits: u8, acc: u32 },
+    LowU {
+        high: u32,
+    },
+    LowUnicode {
+        high: u32,
+        digits: u8,
+        acc: u32,
+    },
 }
 
 #[derive(Debug)]
 enum Lex {
     /// Between tokens.
     Idle,
-    Str { quote: char, buf: String, esc: Esc, key: bool },
+    Str {
+        quote: char,
+        buf: String,
+        esc: Esc,
+        key: bool,
+    },
     Num(String),
     Word(String),
 }
@@ -227,7 +250,10 @@ impl ValueParser {
         match want {
             Want::Key { end_ok } => {
                 if c == '}' && end_ok {
-                    if matches!(self.stack.last(), Some(Frame::Object { st: ObjSt::Key, .. })) {
+                    if matches!(
+                        self.stack.last(),
+                        Some(Frame::Object { st: ObjSt::Key, .. })
+                    ) {
                         self.python = true;
                         self.comma_pending = false;
                     }
@@ -237,7 +263,12 @@ impl ValueParser {
                     if c == '\'' {
                         self.python = true;
                     }
-                    self.lex = Lex::Str { quote: c, buf: String::new(), esc: Esc::None, key: true };
+                    self.lex = Lex::Str {
+                        quote: c,
+                        buf: String::new(),
+                        esc: Esc::None,
+                        key: true,
+                    };
                     return Ok(Push::More);
                 }
                 Err(JsonError::Invalid)
@@ -270,7 +301,13 @@ impl ValueParser {
                 Ok(Push::More)
             }
             Want::ValueOrEnd(end) if c == end => {
-                if matches!(self.stack.last(), Some(Frame::Array { st: ArrSt::Value, .. })) {
+                if matches!(
+                    self.stack.last(),
+                    Some(Frame::Array {
+                        st: ArrSt::Value,
+                        ..
+                    })
+                ) {
                     self.python = true;
                     self.comma_pending = false;
                 }
@@ -300,9 +337,16 @@ impl ValueParser {
                     self.out.push(c);
                 }
                 self.stack.push(if c == '{' {
-                    Frame::Object { map: Map::new(), key: None, st: ObjSt::KeyOrEnd }
+                    Frame::Object {
+                        map: Map::new(),
+                        key: None,
+                        st: ObjSt::KeyOrEnd,
+                    }
                 } else {
-                    Frame::Array { items: Vec::new(), st: ArrSt::ValueOrEnd }
+                    Frame::Array {
+                        items: Vec::new(),
+                        st: ArrSt::ValueOrEnd,
+                    }
                 });
                 Ok(Push::More)
             }
@@ -314,7 +358,12 @@ impl ValueParser {
                 if self.emit {
                     self.out.push('"');
                 }
-                self.lex = Lex::Str { quote: c, buf: String::new(), esc: Esc::None, key: false };
+                self.lex = Lex::Str {
+                    quote: c,
+                    buf: String::new(),
+                    esc: Esc::None,
+                    key: false,
+                };
                 Ok(Push::More)
             }
             '-' | '0'..='9' => {
@@ -342,7 +391,11 @@ impl ValueParser {
         if self.emit {
             self.out.push(ch);
         }
-        if self.value_done(v)? { Ok(Push::Complete) } else { Ok(Push::More) }
+        if self.value_done(v)? {
+            Ok(Push::Complete)
+        } else {
+            Ok(Push::More)
+        }
     }
 
     /// Attaches a finished value to its container; true when it was the root.
@@ -379,7 +432,13 @@ impl ValueParser {
     }
 
     fn push_str(&mut self, c: char) -> Result<Push, JsonError> {
-        let Lex::Str { quote, buf, esc, key } = &mut self.lex else {
+        let Lex::Str {
+            quote,
+            buf,
+            esc,
+            key,
+        } = &mut self.lex
+        else {
             return Err(JsonError::Invalid);
         };
         let decoded: Option<char> = match esc {
@@ -445,7 +504,11 @@ impl ValueParser {
                 if c != 'u' {
                     return Err(JsonError::Invalid);
                 }
-                *esc = Esc::LowUnicode { high: *high, digits: 0, acc: 0 };
+                *esc = Esc::LowUnicode {
+                    high: *high,
+                    digits: 0,
+                    acc: 0,
+                };
                 None
             }
             Esc::LowUnicode { high, digits, acc } => {
@@ -510,7 +573,11 @@ impl ValueParser {
             self.out.push('"');
         }
         let v = Value::String(text);
-        if self.value_done(v)? { Ok(Push::Complete) } else { Ok(Push::More) }
+        if self.value_done(v)? {
+            Ok(Push::Complete)
+        } else {
+            Ok(Push::More)
+        }
     }
 
     /// End of input. Closes what is open if only closing brackets are missing; returns the
@@ -603,5 +670,7 @@ pub fn parse_whole(s: &str) -> Result<(Value, bool), JsonError> {
         }
     }
     let python = p.python;
-    p.take_value().map(|v| (v, python)).ok_or(JsonError::Invalid)
+    p.take_value()
+        .map(|v| (v, python))
+        .ok_or(JsonError::Invalid)
 }

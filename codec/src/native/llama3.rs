@@ -24,7 +24,10 @@ pub struct PythonTag {
 
 impl PythonTag {
     pub fn new(line_objects: bool, text_mode: bool) -> PythonTag {
-        PythonTag { line_objects, text_mode }
+        PythonTag {
+            line_objects,
+            text_mode,
+        }
     }
 }
 
@@ -55,16 +58,27 @@ impl Format for PythonTag {
 }
 
 fn opts() -> CallOpts {
-    CallOpts { wrapped: true, format: FormatId::Llama3, parameters_native: true }
+    CallOpts {
+        wrapped: true,
+        format: FormatId::Llama3,
+        parameters_native: true,
+    }
 }
 
 #[derive(Debug)]
 enum T {
-    Trigger { left: usize },
-    Lead { ws: usize, after_semicolon: bool },
-    Call(CallObject),
+    Trigger {
+        left: usize,
+    },
+    Lead {
+        ws: usize,
+        after_semicolon: bool,
+    },
+    Call(Box<CallObject>),
     /// After a call: `;` and another call, or the end.
-    Tail { buf: String },
+    Tail {
+        buf: String,
+    },
 }
 
 #[derive(Debug)]
@@ -76,7 +90,11 @@ struct TagMachine {
 
 impl TagMachine {
     fn extra(&self, ctx: &Ctx<'_>) -> Vec<RepairKind> {
-        if self.text_mode && !ctx.auto { vec![RepairKind::NativeInTextMode] } else { Vec::new() }
+        if self.text_mode && !ctx.auto {
+            vec![RepairKind::NativeInTextMode]
+        } else {
+            Vec::new()
+        }
     }
 
     fn emit_pending(&mut self, raw: &str, ctx: &Ctx<'_>, out: &mut Vec<Event>) {
@@ -92,11 +110,17 @@ impl Machine for TagMachine {
             T::Trigger { left } => {
                 *left -= c.len_utf8();
                 if *left == 0 {
-                    self.st = T::Lead { ws: 0, after_semicolon: false };
+                    self.st = T::Lead {
+                        ws: 0,
+                        after_semicolon: false,
+                    };
                 }
                 Flow::More
             }
-            T::Lead { ws, after_semicolon } => {
+            T::Lead {
+                ws,
+                after_semicolon,
+            } => {
                 if c.is_whitespace() && *ws < LEAD_MAX {
                     *ws += 1;
                     return Flow::More;
@@ -137,7 +161,11 @@ impl Machine for TagMachine {
             },
             T::Tail { buf } => {
                 if c == ';' && buf.trim().is_empty() {
-                    self.st = T::Lead { ws: 0, after_semicolon: true };
+                    self.emit_pending(raw, ctx, out);
+                    self.st = T::Lead {
+                        ws: 0,
+                        after_semicolon: true,
+                    };
                     return Flow::More;
                 }
                 buf.push(c);
@@ -146,7 +174,10 @@ impl Machine for TagMachine {
                 }
                 let held = std::mem::take(buf);
                 self.emit_pending(raw, ctx, out);
-                Flow::Ended { held, line_start: false }
+                Flow::Ended {
+                    held,
+                    line_start: false,
+                }
             }
         }
     }
@@ -155,7 +186,10 @@ impl Machine for TagMachine {
         let st = std::mem::replace(&mut self.st, T::Tail { buf: String::new() });
         match st {
             T::Trigger { .. } => Eos::Reject,
-            T::Lead { after_semicolon: false, .. } => Eos::Reject,
+            T::Lead {
+                after_semicolon: false,
+                ..
+            } => Eos::Reject,
             T::Lead { .. } => {
                 self.emit_pending(raw, ctx, out);
                 Eos::Closed(None)
@@ -185,7 +219,14 @@ impl Machine for TagMachine {
     }
 
     fn uncommitted(&self) -> bool {
-        matches!(self.st, T::Trigger { .. } | T::Lead { after_semicolon: false, .. })
+        matches!(
+            self.st,
+            T::Trigger { .. }
+                | T::Lead {
+                    after_semicolon: false,
+                    ..
+                }
+        )
     }
 
     fn open_index(&self) -> Option<usize> {

@@ -52,7 +52,11 @@ impl Format for Mistral {
 }
 
 fn opts() -> CallOpts {
-    CallOpts { wrapped: true, format: FormatId::Mistral, parameters_native: false }
+    CallOpts {
+        wrapped: true,
+        format: FormatId::Mistral,
+        parameters_native: false,
+    }
 }
 
 #[derive(Debug)]
@@ -64,17 +68,28 @@ enum ListSt {
 
 #[derive(Debug)]
 enum M {
-    Trigger { left: usize },
-    Lead { ws: usize },
+    Trigger {
+        left: usize,
+    },
+    Lead {
+        ws: usize,
+    },
     /// A single object.
-    Call(CallObject),
-    List { st: ListSt, call: Option<CallObject> },
+    Call(Box<CallObject>),
+    List {
+        st: ListSt,
+        call: Option<Box<CallObject>>,
+    },
     /// v11: the tool name, up to `[`.
     Name(String),
     /// v11: after the name, `[ARGS]` or `[CALL_ID]…[ARGS]`.
-    Marker { name: String, buf: String, in_id: bool },
+    Marker {
+        name: String,
+        buf: String,
+        in_id: bool,
+    },
     /// v11: the arguments object, fed into a call object.
-    Args(CallObject),
+    Args(Box<CallObject>),
 }
 
 #[derive(Debug)]
@@ -85,7 +100,11 @@ struct MistralMachine {
 
 impl MistralMachine {
     fn extra(&self, ctx: &Ctx<'_>) -> Vec<RepairKind> {
-        if self.text_mode && !ctx.auto { vec![RepairKind::NativeInTextMode] } else { Vec::new() }
+        if self.text_mode && !ctx.auto {
+            vec![RepairKind::NativeInTextMode]
+        } else {
+            Vec::new()
+        }
     }
 
     fn conclude(&self, call: &mut CallObject, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
@@ -135,7 +154,10 @@ impl Machine for MistralMachine {
                         Flow::More
                     }
                     '[' => {
-                        self.st = M::List { st: ListSt::ElemOrEnd, call: None };
+                        self.st = M::List {
+                            st: ListSt::ElemOrEnd,
+                            call: None,
+                        };
                         Flow::More
                     }
                     c if c.is_ascii_alphanumeric() || c == '_' => {
@@ -189,7 +211,11 @@ impl Machine for MistralMachine {
                     }
                     (ListSt::ElemOrEnd, _) => Flow::Reject,
                     _ => {
-                        out.push(Event::Failure { index: None, kind: FailureKind::InvalidJson, raw: raw.to_owned() });
+                        out.push(Event::Failure {
+                            index: None,
+                            kind: FailureKind::InvalidJson,
+                            raw: raw.to_owned(),
+                        });
                         Flow::DoneBefore
                     }
                 }
@@ -204,7 +230,11 @@ impl Machine for MistralMachine {
                 }
                 if c == '[' {
                     let name = std::mem::take(name);
-                    self.st = M::Marker { name, buf: "[".to_owned(), in_id: false };
+                    self.st = M::Marker {
+                        name,
+                        buf: "[".to_owned(),
+                        in_id: false,
+                    };
                     return Flow::More;
                 }
                 Flow::Reject
@@ -216,7 +246,11 @@ impl Machine for MistralMachine {
                         *in_id = false;
                         buf.push(c);
                     }
-                    return if buf.len() > NAME_MAX { Flow::Reject } else { Flow::More };
+                    return if buf.len() > NAME_MAX {
+                        Flow::Reject
+                    } else {
+                        Flow::More
+                    };
                 }
                 buf.push(c);
                 if buf == ARGS {
@@ -256,7 +290,12 @@ impl Machine for MistralMachine {
         let st = std::mem::replace(&mut self.st, M::Lead { ws: 0 });
         let extra = self.extra(ctx);
         match st {
-            M::Call(mut call) | M::List { call: Some(mut call), .. } | M::Args(mut call) => {
+            M::Call(mut call)
+            | M::List {
+                call: Some(mut call),
+                ..
+            }
+            | M::Args(mut call) => {
                 let o = match call.finish(ctx, out) {
                     Ok(o) => Some(o),
                     Err(e) => call.outcome_of(e),
@@ -271,23 +310,34 @@ impl Machine for MistralMachine {
 
     fn flush(&mut self, out: &mut Vec<Event>) {
         match &mut self.st {
-            M::Call(call) | M::List { call: Some(call), .. } | M::Args(call) => call.flush(out),
+            M::Call(call)
+            | M::List {
+                call: Some(call), ..
+            }
+            | M::Args(call) => call.flush(out),
             _ => {}
         }
     }
 
     fn uncommitted(&self) -> bool {
         match &self.st {
-            M::Call(call) | M::List { call: Some(call), .. } | M::Args(call) => call.uncommitted(),
+            M::Call(call)
+            | M::List {
+                call: Some(call), ..
+            }
+            | M::Args(call) => call.uncommitted(),
             _ => true,
         }
     }
 
     fn open_index(&self) -> Option<usize> {
         match &self.st {
-            M::Call(call) | M::List { call: Some(call), .. } | M::Args(call) => call.index(),
+            M::Call(call)
+            | M::List {
+                call: Some(call), ..
+            }
+            | M::Args(call) => call.index(),
             _ => None,
         }
     }
 }
-

@@ -47,7 +47,7 @@ pub mod pythonic;
 pub mod qwen3_xml;
 
 use crate::event::{Event, FailureKind};
-use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step};
+use crate::format::{Body, Ctx, Format, FormatId, Position, Step};
 
 pub use call::resolve_name;
 
@@ -83,7 +83,9 @@ pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
 /// latter is not in-band text: see [`openai::DeltaDecoder`]).
 pub fn format(id: FormatId) -> Option<Box<dyn Format>> {
     match id {
-        FormatId::Hermes | FormatId::Qwen3Xml => Some(Box::new(hermes::ToolCallTag::new(id, false))),
+        FormatId::Hermes | FormatId::Qwen3Xml => {
+            Some(Box::new(hermes::ToolCallTag::new(id, false)))
+        }
         FormatId::Llama3 => Some(Box::new(llama3::PythonTag::new(true, false))),
         FormatId::Mistral => Some(Box::new(mistral::Mistral::new(false))),
         FormatId::Pythonic => Some(Box::new(pythonic::Pythonic::new(false))),
@@ -125,7 +127,10 @@ pub(crate) enum Flow {
     Reject,
     /// The construct ended earlier; `held` (read after its end, this character included)
     /// goes back to prose.
-    Ended { held: String, line_start: bool },
+    Ended {
+        held: String,
+        line_start: bool,
+    },
 }
 
 /// What a machine does at end of stream.
@@ -161,7 +166,11 @@ pub(crate) struct Driven<M> {
 
 impl<M: Machine + 'static> Driven<M> {
     pub fn boxed(m: M) -> Box<dyn Body> {
-        Box::new(Driven { m, raw: String::new(), dead: false })
+        Box::new(Driven {
+            m,
+            raw: String::new(),
+            dead: false,
+        })
     }
 }
 
@@ -175,7 +184,10 @@ impl<M: Machine> Body for Driven<M> {
             self.raw.push(c);
             if self.raw.len() > MAX_HELD {
                 if self.m.uncommitted() {
-                    return Step::Reject { held: std::mem::take(&mut self.raw), rest: s.len() - after };
+                    return Step::Reject {
+                        held: std::mem::take(&mut self.raw),
+                        rest: s.len() - after,
+                    };
                 }
                 self.m.flush(out);
                 out.push(Event::Failure {
@@ -198,11 +210,18 @@ impl<M: Machine> Body for Driven<M> {
                     return Step::Done { consumed: i };
                 }
                 Flow::Reject => {
-                    return Step::Reject { held: std::mem::take(&mut self.raw), rest: s.len() - after };
+                    return Step::Reject {
+                        held: std::mem::take(&mut self.raw),
+                        rest: s.len() - after,
+                    };
                 }
                 Flow::Ended { held, line_start } => {
                     self.m.flush(out);
-                    return Step::Ended { held, line_start, rest: s.len() - after };
+                    return Step::Ended {
+                        held,
+                        line_start,
+                        rest: s.len() - after,
+                    };
                 }
             }
         }

@@ -16,7 +16,7 @@ use crate::registry::Registry;
 
 #[derive(Debug)]
 struct Up {
-    call: CallObject,
+    call: Box<CallObject>,
     /// Everything this upstream call delivered, for a failure's raw text.
     raw: String,
     /// Arguments fragments that arrived before the name.
@@ -36,14 +36,22 @@ pub struct DeltaDecoder {
 }
 
 fn opts() -> CallOpts {
-    CallOpts { wrapped: true, format: FormatId::OpenAi, parameters_native: false }
+    CallOpts {
+        wrapped: true,
+        format: FormatId::OpenAi,
+        parameters_native: false,
+    }
 }
 
 impl DeltaDecoder {
     /// `first_index` is the turn's next call index (calls decoded from the reply's content
     /// share the counter).
     pub fn new(registry: Registry, first_index: usize) -> DeltaDecoder {
-        DeltaDecoder { registry, next_index: first_index, calls: BTreeMap::new() }
+        DeltaDecoder {
+            registry,
+            next_index: first_index,
+            calls: BTreeMap::new(),
+        }
     }
 
     /// The next call index this decoder would hand out.
@@ -56,7 +64,12 @@ impl DeltaDecoder {
         next_index: &mut usize,
         f: impl FnOnce(&mut Ctx<'_>) -> R,
     ) -> R {
-        let mut ctx = Ctx { registry, next_index: *next_index, last_edit_path: None, auto: true };
+        let mut ctx = Ctx {
+            registry,
+            next_index: *next_index,
+            last_edit_path: None,
+            auto: true,
+        };
         let r = f(&mut ctx);
         *next_index = ctx.next_index;
         r
@@ -83,16 +96,16 @@ impl DeltaDecoder {
             return;
         }
         let mut text = String::new();
-        if let Some(n) = name.filter(|n| !n.is_empty()) {
-            if !up.named {
-                up.named = true;
-                let quoted = serde_json::Value::String(n.to_owned()).to_string();
-                text.push_str("{\"name\":");
-                text.push_str(&quoted);
-                text.push_str(",\"arguments\":");
-                up.raw.push_str(n);
-                text.push_str(&std::mem::take(&mut up.early_args));
-            }
+        if let Some(n) = name.filter(|n| !n.is_empty())
+            && !up.named
+        {
+            up.named = true;
+            let quoted = serde_json::Value::String(n.to_owned()).to_string();
+            text.push_str("{\"name\":");
+            text.push_str(&quoted);
+            text.push_str(",\"arguments\":");
+            up.raw.push_str(n);
+            text.push_str(&std::mem::take(&mut up.early_args));
         }
         if let Some(a) = arguments_fragment {
             up.raw.push_str(a);
@@ -130,7 +143,11 @@ impl DeltaDecoder {
                 continue;
             }
             if !up.named {
-                out.push(Event::Failure { index: None, kind: FailureKind::MissingName, raw: up.raw });
+                out.push(Event::Failure {
+                    index: None,
+                    kind: FailureKind::MissingName,
+                    raw: up.raw,
+                });
                 continue;
             }
             Self::with_ctx(registry, &mut self.next_index, |ctx| {

@@ -98,7 +98,9 @@ enum P {
     CallStart,
     Name(String),
     /// After `(` or `,` inside the call: a keyword or `)`.
-    ArgStart { after_comma: bool },
+    ArgStart {
+        after_comma: bool,
+    },
     ArgName(String),
     Eq,
     Val(ValueParser),
@@ -131,13 +133,27 @@ impl PyMachine {
                     if self.text_mode && !ctx.auto {
                         repairs.push(RepairKind::NativeInTextMode);
                     }
-                    let proposal = ActionProposal { action, repairs, format: FormatId::Pythonic };
+                    let proposal = ActionProposal {
+                        action,
+                        repairs,
+                        format: FormatId::Pythonic,
+                    };
                     let index = ctx.take_index();
-                    out.push(Event::ToolCallStart { index, name: proposal.action.name().to_owned() });
-                    out.push(Event::ArgsDelta { index, fragment: proposal.arguments_json() });
+                    out.push(Event::ToolCallStart {
+                        index,
+                        name: proposal.action.name().to_owned(),
+                    });
+                    out.push(Event::ArgsDelta {
+                        index,
+                        fragment: proposal.arguments_json(),
+                    });
                     out.push(Event::Proposal { index, proposal });
                 }
-                Err(kind) => out.push(Event::Failure { index: None, kind, raw: raw.to_owned() }),
+                Err(kind) => out.push(Event::Failure {
+                    index: None,
+                    kind,
+                    raw: raw.to_owned(),
+                }),
             }
         }
     }
@@ -177,7 +193,11 @@ impl Machine for PyMachine {
                 if resolve_name(ctx.registry, &name).is_none() {
                     return Flow::Reject;
                 }
-                self.calls.push(PyCall { name, args: Map::new(), pending_key: None });
+                self.calls.push(PyCall {
+                    name,
+                    args: Map::new(),
+                    pending_key: None,
+                });
                 self.st = P::ArgStart { after_comma: false };
                 Flow::More
             }
@@ -202,7 +222,9 @@ impl Machine for PyMachine {
                     return Flow::More;
                 }
                 let name = std::mem::take(name);
-                let Some(call) = self.current() else { return Flow::Reject };
+                let Some(call) = self.current() else {
+                    return Flow::Reject;
+                };
                 if call.args.contains_key(&name) {
                     return Flow::Reject;
                 }
@@ -231,9 +253,15 @@ impl Machine for PyMachine {
                 if r == Push::More {
                     return Flow::More;
                 }
-                let Some(v) = p.take_value() else { return Flow::Reject };
-                let Some(call) = self.current() else { return Flow::Reject };
-                let Some(k) = call.pending_key.take() else { return Flow::Reject };
+                let Some(v) = p.take_value() else {
+                    return Flow::Reject;
+                };
+                let Some(call) = self.current() else {
+                    return Flow::Reject;
+                };
+                let Some(k) = call.pending_key.take() else {
+                    return Flow::Reject;
+                };
                 call.args.insert(k, v);
                 self.st = P::AfterVal;
                 if r == Push::CompleteBefore {

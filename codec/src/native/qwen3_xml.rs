@@ -79,7 +79,12 @@ impl XmlCall {
     }
 
     /// Reads one character; `Ok(true)` when `</function>` completed the call.
-    pub fn push(&mut self, c: char, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<bool, CallErr> {
+    pub fn push(
+        &mut self,
+        c: char,
+        ctx: &mut Ctx<'_>,
+        out: &mut Vec<Event>,
+    ) -> Result<bool, CallErr> {
         match &mut self.st {
             X::Done => Err(self.invalid()),
             X::Name(buf) => {
@@ -118,7 +123,9 @@ impl XmlCall {
                 } else if buf == END_FUNCTION {
                     self.st = X::Done;
                     Ok(true)
-                } else if PARAMETER.starts_with(buf.as_str()) || END_FUNCTION.starts_with(buf.as_str()) {
+                } else if PARAMETER.starts_with(buf.as_str())
+                    || END_FUNCTION.starts_with(buf.as_str())
+                {
                     Ok(false)
                 } else {
                     Err(self.invalid())
@@ -127,7 +134,10 @@ impl XmlCall {
             X::ParamName(buf) => {
                 if c == '>' && !buf.is_empty() {
                     let name = std::mem::take(buf);
-                    self.st = X::Value { name, val: String::new() };
+                    self.st = X::Value {
+                        name,
+                        val: String::new(),
+                    };
                     Ok(false)
                 } else if name_char(c) && buf.len() < MAX_NAME {
                     buf.push(c);
@@ -167,15 +177,22 @@ impl XmlCall {
     }
 
     /// Validates the finished call.
-    pub fn conclude(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<Outcome, CallErr> {
+    pub fn conclude(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut Vec<Event>,
+    ) -> Result<Outcome, CallErr> {
         let Some(name) = self.name.clone() else {
             return Err(CallErr::Fail(FailureKind::MissingName));
         };
         if resolve_name(ctx.registry, &name).is_none() {
             return Err(CallErr::Fail(FailureKind::UnknownTool));
         }
-        let as_strings: Map<String, Value> =
-            self.params.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let as_strings: Map<String, Value> = self
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
         let mut result = ctx.registry.validate(&name, &Value::Object(as_strings));
         if result == Err(FailureKind::BadArguments) {
             let typed: Map<String, Value> = self
@@ -194,17 +211,27 @@ impl XmlCall {
         let (action, reg_repairs) = result.map_err(CallErr::Fail)?;
         let mut repairs = std::mem::take(&mut self.repairs);
         repairs.extend(reg_repairs);
-        let proposal = ActionProposal { action, repairs, format: FormatId::Qwen3Xml };
+        let proposal = ActionProposal {
+            action,
+            repairs,
+            format: FormatId::Qwen3Xml,
+        };
         let index = match self.index {
             Some(i) => i,
             None => {
                 let i = ctx.take_index();
-                out.push(Event::ToolCallStart { index: i, name: proposal.action.name().to_owned() });
+                out.push(Event::ToolCallStart {
+                    index: i,
+                    name: proposal.action.name().to_owned(),
+                });
                 self.index = Some(i);
                 i
             }
         };
-        out.push(Event::ArgsDelta { index, fragment: proposal.arguments_json() });
+        out.push(Event::ArgsDelta {
+            index,
+            fragment: proposal.arguments_json(),
+        });
         Ok(Outcome::Proposal { index, proposal })
     }
 
@@ -216,7 +243,9 @@ impl XmlCall {
                 self.repairs.push(RepairKind::MissingCloseTag);
                 self.conclude(ctx, out)
             }
-            _ if !self.wrapped && self.index.is_none() && self.name.is_none() => Err(CallErr::Reject),
+            _ if !self.wrapped && self.index.is_none() && self.name.is_none() => {
+                Err(CallErr::Reject)
+            }
             _ => Err(CallErr::Fail(FailureKind::TruncatedJson)),
         }
     }
@@ -224,8 +253,14 @@ impl XmlCall {
     pub fn outcome_of(&self, e: CallErr) -> Option<Outcome> {
         match e {
             CallErr::Reject if self.index.is_none() => None,
-            CallErr::Reject => Some(Outcome::Failure { index: self.index, kind: FailureKind::InvalidJson }),
-            CallErr::Fail(kind) => Some(Outcome::Failure { index: self.index, kind }),
+            CallErr::Reject => Some(Outcome::Failure {
+                index: self.index,
+                kind: FailureKind::InvalidJson,
+            }),
+            CallErr::Fail(kind) => Some(Outcome::Failure {
+                index: self.index,
+                kind,
+            }),
         }
     }
 }
@@ -274,7 +309,11 @@ struct BareMachine {
 
 impl BareMachine {
     fn extra(&self, ctx: &Ctx<'_>) -> Vec<RepairKind> {
-        if self.text_mode && !ctx.auto { vec![RepairKind::NativeInTextMode] } else { Vec::new() }
+        if self.text_mode && !ctx.auto {
+            vec![RepairKind::NativeInTextMode]
+        } else {
+            Vec::new()
+        }
     }
 }
 

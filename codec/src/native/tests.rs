@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::event::Event;
+use crate::format::Detect;
 use crate::registry::Registry;
 
 fn registry() -> Registry {
@@ -23,7 +24,12 @@ fn registry() -> Registry {
 /// Drives `fmt` over `input` split into the given pieces; returns the rendered trace.
 fn drive(fmt: &dyn Format, pieces: &[&str], auto: bool) -> Vec<String> {
     let reg = registry();
-    let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto };
+    let mut ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto,
+    };
     let mut out = Vec::new();
     let mut prose = String::new();
     let mut body: Option<Box<dyn Body>> = None;
@@ -38,7 +44,14 @@ fn drive(fmt: &dyn Format, pieces: &[&str], auto: bool) -> Vec<String> {
         if body.is_none() {
             held.push_str(piece);
             let eos = k + 1 == pieces.len();
-            match fmt.detect(&held, Position { line_start: true, eos }, &ctx) {
+            match fmt.detect(
+                &held,
+                Position {
+                    line_start: true,
+                    eos,
+                },
+                &ctx,
+            ) {
                 Detect::No => {
                     prose.push_str(&held);
                     state_done = true;
@@ -92,11 +105,11 @@ fn render(events: &[Event], prose: &str) -> Vec<String> {
             Event::ArgsDelta { index, fragment } => {
                 // Fragmentation depends on chunking; the concatenation does not.
                 let prefix = format!("args {index} ");
-                if let Some(last) = lines.last_mut() {
-                    if last.starts_with(&prefix) {
-                        last.push_str(fragment);
-                        continue;
-                    }
+                if let Some(last) = lines.last_mut()
+                    && last.starts_with(&prefix)
+                {
+                    last.push_str(fragment);
+                    continue;
                 }
                 format!("{prefix}{fragment}")
             }
@@ -144,7 +157,11 @@ fn check_with(fmt: &dyn Format, input: &str, auto: bool, expect: &[&str]) {
     }
     for i in 1..input.len() {
         if input.is_char_boundary(i) {
-            assert_eq!(drive(fmt, &[&input[..i], &input[i..]], auto), whole, "split at {i}");
+            assert_eq!(
+                drive(fmt, &[&input[..i], &input[i..]], auto),
+                whole,
+                "split at {i}"
+            );
         }
     }
     check_args_contract(fmt, input, auto);
@@ -159,9 +176,21 @@ fn check(fmt: &dyn Format, input: &str, expect: &[&str]) {
 /// The concatenated `ArgsDelta`s of a proposal equal its `arguments_json()`.
 fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) {
     let reg = registry();
-    let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto };
+    let mut ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto,
+    };
     let mut out = Vec::new();
-    if let Detect::Start(mut b) = fmt.detect(input, Position { line_start: true, eos: true }, &ctx) {
+    if let Detect::Start(mut b) = fmt.detect(
+        input,
+        Position {
+            line_start: true,
+            eos: true,
+        },
+        &ctx,
+    ) {
         let mut open = true;
         for c in chunks(input, 1) {
             if b.feed(c, &mut ctx, &mut out) != Step::NeedMore {
@@ -176,9 +205,14 @@ fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) {
     let mut args: std::collections::BTreeMap<usize, String> = Default::default();
     for e in &out {
         match e {
-            Event::ArgsDelta { index, fragment } => args.entry(*index).or_default().push_str(fragment),
+            Event::ArgsDelta { index, fragment } => {
+                args.entry(*index).or_default().push_str(fragment)
+            }
             Event::Proposal { index, proposal } => {
-                assert_eq!(args.get(index).cloned().unwrap_or_default(), proposal.arguments_json());
+                assert_eq!(
+                    args.get(index).cloned().unwrap_or_default(),
+                    proposal.arguments_json()
+                );
             }
             _ => {}
         }
@@ -220,9 +254,21 @@ fn hermes_client_tool_streams_arguments() {
     );
     // The arguments really stream: a prefix of the call already produced fragments.
     let reg = registry();
-    let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true };
+    let mut ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto: true,
+    };
     let mut out = Vec::new();
-    let Detect::Start(mut b) = hermes().detect(input, Position { line_start: true, eos: false }, &ctx) else {
+    let Detect::Start(mut b) = hermes().detect(
+        input,
+        Position {
+            line_start: true,
+            eos: false,
+        },
+        &ctx,
+    ) else {
         panic!("no start");
     };
     let cut = input.find("Par").expect("in input") + 2;
@@ -339,17 +385,24 @@ fn hermes_failures() {
     check(
         &*hermes(),
         "<tool_call>{\"name\": \"launch_rockets\", \"arguments\": {}}</tool_call>",
-        &[r#"failure None unknown_tool "<tool_call>{\"name\": \"launch_rockets\", \"arguments\": {}}</tool_call>""#],
+        &[
+            r#"failure None unknown_tool "<tool_call>{\"name\": \"launch_rockets\", \"arguments\": {}}</tool_call>""#,
+        ],
     );
     check(
         &*hermes(),
         "<tool_call>{\"name\": \"read\", \"arguments\": {\"file\": 3}}</tool_call>",
-        &["start 0 read", r#"failure Some(0) bad_arguments "<tool_call>{\"name\": \"read\", \"arguments\": {\"file\": 3}}</tool_call>""#],
+        &[
+            "start 0 read",
+            r#"failure Some(0) bad_arguments "<tool_call>{\"name\": \"read\", \"arguments\": {\"file\": 3}}</tool_call>""#,
+        ],
     );
     check(
         &*hermes(),
         "<tool_call>{\"arguments\": {\"path\": \"a\"}}</tool_call>",
-        &[r#"failure None missing_name "<tool_call>{\"arguments\": {\"path\": \"a\"}}</tool_call>""#],
+        &[
+            r#"failure None missing_name "<tool_call>{\"arguments\": {\"path\": \"a\"}}</tool_call>""#,
+        ],
     );
     check(
         &*hermes(),
@@ -367,7 +420,10 @@ fn hermes_tag_in_prose_is_prose() {
     check(
         &*hermes(),
         "<tool_call> tags wrap each call",
-        &[r#"text "<rejected><tool_call> t""#, r#"prose "ags wrap each call""#],
+        &[
+            r#"text "<rejected><tool_call> t""#,
+            r#"prose "ags wrap each call""#,
+        ],
     );
 }
 
@@ -394,7 +450,10 @@ fn qwen3_xml_in_tool_call() {
     check(
         &qwen3_xml::BareFunction::new(false),
         "<function=my func> in prose",
-        &[r#"text "<rejected><function=my ""#, r#"prose "func> in prose""#],
+        &[
+            r#"text "<rejected><function=my ""#,
+            r#"prose "func> in prose""#,
+        ],
     );
 }
 
@@ -424,22 +483,36 @@ fn bare_json_calls_and_traps() {
     check(
         &*bare(),
         "{\"name\": \"list\", \"description\": \"List a directory.\", \"parameters\": {}}",
-        &[r#"text "<rejected>{\"name\": \"list\", \"description\"""#, r#"prose ": \"List a directory.\", \"parameters\": {}}""#],
+        &[
+            r#"text "<rejected>{\"name\": \"list\", \"description\"""#,
+            r#"prose ": \"List a directory.\", \"parameters\": {}}""#,
+        ],
     );
     // A fabricated tool result is not even a candidate.
-    check(&*bare(), "{\"status\": \"ok\", \"contents\": \"x\"}", &[r#"prose "{\"status\": \"ok\", \"contents\": \"x\"}""#]);
+    check(
+        &*bare(),
+        "{\"status\": \"ok\", \"contents\": \"x\"}",
+        &[r#"prose "{\"status\": \"ok\", \"contents\": \"x\"}""#],
+    );
     // A name with no arguments key is data, not a call.
     check(
         &*bare(),
         "{\"name\": \"read\", \"age\": 3}",
-        &[r#"text "<rejected>{\"name\": \"read\", \"age\"""#, r#"prose ": 3}""#],
+        &[
+            r#"text "<rejected>{\"name\": \"read\", \"age\"""#,
+            r#"prose ": 3}""#,
+        ],
     );
     check(
         &*bare(),
         "{\"name\": \"read\"}",
         &[r#"text "<rejected>{\"name\": \"read\"}""#],
     );
-    check(&*bare(), "{\n  type: \"object\"\n}", &[r#"prose "{\n  type: \"object\"\n}""#]);
+    check(
+        &*bare(),
+        "{\n  type: \"object\"\n}",
+        &[r#"prose "{\n  type: \"object\"\n}""#],
+    );
     check(
         &*bare(),
         "{\"name\": \"nope\", \"arguments\": {}}",
@@ -455,9 +528,9 @@ fn llama3_forms() {
         &[
             "start 0 grep",
             r#"args 0 {"pattern":"TODO"}"#,
+            r#"proposal 0 llama3 grep {"pattern":"TODO"} []"#,
             "start 1 list",
             r#"args 1 {"path":"."}"#,
-            r#"proposal 0 llama3 grep {"pattern":"TODO"} []"#,
             r#"proposal 1 llama3 list {"path":"."} []"#,
             r#"prose "<|eom_id|>""#,
         ],
@@ -474,7 +547,10 @@ fn llama3_forms() {
     check(
         &llama3::PythonTag::new(false, false),
         "<|python_tag|>brave_search.call(query=\"x\")",
-        &[r#"text "<rejected><|python_tag|>b""#, r#"prose "rave_search.call(query=\"x\")""#],
+        &[
+            r#"text "<rejected><|python_tag|>b""#,
+            r#"prose "rave_search.call(query=\"x\")""#,
+        ],
     );
 }
 
@@ -506,7 +582,11 @@ fn mistral_forms() {
     check(
         &m,
         "[TOOL_CALLS]delete[CALL_ID]ab12[ARGS]{\"path\": \"tmp\"}",
-        &["start 0 delete", r#"args 0 {"path":"tmp"}"#, r#"proposal 0 mistral delete {"path":"tmp"} []"#],
+        &[
+            "start 0 delete",
+            r#"args 0 {"path":"tmp"}"#,
+            r#"proposal 0 mistral delete {"path":"tmp"} []"#,
+        ],
     );
 }
 
@@ -547,7 +627,11 @@ fn text_mode_repair() {
         &f,
         "<tool_call>{\"name\": \"done\", \"arguments\": {\"summary\": \"ok\"}}</tool_call>",
         false,
-        &["start 0 done", r#"args 0 {"summary":"ok"}"#, r#"proposal 0 hermes done {"summary":"ok"} [native_in_text_mode]"#],
+        &[
+            "start 0 done",
+            r#"args 0 {"summary":"ok"}"#,
+            r#"proposal 0 hermes done {"summary":"ok"} [native_in_text_mode]"#,
+        ],
     );
 }
 
@@ -558,7 +642,13 @@ fn openai_deltas() {
     d.feed(0, Some("call_1"), Some("get_weather"), Some(""), &mut out);
     d.feed(0, None, None, Some("{\"city\": \"Gen"), &mut out);
     d.feed(0, None, None, Some("eva\"}"), &mut out);
-    d.feed(1, Some("call_2"), Some("read"), Some("{'path': 'x'}"), &mut out);
+    d.feed(
+        1,
+        Some("call_2"),
+        Some("read"),
+        Some("{'path': 'x'}"),
+        &mut out,
+    );
     d.feed(2, Some("call_3"), Some("nope"), Some("{}"), &mut out);
     d.finish(&mut out);
     assert_eq!(
@@ -578,7 +668,12 @@ fn openai_deltas() {
 #[test]
 fn triggers_are_disjoint() {
     let reg = registry();
-    let ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true };
+    let ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto: true,
+    };
     let samples = [
         "<tool_call>{",
         "<function=read>",
@@ -590,7 +685,10 @@ fn triggers_are_disjoint() {
     ];
     for s in samples {
         for line_start in [true, false] {
-            let at = Position { line_start, eos: false };
+            let at = Position {
+                line_start,
+                eos: false,
+            };
             let yes: Vec<FormatId> = formats()
                 .iter()
                 .filter(|f| matches!(f.detect(s, at, &ctx), Detect::Start(_)))
