@@ -58,13 +58,15 @@ pub fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response<Body
 pub fn with_type(status: StatusCode, body: Body, content_type: &'static str) -> Response<Body> {
     let mut resp = Response::new(body);
     *resp.status_mut() = status;
-    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     resp
 }
 
 /// The response head of a server-sent event stream.
 pub fn sse(body: Body) -> Response<Body> {
     let mut resp = with_type(StatusCode::OK, body, "text/event-stream");
-    resp.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache"));
+    resp.headers_mut()
+        .insert("cache-control", HeaderValue::from_static("no-cache"));
     resp
 }

@@ -116,18 +116,29 @@ pub struct ServeConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("invalid config file {path}: {source}")]
-    Parse { path: PathBuf, source: toml::de::Error },
+    Parse {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
     #[error("invalid setting `{name}`: {message}")]
     Invalid { name: &'static str, message: String },
 }
 
 impl FileConfig {
     pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
-        toml::from_str(&text).map_err(|source| ConfigError::Parse { path: path.to_owned(), source })
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_owned(),
+            source,
+        })
     }
 }
 
@@ -140,9 +151,17 @@ impl ServeArgs {
         };
         let cfg = ServeConfig {
             model: self.model.clone().or(file.model),
-            host: self.host.clone().or(file.host).unwrap_or_else(|| DEFAULT_HOST.to_owned()),
+            host: self
+                .host
+                .clone()
+                .or(file.host)
+                .unwrap_or_else(|| DEFAULT_HOST.to_owned()),
             port: self.port.or(file.port).unwrap_or(DEFAULT_PORT),
-            api_key: self.api_key.clone().or(file.api_key).filter(|k| !k.is_empty()),
+            api_key: self
+                .api_key
+                .clone()
+                .or(file.api_key)
+                .filter(|k| !k.is_empty()),
             parallel: self.parallel.or(file.parallel).unwrap_or(1),
             ctx: self.ctx.or(file.ctx),
             threads: self.threads.or(file.threads),
@@ -154,7 +173,10 @@ impl ServeArgs {
                 .or(file.max_body_bytes)
                 .unwrap_or(DEFAULT_MAX_BODY_BYTES),
         };
-        let invalid = |name, message: &str| ConfigError::Invalid { name, message: message.into() };
+        let invalid = |name, message: &str| ConfigError::Invalid {
+            name,
+            message: message.into(),
+        };
         if cfg.parallel == 0 {
             return Err(invalid("parallel", "must be at least 1"));
         }
@@ -198,7 +220,11 @@ mod tests {
     #[test]
     fn flags_beat_the_file_and_the_file_beats_defaults() {
         let path = write_config("port = 9000\nparallel = 3\napi_key = \"k\"\n");
-        let args = ServeArgs { port: Some(9100), config: Some(path), ..ServeArgs::default() };
+        let args = ServeArgs {
+            port: Some(9100),
+            config: Some(path),
+            ..ServeArgs::default()
+        };
         let cfg = args.resolve().expect("valid");
         assert_eq!(cfg.port, 9100);
         assert_eq!(cfg.parallel, 3);
@@ -208,9 +234,21 @@ mod tests {
     #[test]
     fn unknown_keys_and_bad_values_are_errors() {
         let path = write_config("prot = 9000\n");
-        let args = ServeArgs { config: Some(path), ..ServeArgs::default() };
+        let args = ServeArgs {
+            config: Some(path),
+            ..ServeArgs::default()
+        };
         assert!(matches!(args.resolve(), Err(ConfigError::Parse { .. })));
-        let args = ServeArgs { parallel: Some(0), ..ServeArgs::default() };
-        assert!(matches!(args.resolve(), Err(ConfigError::Invalid { name: "parallel", .. })));
+        let args = ServeArgs {
+            parallel: Some(0),
+            ..ServeArgs::default()
+        };
+        assert!(matches!(
+            args.resolve(),
+            Err(ConfigError::Invalid {
+                name: "parallel",
+                ..
+            })
+        ));
     }
 }

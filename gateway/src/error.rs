@@ -161,20 +161,30 @@ impl ApiError {
     }
 
     pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> ApiError {
-        ApiError::InvalidValue { param: param.into(), message: message.into() }
+        ApiError::InvalidValue {
+            param: param.into(),
+            message: message.into(),
+        }
     }
 
     pub fn unsupported(param: impl Into<String>, message: impl Into<String>) -> ApiError {
-        ApiError::Unsupported { param: param.into(), message: message.into() }
+        ApiError::Unsupported {
+            param: param.into(),
+            message: message.into(),
+        }
     }
 }
 
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> ApiError {
         match e {
-            EngineError::PromptTooLong { prompt_tokens, n_ctx } => {
-                ApiError::PromptTooLong { prompt_tokens, n_ctx }
-            }
+            EngineError::PromptTooLong {
+                prompt_tokens,
+                n_ctx,
+            } => ApiError::PromptTooLong {
+                prompt_tokens,
+                n_ctx,
+            },
             EngineError::QueueFull { capacity } => ApiError::QueueFull { capacity },
             EngineError::InvalidGrammar(m) => ApiError::InvalidGrammar(m),
             EngineError::InvalidSchema(m) => ApiError::InvalidSchema(m),
@@ -199,13 +209,19 @@ mod tests {
             ApiError::MissingField { param: "x".into() },
             ApiError::unsupported("n", "y"),
             ApiError::ModelNotFound("a".into(), "b".into()),
-            ApiError::PromptTooLong { prompt_tokens: 9, n_ctx: 8 },
+            ApiError::PromptTooLong {
+                prompt_tokens: 9,
+                n_ctx: 8,
+            },
             ApiError::InvalidGrammar(String::new()),
             ApiError::InvalidSchema(String::new()),
             ApiError::Unauthorized,
             ApiError::QueueFull { capacity: 1 },
             ApiError::NotFound("/x".into()),
-            ApiError::MethodNotAllowed { method: "GET".into(), path: "/x".into() },
+            ApiError::MethodNotAllowed {
+                method: "GET".into(),
+                path: "/x".into(),
+            },
             ApiError::Template(String::new()),
             ApiError::ShuttingDown,
             ApiError::Engine(String::new()),
@@ -216,7 +232,10 @@ mod tests {
 
     #[test]
     fn prompt_too_long_names_both_counts() {
-        let e = ApiError::from(EngineError::PromptTooLong { prompt_tokens: 5000, n_ctx: 2048 });
+        let e = ApiError::from(EngineError::PromptTooLong {
+            prompt_tokens: 5000,
+            n_ctx: 2048,
+        });
         assert_eq!(e.status(), StatusCode::BAD_REQUEST);
         let msg = e.to_string();
         assert!(msg.contains("5000") && msg.contains("2048"), "{msg}");

@@ -22,12 +22,18 @@ impl Default for IdGen {
 
 impl IdGen {
     pub fn new() -> IdGen {
-        IdGen { counter: Arc::new(AtomicU64::new(0)), keys: Some(RandomState::new()) }
+        IdGen {
+            counter: Arc::new(AtomicU64::new(0)),
+            keys: Some(RandomState::new()),
+        }
     }
 
     /// Ids 0, 1, 2, … in hex: predictable, for byte-exact tests.
     pub fn sequential() -> IdGen {
-        IdGen { counter: Arc::new(AtomicU64::new(0)), keys: None }
+        IdGen {
+            counter: Arc::new(AtomicU64::new(0)),
+            keys: None,
+        }
     }
 
     fn next(&self) -> u64 {

@@ -162,7 +162,10 @@ impl Metrics {
                 "bellows_queue_depth",
                 "Generations admitted that have not produced their first event yet.",
             ),
-            busy_slots: gauge("bellows_busy_slots", "Generations currently producing tokens."),
+            busy_slots: gauge(
+                "bellows_busy_slots",
+                "Generations currently producing tokens.",
+            ),
             cancellations: counter(
                 "bellows_cancellations_total",
                 "Generations cancelled because the client went away.",
@@ -205,7 +208,9 @@ impl Metrics {
     }
 
     pub fn request(&self, endpoint: Endpoint, status: u16) {
-        self.requests.with_label_values(&[endpoint.as_str(), status_label(status)]).inc();
+        self.requests
+            .with_label_values(&[endpoint.as_str(), status_label(status)])
+            .inc();
     }
 
     pub fn error(&self, err: &ApiError) {
@@ -279,12 +284,24 @@ mod tests {
         m.repair(codec::RepairKind::Crlf);
         let text = m.render();
         assert_eq!(
-            sample(&text, r#"bellows_requests_total{endpoint="health",status="200"}"#),
+            sample(
+                &text,
+                r#"bellows_requests_total{endpoint="health",status="200"}"#
+            ),
             Some(2.0)
         );
-        assert_eq!(sample(&text, r#"bellows_errors_total{kind="invalid_api_key"}"#), Some(1.0));
-        assert_eq!(sample(&text, r#"bellows_repairs_total{kind="crlf"}"#), Some(1.0));
-        assert_eq!(sample(&text, r#"bellows_decode_failures_total{kind="too_long"}"#), Some(0.0));
+        assert_eq!(
+            sample(&text, r#"bellows_errors_total{kind="invalid_api_key"}"#),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&text, r#"bellows_repairs_total{kind="crlf"}"#),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&text, r#"bellows_decode_failures_total{kind="too_long"}"#),
+            Some(0.0)
+        );
         assert_eq!(status_label(418), "other");
     }
 }

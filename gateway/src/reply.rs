@@ -24,14 +24,24 @@ pub enum Out {
     /// Text for the message's `content`.
     Content(String),
     /// A tool call whose name is certain. `index` is the call's position in this reply.
-    CallStart { index: u32, id: String, name: String },
+    CallStart {
+        index: u32,
+        id: String,
+        name: String,
+    },
     /// A fragment of that call's arguments JSON.
     CallArgs { index: u32, fragment: String },
     /// The call decoded and validated; `ext` is set for the text-protocol extension.
-    CallDone { index: u32, ext: Option<ToolCallExt> },
+    CallDone {
+        index: u32,
+        ext: Option<ToolCallExt>,
+    },
     /// Model output that started a call but failed to decode. Its raw text has been (or is
     /// about to be) sent as content; `index` is set when the call's name was already sent.
-    CallFailed { index: Option<u32>, kind: &'static str },
+    CallFailed {
+        index: Option<u32>,
+        kind: &'static str,
+    },
 }
 
 /// How the reply ended.
@@ -61,7 +71,11 @@ impl Inflight {
     /// A request waiting for its first token.
     pub fn queued(metrics: &Metrics) -> Inflight {
         metrics.queue_depth.inc();
-        Inflight { metrics: metrics.clone(), busy: false, settled: false }
+        Inflight {
+            metrics: metrics.clone(),
+            busy: false,
+            settled: false,
+        }
     }
 
     fn started(&mut self) {
@@ -165,9 +179,15 @@ impl Turn {
                 }
                 Some(GenEvent::Done { reason, timings }) => {
                     self.inflight.settle();
-                    self.metrics.prompt_tokens.inc_by(u64::from(timings.prompt_tokens));
-                    self.metrics.cached_tokens.inc_by(u64::from(timings.cached_tokens));
-                    self.metrics.generated_tokens.inc_by(u64::from(timings.generated_tokens));
+                    self.metrics
+                        .prompt_tokens
+                        .inc_by(u64::from(timings.prompt_tokens));
+                    self.metrics
+                        .cached_tokens
+                        .inc_by(u64::from(timings.cached_tokens));
+                    self.metrics
+                        .generated_tokens
+                        .inc_by(u64::from(timings.generated_tokens));
                     let out = self.finish_decoder();
                     let reason = if self.completed_calls > 0 {
                         FinishReason::ToolCalls
@@ -205,7 +225,9 @@ impl Turn {
                 self.inflight.started();
                 self.metrics.observe_ttft(now.duration_since(self.started));
             }
-            Some(prev) => self.metrics.observe_tokens(now.duration_since(prev), tokens),
+            Some(prev) => self
+                .metrics
+                .observe_tokens(now.duration_since(prev), tokens),
         }
         self.last_piece = Some(now);
     }
@@ -239,14 +261,27 @@ impl Turn {
                     if self.plan.exposes(&name) {
                         let i = self.alloc_index();
                         self.calls.insert(index, Call::Sent { index: i });
-                        out.push(Out::CallStart { index: i, id: self.ids.call_id(), name });
+                        out.push(Out::CallStart {
+                            index: i,
+                            id: self.ids.call_id(),
+                            name,
+                        });
                     } else {
-                        self.calls.insert(index, Call::Held { name, args: String::new() });
+                        self.calls.insert(
+                            index,
+                            Call::Held {
+                                name,
+                                args: String::new(),
+                            },
+                        );
                     }
                 }
                 Event::ArgsDelta { index, fragment } => match self.calls.get_mut(&index) {
                     Some(Call::Sent { index }) => {
-                        out.push(Out::CallArgs { index: *index, fragment });
+                        out.push(Out::CallArgs {
+                            index: *index,
+                            fragment,
+                        });
                     }
                     Some(Call::Held { args, .. }) => args.push_str(&fragment),
                     None => {}
@@ -256,7 +291,10 @@ impl Turn {
                     match self.calls.remove(&index) {
                         Some(Call::Sent { index }) => {
                             self.accept(&proposal);
-                            out.push(Out::CallDone { index, ext: self.ext(&proposal) });
+                            out.push(Out::CallDone {
+                                index,
+                                ext: self.ext(&proposal),
+                            });
                         }
                         Some(Call::Held { name, args }) => {
                             self.hold_back(&mut out, &name, &args);
@@ -266,9 +304,19 @@ impl Turn {
                             // whole.
                             self.accept(&proposal);
                             let i = self.alloc_index();
-                            out.push(Out::CallStart { index: i, id: self.ids.call_id(), name });
-                            out.push(Out::CallArgs { index: i, fragment: proposal.arguments_json() });
-                            out.push(Out::CallDone { index: i, ext: self.ext(&proposal) });
+                            out.push(Out::CallStart {
+                                index: i,
+                                id: self.ids.call_id(),
+                                name,
+                            });
+                            out.push(Out::CallArgs {
+                                index: i,
+                                fragment: proposal.arguments_json(),
+                            });
+                            out.push(Out::CallDone {
+                                index: i,
+                                ext: self.ext(&proposal),
+                            });
                         }
                         None => {
                             let args = proposal.arguments_json();
@@ -283,7 +331,10 @@ impl Turn {
                         _ => None,
                     };
                     push_content(&mut out, raw);
-                    out.push(Out::CallFailed { index: sent, kind: kind.as_str() });
+                    out.push(Out::CallFailed {
+                        index: sent,
+                        kind: kind.as_str(),
+                    });
                 }
             }
         }
@@ -316,7 +367,10 @@ impl Turn {
         self.metrics.failure(FailureKind::UnknownTool);
         let value = serde_json::from_str(args).unwrap_or(serde_json::Value::Null);
         push_content(out, tools::render_past_call(name, &value));
-        out.push(Out::CallFailed { index: None, kind: FailureKind::UnknownTool.as_str() });
+        out.push(Out::CallFailed {
+            index: None,
+            kind: FailureKind::UnknownTool.as_str(),
+        });
     }
 }
 

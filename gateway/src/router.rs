@@ -75,7 +75,10 @@ where
         (Endpoint::Health, &Method::GET) => Ok(info::health(state)),
         (Endpoint::Metrics, &Method::GET) => Ok(info::metrics(state)),
         (Endpoint::Other, _) => Err(ApiError::NotFound(path)),
-        _ => Err(ApiError::MethodNotAllowed { method: method.to_string(), path }),
+        _ => Err(ApiError::MethodNotAllowed {
+            method: method.to_string(),
+            path,
+        }),
     }
 }
 
@@ -85,7 +88,10 @@ fn check_auth(key: Option<&str>, headers: &HeaderMap) -> Result<(), ApiError> {
     let given = headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
         .map(str::trim);
     match given {
         Some(g) if constant_time_eq(g.as_bytes(), key.as_bytes()) => Ok(()),
@@ -130,10 +136,12 @@ where
 pub fn error_response(e: &ApiError) -> Response<Body> {
     let mut resp = body::json(e.status(), &e.body());
     if let Some(secs) = e.retry_after() {
-        resp.headers_mut().insert(RETRY_AFTER, HeaderValue::from(secs));
+        resp.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(secs));
     }
     if matches!(e, ApiError::Unauthorized) {
-        resp.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        resp.headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
     resp
 }

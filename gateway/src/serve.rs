@@ -31,7 +31,10 @@ pub enum ServeError {
     #[error(transparent)]
     Load(#[from] models::LoadError),
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: String, source: std::io::Error },
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("server failed: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -57,7 +60,10 @@ pub fn resolve_model(model: Option<&str>) -> Result<PathBuf, ServeError> {
     if let Some((name, file)) = KNOWN_MODELS.iter().find(|(n, _)| *n == model) {
         let path = models_dir().join(file);
         if !path.is_file() {
-            return Err(ServeError::NotFetched { name: (*name).to_owned(), path });
+            return Err(ServeError::NotFetched {
+                name: (*name).to_owned(),
+                path,
+            });
         }
         return Ok(path);
     }
@@ -95,7 +101,10 @@ pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
     let addr = format!("{}:{}", cfg.host, cfg.port);
     let server = Server::bind((cfg.host.as_str(), cfg.port), state)
         .await
-        .map_err(|source| ServeError::Bind { addr: addr.clone(), source })?;
+        .map_err(|source| ServeError::Bind {
+            addr: addr.clone(),
+            source,
+        })?;
     let local = server.local_addr()?;
     tracing::info!(
         model = %info.id,

@@ -33,7 +33,11 @@ pub struct Server {
 impl Server {
     pub async fn bind(addr: impl ToSocketAddrs, state: AppState) -> io::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
-        Ok(Server { listener, state: Arc::new(state), drain_timeout: DEFAULT_DRAIN_TIMEOUT })
+        Ok(Server {
+            listener,
+            state: Arc::new(state),
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+        })
     }
 
     pub fn with_drain_timeout(mut self, t: Duration) -> Server {
@@ -51,7 +55,11 @@ impl Server {
 
     /// Serves until `shutdown` completes, then drains.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
-        let Server { listener, state, drain_timeout } = self;
+        let Server {
+            listener,
+            state,
+            drain_timeout,
+        } = self;
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut conns = JoinSet::new();
         tokio::pin!(shutdown);
@@ -77,7 +85,10 @@ impl Server {
         let _ = stop_tx.send(true);
         let drain = async { while conns.join_next().await.is_some() {} };
         if tokio::time::timeout(drain_timeout, drain).await.is_err() {
-            tracing::warn!(open = conns.len(), "drain timeout: closing remaining connections");
+            tracing::warn!(
+                open = conns.len(),
+                "drain timeout: closing remaining connections"
+            );
             conns.abort_all();
             while conns.join_next().await.is_some() {}
         }

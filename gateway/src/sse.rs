@@ -57,7 +57,11 @@ impl ChatChunks {
     /// The first event: the assistant role.
     pub fn head(&self) -> Bytes {
         self.chunk(
-            Delta { role: Some("assistant"), content: Some(String::new()), ..Delta::default() },
+            Delta {
+                role: Some("assistant"),
+                content: Some(String::new()),
+                ..Delta::default()
+            },
             None,
         )
     }
@@ -67,23 +71,35 @@ impl ChatChunks {
         outs.into_iter()
             .filter_map(|o| {
                 let delta = match o {
-                    Out::Content(text) => Delta { content: Some(text), ..Delta::default() },
+                    Out::Content(text) => Delta {
+                        content: Some(text),
+                        ..Delta::default()
+                    },
                     Out::CallStart { index, id, name } => call_delta(ToolCallDelta {
                         index,
                         id: Some(id),
                         kind: Some("function"),
-                        function: Some(FunctionDelta { name: Some(name), arguments: String::new() }),
+                        function: Some(FunctionDelta {
+                            name: Some(name),
+                            arguments: String::new(),
+                        }),
                         bellows: None,
                     }),
                     Out::CallArgs { index, fragment } => call_delta(ToolCallDelta {
                         index,
                         id: None,
                         kind: None,
-                        function: Some(FunctionDelta { name: None, arguments: fragment }),
+                        function: Some(FunctionDelta {
+                            name: None,
+                            arguments: fragment,
+                        }),
                         bellows: None,
                     }),
                     Out::CallDone { ext: None, .. } => return None,
-                    Out::CallDone { index, ext: Some(ext) } => call_delta(ToolCallDelta {
+                    Out::CallDone {
+                        index,
+                        ext: Some(ext),
+                    } => call_delta(ToolCallDelta {
                         index,
                         id: None,
                         kind: None,
@@ -91,7 +107,9 @@ impl ChatChunks {
                         bellows: Some(ext),
                     }),
                     Out::CallFailed { index, kind } => Delta {
-                        bellows: Some(MessageExt { failures: vec![FailureExt { index, kind }] }),
+                        bellows: Some(MessageExt {
+                            failures: vec![FailureExt { index, kind }],
+                        }),
                         ..Delta::default()
                     },
                 };
@@ -119,7 +137,10 @@ impl ChatChunks {
 }
 
 fn call_delta(d: ToolCallDelta) -> Delta {
-    Delta { tool_calls: vec![d], ..Delta::default() }
+    Delta {
+        tool_calls: vec![d],
+        ..Delta::default()
+    }
 }
 
 /// Turns reply outputs into text completion chunks.
@@ -159,7 +180,10 @@ impl CompletionChunks {
 
     pub fn tail(&self, finish: Finish) -> Vec<Bytes> {
         let usage = self.include_usage.then_some(finish.usage);
-        vec![self.chunk(String::new(), Some(finish), usage), Bytes::from_static(DONE)]
+        vec![
+            self.chunk(String::new(), Some(finish), usage),
+            Bytes::from_static(DONE),
+        ]
     }
 }
 

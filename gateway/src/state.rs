@@ -33,7 +33,10 @@ pub struct Defaults {
 
 impl Default for Defaults {
     fn default() -> Self {
-        Defaults { sampling: Sampling::default(), native_mode: codec::Mode::Auto }
+        Defaults {
+            sampling: Sampling::default(),
+            native_mode: codec::Mode::Auto,
+        }
     }
 }
 
@@ -45,7 +48,10 @@ impl Defaults {
             Some(codec::format::FormatId::Text) | None => codec::Mode::Auto,
             Some(f) => codec::Mode::Only(f),
         };
-        Defaults { sampling, native_mode }
+        Defaults {
+            sampling,
+            native_mode,
+        }
     }
 }
 
@@ -85,5 +91,8 @@ impl AppState {
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }

@@ -48,7 +48,9 @@ enum PlanKind {
 impl ToolPlan {
     /// A plan that decodes nothing.
     pub fn none() -> ToolPlan {
-        ToolPlan { kind: PlanKind::None }
+        ToolPlan {
+            kind: PlanKind::None,
+        }
     }
 
     /// True when the reply goes through the codec.
@@ -116,7 +118,9 @@ pub fn plan(
     native_mode: Mode,
 ) -> Result<ToolPlan, ApiError> {
     let tools = tools.unwrap_or_default();
-    let protocol = bellows.and_then(|b| b.protocol).unwrap_or(ProtocolChoice::Native);
+    let protocol = bellows
+        .and_then(|b| b.protocol)
+        .unwrap_or(ProtocolChoice::Native);
     let mut registry = Registry::builtin();
     let mut specs = Vec::with_capacity(tools.len());
     for (i, t) in tools.iter().enumerate() {
@@ -132,16 +136,22 @@ pub fn plan(
             .clone()
             .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
         let description = f.description.clone().unwrap_or_default();
-        registry.add_client_tool(&f.name, &description, parameters.clone()).map_err(|e| {
-            let param = match e {
-                codec::registry::RegistryError::InvalidSchema { .. } => {
-                    format!("tools[{i}].function.parameters")
-                }
-                _ => format!("tools[{i}].function.name"),
-            };
-            ApiError::invalid(param, e.to_string())
-        })?;
-        specs.push(ToolSpec { name: f.name.clone(), description, parameters });
+        registry
+            .add_client_tool(&f.name, &description, parameters.clone())
+            .map_err(|e| {
+                let param = match e {
+                    codec::registry::RegistryError::InvalidSchema { .. } => {
+                        format!("tools[{i}].function.parameters")
+                    }
+                    _ => format!("tools[{i}].function.name"),
+                };
+                ApiError::invalid(param, e.to_string())
+            })?;
+        specs.push(ToolSpec {
+            name: f.name.clone(),
+            description,
+            parameters,
+        });
     }
     let choice = resolve_choice(choice, &specs)?;
     let registry = Arc::new(registry);
@@ -153,17 +163,30 @@ pub fn plan(
                 root: "root".to_owned(),
             }),
         };
-        return Ok(ToolPlan { kind: PlanKind::Text { registry, grammar } });
+        return Ok(ToolPlan {
+            kind: PlanKind::Text { registry, grammar },
+        });
     }
     let (grammar, mode) = match choice {
         Choice::None => return Ok(ToolPlan::none()),
         Choice::Auto => (None, native_mode),
-        Choice::Required => (Some(call_grammar(specs.iter())), Mode::Only(FormatId::BareJson)),
-        Choice::Named(i) => {
-            (Some(call_grammar(specs[i..=i].iter())), Mode::Only(FormatId::BareJson))
-        }
+        Choice::Required => (
+            Some(call_grammar(specs.iter())),
+            Mode::Only(FormatId::BareJson),
+        ),
+        Choice::Named(i) => (
+            Some(call_grammar(specs[i..=i].iter())),
+            Mode::Only(FormatId::BareJson),
+        ),
     };
-    Ok(ToolPlan { kind: PlanKind::Native { registry, specs, mode, grammar } })
+    Ok(ToolPlan {
+        kind: PlanKind::Native {
+            registry,
+            specs,
+            mode,
+            grammar,
+        },
+    })
 }
 
 enum Choice {
@@ -176,7 +199,10 @@ enum Choice {
 
 fn resolve_choice(choice: Option<&ToolChoice>, specs: &[ToolSpec]) -> Result<Choice, ApiError> {
     let none_declared = |what: &str| {
-        ApiError::invalid("tool_choice", format!("{what} needs at least one tool in `tools`"))
+        ApiError::invalid(
+            "tool_choice",
+            format!("{what} needs at least one tool in `tools`"),
+        )
     };
     match choice {
         None if specs.is_empty() => Ok(Choice::None),
@@ -196,7 +222,10 @@ fn resolve_choice(choice: Option<&ToolChoice>, specs: &[ToolSpec]) -> Result<Cho
         }
         Some(ToolChoice::Named(n)) => {
             if n.kind != "function" {
-                return Err(ApiError::invalid("tool_choice.type", "must be \"function\""));
+                return Err(ApiError::invalid(
+                    "tool_choice.type",
+                    "must be \"function\"",
+                ));
             }
             specs
                 .iter()

@@ -58,7 +58,11 @@ fn data_error(path: String, inner: &serde_json::Error) -> ApiError {
     // serde reports a missing field at its parent's path, with the name in backticks.
     if let Some(rest) = message.strip_prefix("missing field `") {
         let field = rest.split('`').next().unwrap_or_default();
-        let param = if path == "." { field.to_owned() } else { format!("{path}.{field}") };
+        let param = if path == "." {
+            field.to_owned()
+        } else {
+            format!("{path}.{field}")
+        };
         return ApiError::MissingField { param };
     }
     // Drop serde_json's " at line 1 column 40" suffix: the parameter path says where.
@@ -79,22 +83,28 @@ pub fn chat(
     check_model(raw.model.as_deref(), info)?;
     check_n(raw.n)?;
     if raw.logprobs == Some(true) {
-        return Err(ApiError::unsupported("logprobs", "log probabilities are not served"));
+        return Err(ApiError::unsupported(
+            "logprobs",
+            "log probabilities are not served",
+        ));
     }
     let stream = raw.stream.unwrap_or(false);
     let include_usage = stream_usage(stream, raw.stream_options.as_ref())?;
     if raw.messages.is_empty() {
-        return Err(ApiError::invalid("messages", "at least one message is required"));
+        return Err(ApiError::invalid(
+            "messages",
+            "at least one message is required",
+        ));
     }
-    let mut messages = Vec::with_capacity(raw.messages.len());
+    let mut messages = Vec::with_capacity(raw.messages.len() + 1);
     for (i, m) in raw.messages.iter().enumerate() {
         messages.push(message(i, m)?);
     }
     let grammar_from_format = match &raw.response_format {
         None | Some(ResponseFormat::Text) => None,
-        Some(ResponseFormat::JsonObject) => {
-            Some(GrammarSpec::JsonSchema(serde_json::json!({"type": "object"})))
-        }
+        Some(ResponseFormat::JsonObject) => Some(GrammarSpec::JsonSchema(
+            serde_json::json!({"type": "object"}),
+        )),
         Some(ResponseFormat::JsonSchema { json_schema }) => {
             let schema = json_schema.schema.clone().unwrap_or(serde_json::json!({}));
             if !(schema.is_object() || schema.is_boolean()) {
@@ -117,19 +127,26 @@ pub fn chat(
             "a JSON response_format cannot be combined with tools unless tool_choice is \"none\"",
         ));
     }
-    let mut messages = messages;
     if let Some(system) = plan.system_prompt() {
         prepend_system(&mut messages, system);
     }
     let max_tokens = max_tokens(raw.max_completion_tokens.or(raw.max_tokens), info, None)?;
     let generate = GenerateRequest {
-        prompt: Prompt::Chat { messages, tools: plan.template_tools() },
+        prompt: Prompt::Chat {
+            messages,
+            tools: plan.template_tools(),
+        },
         sampling: sampling(&defaults.sampling, raw.temperature, raw.top_p, raw.seed)?,
         max_tokens,
         stop: stop(raw.stop.as_ref())?,
         grammar: grammar_from_format.or_else(|| plan.grammar()),
     };
-    Ok(ValidChat { generate, stream, include_usage, tools: plan })
+    Ok(ValidChat {
+        generate,
+        stream,
+        include_usage,
+        tools: plan,
+    })
 }
 
 /// Checks a text completion request and turns it into an engine request.
@@ -141,16 +158,28 @@ pub fn completion(
     check_model(raw.model.as_deref(), info)?;
     check_n(raw.n)?;
     if raw.best_of.is_some_and(|b| b != 1) {
-        return Err(ApiError::unsupported("best_of", "only best_of = 1 is served"));
+        return Err(ApiError::unsupported(
+            "best_of",
+            "only best_of = 1 is served",
+        ));
     }
     if raw.echo == Some(true) {
-        return Err(ApiError::unsupported("echo", "echoing the prompt is not served"));
+        return Err(ApiError::unsupported(
+            "echo",
+            "echoing the prompt is not served",
+        ));
     }
     if raw.suffix.as_deref().is_some_and(|s| !s.is_empty()) {
-        return Err(ApiError::unsupported("suffix", "fill-in-the-middle is not served"));
+        return Err(ApiError::unsupported(
+            "suffix",
+            "fill-in-the-middle is not served",
+        ));
     }
     if raw.logprobs.is_some() {
-        return Err(ApiError::unsupported("logprobs", "log probabilities are not served"));
+        return Err(ApiError::unsupported(
+            "logprobs",
+            "log probabilities are not served",
+        ));
     }
     let stream = raw.stream.unwrap_or(false);
     let include_usage = stream_usage(stream, raw.stream_options.as_ref())?;
@@ -158,7 +187,10 @@ pub fn completion(
         CompletionPrompt::One(p) => p,
         CompletionPrompt::Many(mut v) if v.len() == 1 => v.remove(0),
         CompletionPrompt::Many(_) => {
-            return Err(ApiError::unsupported("prompt", "only a single prompt per request"));
+            return Err(ApiError::unsupported(
+                "prompt",
+                "only a single prompt per request",
+            ));
         }
     };
     if prompt.is_empty() {
@@ -172,7 +204,11 @@ pub fn completion(
         stop: stop(raw.stop.as_ref())?,
         grammar: None,
     };
-    Ok(ValidCompletion { generate, stream, include_usage })
+    Ok(ValidCompletion {
+        generate,
+        stream,
+        include_usage,
+    })
 }
 
 fn check_model(model: Option<&str>, info: &ModelInfo) -> Result<(), ApiError> {
@@ -185,7 +221,10 @@ fn check_model(model: Option<&str>, info: &ModelInfo) -> Result<(), ApiError> {
 fn check_n(n: Option<u32>) -> Result<(), ApiError> {
     match n {
         None | Some(1) => Ok(()),
-        Some(n) => Err(ApiError::unsupported("n", format!("n = {n}; only one choice is served"))),
+        Some(n) => Err(ApiError::unsupported(
+            "n",
+            format!("n = {n}; only one choice is served"),
+        )),
     }
 }
 
@@ -246,10 +285,14 @@ fn message(i: usize, m: &Message) -> Result<ChatMessage, ApiError> {
             ));
         }
         Role::Tool if m.tool_call_id.is_none() => {
-            return Err(ApiError::MissingField { param: format!("messages[{i}].tool_call_id") });
+            return Err(ApiError::MissingField {
+                param: format!("messages[{i}].tool_call_id"),
+            });
         }
         Role::User | Role::Tool if m.content.is_none() => {
-            return Err(ApiError::MissingField { param: format!("messages[{i}].content") });
+            return Err(ApiError::MissingField {
+                param: format!("messages[{i}].content"),
+            });
         }
         _ => {}
     }
@@ -258,7 +301,10 @@ fn message(i: usize, m: &Message) -> Result<ChatMessage, ApiError> {
         Role::Developer => "system",
         r => r.as_str(),
     };
-    Ok(ChatMessage { role: role.to_owned(), content })
+    Ok(ChatMessage {
+        role: role.to_owned(),
+        content,
+    })
 }
 
 fn prepend_system(messages: &mut Vec<ChatMessage>, text: String) {
@@ -266,7 +312,13 @@ fn prepend_system(messages: &mut Vec<ChatMessage>, text: String) {
         Some(first) if first.role == "system" => {
             first.content = format!("{text}\n\n{}", first.content);
         }
-        _ => messages.insert(0, ChatMessage { role: "system".to_owned(), content: text }),
+        _ => messages.insert(
+            0,
+            ChatMessage {
+                role: "system".to_owned(),
+                content: text,
+            },
+        ),
     }
 }
 
@@ -288,7 +340,10 @@ fn sampling(
     let mut s = base.clone();
     if let Some(t) = temp {
         if !(0.0..=2.0).contains(&t) {
-            return Err(ApiError::invalid("temperature", format!("{t} is not in [0, 2]")));
+            return Err(ApiError::invalid(
+                "temperature",
+                format!("{t} is not in [0, 2]"),
+            ));
         }
         s.temperature = t;
     }

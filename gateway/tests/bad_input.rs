@@ -63,10 +63,16 @@ fn tools(extra: &str) -> String {
 }
 
 fn cases() -> Vec<Case> {
-    let long_prompt = format!(r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#, "word ".repeat(80));
+    let long_prompt = format!(
+        r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "word ".repeat(80)
+    );
     let deep = format!(r#"{{"messages":{}}}"#, "[".repeat(1000));
     let many_stops = format!(r#""stop":[{}]"#, vec![r#""x""#; 20].join(","));
-    let huge = format!(r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#, "a".repeat(10_000));
+    let huge = format!(
+        r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "a".repeat(10_000)
+    );
     vec![
         case("truncated JSON", "{", 400, "invalid_json"),
         case("empty body", "", 400, "invalid_json"),
@@ -252,13 +258,23 @@ async fn every_bad_request_gets_its_error_and_the_server_keeps_serving() {
     let cases = cases();
     assert!(cases.len() >= 40, "{} cases", cases.len());
     for c in &cases {
-        let r = request(server.addr, c.method, c.path, &[("content-type", "application/json")], &c.body)
-            .await;
+        let r = request(
+            server.addr,
+            c.method,
+            c.path,
+            &[("content-type", "application/json")],
+            &c.body,
+        )
+        .await;
         let v = r.json();
         assert_eq!(r.status, c.status, "{}: {v}", c.name);
         assert_eq!(v["error"]["code"], c.code, "{}: {v}", c.name);
         assert_eq!(v["error"]["type"], error_type(c.status), "{}: {v}", c.name);
-        assert!(!v["error"]["message"].as_str().unwrap().is_empty(), "{}", c.name);
+        assert!(
+            !v["error"]["message"].as_str().unwrap().is_empty(),
+            "{}",
+            c.name
+        );
         if let Some(p) = c.param {
             assert_eq!(v["error"]["param"], p, "{}: {v}", c.name);
         }
@@ -268,7 +284,9 @@ async fn every_bad_request_gets_its_error_and_the_server_keeps_serving() {
     let m = server.metrics().await;
     let total: f64 = gateway::error::ApiError::KINDS
         .iter()
-        .map(|k| gateway::metrics::sample(&m, &format!(r#"bellows_errors_total{{kind="{k}"}}"#)).unwrap())
+        .map(|k| {
+            gateway::metrics::sample(&m, &format!(r#"bellows_errors_total{{kind="{k}"}}"#)).unwrap()
+        })
         .sum();
     assert_eq!(total, cases.len() as f64);
     server.stop().await.unwrap();
@@ -278,7 +296,10 @@ async fn every_bad_request_gets_its_error_and_the_server_keeps_serving() {
 async fn over_long_prompt_names_both_token_counts() {
     let engine = Arc::new(ScriptedEngine::new(MODEL, Script::chunked("ok", 3)).with_ctx(64));
     let server = start_engine(engine).await;
-    let body = format!(r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#, "word ".repeat(80));
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "word ".repeat(80)
+    );
     let r = server.post("/v1/chat/completions", &body).await;
     assert_eq!(r.status, 400);
     let msg = r.json()["error"]["message"].as_str().unwrap().to_owned();
@@ -293,8 +314,8 @@ async fn chunked_body_over_the_limit_is_refused_while_reading() {
     let state = AppState::new(engine).with_max_body_bytes(2048);
     let server = start_state(state).await;
     let chunk = "a".repeat(1000);
-    let mut raw = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+    let mut raw = String::from(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n",
     );
     for _ in 0..4 {
         raw.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));

@@ -25,7 +25,9 @@ async fn health_models_and_tokenize_answer() {
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["id"], MODEL);
 
-    let r = server.post("/tokenize", r#"{"content":"one two three"}"#).await;
+    let r = server
+        .post("/tokenize", r#"{"content":"one two three"}"#)
+        .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["tokens"], serde_json::json!([0, 1, 2]));
     server.stop().await.unwrap();
@@ -34,7 +36,12 @@ async fn health_models_and_tokenize_answer() {
 #[tokio::test]
 async fn chat_non_stream_returns_content_and_usage() {
     let (server, engine) = start("Hello world").await;
-    let r = server.post("/v1/chat/completions", &chat_body(r#""max_tokens":50,"seed":7"#)).await;
+    let r = server
+        .post(
+            "/v1/chat/completions",
+            &chat_body(r#""max_tokens":50,"seed":7"#),
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.header("content-type"), Some("application/json"));
     let expected = format!(
@@ -48,10 +55,9 @@ async fn chat_non_stream_returns_content_and_usage() {
         MODEL
     );
     assert_eq!(zero_created(&r.text()), expected);
-    let seen = engine.seen.lock().unwrap();
+    let seen = engine.seen.lock().unwrap().clone();
     assert_eq!(seen[0].max_tokens, 50);
     assert_eq!(seen[0].sampling.seed, 7);
-    drop(seen);
     server.stop().await.unwrap();
 }
 
@@ -84,7 +90,10 @@ async fn chat_stream_is_framed_byte_for_byte() {
             "null",
         );
     }
-    event(r#"{"index":0,"delta":{},"finish_reason":"stop","logprobs":null}"#, "null");
+    event(
+        r#"{"index":0,"delta":{},"finish_reason":"stop","logprobs":null}"#,
+        "null",
+    );
     event(
         "",
         r#"{"prompt_tokens":4,"completion_tokens":4,"total_tokens":8,"prompt_tokens_details":{"cached_tokens":0}}"#,
@@ -97,19 +106,29 @@ async fn chat_stream_is_framed_byte_for_byte() {
 #[tokio::test]
 async fn chat_stream_without_usage_has_no_usage_field() {
     let (server, _engine) = start("Hi").await;
-    let r = server.post("/v1/chat/completions", &chat_body(r#""stream":true"#)).await;
+    let r = server
+        .post("/v1/chat/completions", &chat_body(r#""stream":true"#))
+        .await;
     let text = r.text();
     assert!(!text.contains("usage"), "{text}");
     assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
     let events = r.events();
-    assert_eq!(events.last().unwrap()["choices"][0]["finish_reason"], "stop");
+    assert_eq!(
+        events.last().unwrap()["choices"][0]["finish_reason"],
+        "stop"
+    );
     server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn max_tokens_ends_with_length() {
     let (server, _engine) = start("one two three four five six").await;
-    let r = server.post("/v1/chat/completions", &chat_body(r#""max_completion_tokens":2"#)).await;
+    let r = server
+        .post(
+            "/v1/chat/completions",
+            &chat_body(r#""max_completion_tokens":2"#),
+        )
+        .await;
     let v = r.json();
     assert_eq!(v["choices"][0]["finish_reason"], "length");
     assert_eq!(v["choices"][0]["message"]["content"], "one tw");
@@ -121,14 +140,19 @@ async fn max_tokens_ends_with_length() {
 async fn completions_stream_and_non_stream() {
     let (server, engine) = start("Hello world").await;
     let r = server
-        .post("/v1/completions", &format!(r#"{{"model":"{MODEL}","prompt":"Say","max_tokens":9}}"#))
+        .post(
+            "/v1/completions",
+            &format!(r#"{{"model":"{MODEL}","prompt":"Say","max_tokens":9}}"#),
+        )
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     assert_eq!(v["object"], "text_completion");
     assert_eq!(v["choices"][0]["text"], "Hello world");
     assert_eq!(v["usage"]["prompt_tokens"], 1);
-    assert!(matches!(engine.seen.lock().unwrap()[0].prompt, models::Prompt::Text(ref t) if t == "Say"));
+    assert!(
+        matches!(engine.seen.lock().unwrap()[0].prompt, models::Prompt::Text(ref t) if t == "Say")
+    );
 
     let r = server
         .post(
@@ -142,8 +166,10 @@ async fn completions_stream_and_non_stream() {
     );
     assert!(text.starts_with(&expected_first), "{text}");
     let events = r.events();
-    let joined: String =
-        events.iter().map(|e| e["choices"][0]["text"].as_str().unwrap()).collect();
+    let joined: String = events
+        .iter()
+        .map(|e| e["choices"][0]["text"].as_str().unwrap())
+        .collect();
     assert_eq!(joined, "Hello world");
     let last = events.last().unwrap();
     assert_eq!(last["choices"][0]["finish_reason"], "stop");
@@ -162,8 +188,14 @@ async fn metrics_count_requests_tokens_and_latency() {
     let _ = server.post("/v1/chat/completions", "{").await;
     let m = server.metrics().await;
     let get = |s: &str| gateway::metrics::sample(&m, s).unwrap_or_else(|| panic!("{s}\n{m}"));
-    assert_eq!(get(r#"bellows_requests_total{endpoint="chat_completions",status="200"}"#), 2.0);
-    assert_eq!(get(r#"bellows_requests_total{endpoint="chat_completions",status="400"}"#), 1.0);
+    assert_eq!(
+        get(r#"bellows_requests_total{endpoint="chat_completions",status="200"}"#),
+        2.0
+    );
+    assert_eq!(
+        get(r#"bellows_requests_total{endpoint="chat_completions",status="400"}"#),
+        1.0
+    );
     assert_eq!(get(r#"bellows_errors_total{kind="invalid_json"}"#), 1.0);
     assert_eq!(get("bellows_prompt_tokens_total"), 8.0);
     assert_eq!(get("bellows_generated_tokens_total"), 8.0);

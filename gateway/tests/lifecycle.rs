@@ -16,11 +16,17 @@ use tokio::net::TcpStream;
 const TEXT: &str = "The quick brown fox jumps over the lazy dog.";
 
 fn slow(text: &str, chunk: usize, delay_ms: u64) -> Script {
-    Script { delay: Duration::from_millis(delay_ms), ..Script::chunked(text, chunk) }
+    Script {
+        delay: Duration::from_millis(delay_ms),
+        ..Script::chunked(text, chunk)
+    }
 }
 
 fn content_of(events: &[serde_json::Value]) -> String {
-    events.iter().filter_map(|e| e["choices"][0]["delta"]["content"].as_str()).collect()
+    events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -53,7 +59,9 @@ async fn sixteen_concurrent_streams_all_complete() {
         assert!(ids.insert(id));
     }
     assert_eq!(
-        server.metric(r#"bellows_requests_total{endpoint="chat_completions",status="200"}"#).await,
+        server
+            .metric(r#"bellows_requests_total{endpoint="chat_completions",status="200"}"#)
+            .await,
         16.0
     );
     assert_eq!(server.metric("bellows_busy_slots").await, 0.0);
@@ -96,12 +104,20 @@ async fn a_client_that_disconnects_cancels_its_generation_and_frees_the_slot() {
     let engine = Arc::new(ScriptedEngine::new(MODEL, slow(&long, 4, 10)));
     let server = start_engine(engine).await;
 
-    let mut s = open(server.addr, "/v1/chat/completions", &chat_body(r#""stream":true"#)).await;
+    let mut s = open(
+        server.addr,
+        "/v1/chat/completions",
+        &chat_body(r#""stream":true"#),
+    )
+    .await;
     let seen = read_until(&mut s, "data: ", 3).await;
     assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
     assert_eq!(server.metric("bellows_busy_slots").await, 1.0);
     drop(s);
-    assert_eq!(wait_metric(&server, "bellows_cancellations_total", 1.0).await, 1.0);
+    assert_eq!(
+        wait_metric(&server, "bellows_cancellations_total", 1.0).await,
+        1.0
+    );
     assert_eq!(wait_metric(&server, "bellows_busy_slots", 0.0).await, 0.0);
     // Fewer tokens were generated than the script holds: the engine stopped.
     assert!(server.metric("bellows_generated_tokens_total").await < 400.0);
@@ -110,7 +126,10 @@ async fn a_client_that_disconnects_cancels_its_generation_and_frees_the_slot() {
     let s = open(server.addr, "/v1/chat/completions", &chat_body("")).await;
     assert_eq!(wait_metric(&server, "bellows_busy_slots", 1.0).await, 1.0);
     drop(s);
-    assert_eq!(wait_metric(&server, "bellows_cancellations_total", 2.0).await, 2.0);
+    assert_eq!(
+        wait_metric(&server, "bellows_cancellations_total", 2.0).await,
+        2.0
+    );
     assert_eq!(wait_metric(&server, "bellows_busy_slots", 0.0).await, 0.0);
     assert_eq!(server.metric("bellows_queue_depth").await, 0.0);
 
@@ -133,23 +152,43 @@ async fn api_key_protects_everything_but_health() {
         ("GET", "/metrics", ""),
         ("POST", "/tokenize", r#"{"content":"a"}"#),
         ("POST", "/v1/completions", r#"{"prompt":"a"}"#),
-        ("POST", "/v1/chat/completions", r#"{"messages":[{"role":"user","content":"a"}]}"#),
+        (
+            "POST",
+            "/v1/chat/completions",
+            r#"{"messages":[{"role":"user","content":"a"}]}"#,
+        ),
     ] {
         let none = request(addr, method, path, &[], body.as_bytes()).await;
         assert_eq!(none.status, 401, "{path} without a key");
         assert_eq!(none.error_code(), "invalid_api_key");
         assert_eq!(none.json()["error"]["type"], "authentication_error");
         assert_eq!(none.header("www-authenticate"), Some("Bearer"));
-        let wrong =
-            request(addr, method, path, &[("authorization", "Bearer sekreT")], body.as_bytes())
-                .await;
+        let wrong = request(
+            addr,
+            method,
+            path,
+            &[("authorization", "Bearer sekreT")],
+            body.as_bytes(),
+        )
+        .await;
         assert_eq!(wrong.status, 401, "{path} with a wrong key");
-        let basic = request(addr, method, path, &[("authorization", "sekret")], body.as_bytes())
-            .await;
+        let basic = request(
+            addr,
+            method,
+            path,
+            &[("authorization", "sekret")],
+            body.as_bytes(),
+        )
+        .await;
         assert_eq!(basic.status, 401, "{path} with no Bearer scheme");
-        let right =
-            request(addr, method, path, &[("authorization", "Bearer sekret")], body.as_bytes())
-                .await;
+        let right = request(
+            addr,
+            method,
+            path,
+            &[("authorization", "Bearer sekret")],
+            body.as_bytes(),
+        )
+        .await;
         assert_eq!(right.status, 200, "{path} with the key: {}", right.text());
     }
     server.stop().await.unwrap();
@@ -177,6 +216,12 @@ async fn graceful_shutdown_finishes_in_flight_streams_and_refuses_new_connection
     assert!(r.text().ends_with("data: [DONE]\n\n"));
     let mut buf = [0u8; 16];
     let n = tokio::time::timeout(Duration::from_secs(5), idle.read(&mut buf)).await;
-    assert!(matches!(n, Ok(Ok(0)) | Ok(Err(_))), "idle connection closed: {n:?}");
-    assert!(TcpStream::connect(addr).await.is_err(), "listener is closed");
+    assert!(
+        matches!(n, Ok(Ok(0)) | Ok(Err(_))),
+        "idle connection closed: {n:?}"
+    );
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "listener is closed"
+    );
 }

@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 
 const WEATHER_TOOLS: &str = r#""tools":[{"type":"function","function":{"name":"get_weather","description":"Weather for a city","parameters":{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}}},{"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{}}}}]"#;
 
-const HERMES_CALL: &str =
-    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>";
+const HERMES_CALL: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>";
 
 fn tools_body(extra: &str) -> String {
     let sep = if extra.is_empty() { "" } else { "," };
@@ -42,11 +41,15 @@ async fn native_call_non_stream_becomes_tool_calls() {
     assert!(calls[0].get("bellows").is_none());
 
     // The tools reached the chat template, and no grammar was imposed for `auto`.
-    let seen = engine.seen.lock().unwrap();
-    let Prompt::Chat { tools, .. } = &seen[0].prompt else { panic!("chat prompt") };
-    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["get_weather", "get_time"]);
+    let seen = engine.seen.lock().unwrap().clone();
+    let Prompt::Chat { tools, .. } = &seen[0].prompt else {
+        panic!("chat prompt")
+    };
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["get_weather", "get_time"]
+    );
     assert_eq!(seen[0].grammar, None);
-    drop(seen);
     let m = server.metrics().await;
     assert_eq!(
         gateway::metrics::sample(&m, r#"bellows_decoded_proposals_total{format="hermes"}"#),
@@ -60,19 +63,29 @@ async fn native_call_non_stream_becomes_tool_calls() {
 fn assemble_stream(events: &[Value]) -> Vec<(String, String)> {
     let mut calls: Vec<(String, String)> = Vec::new();
     for e in events {
-        let Some(choice) = e["choices"].get(0) else { continue };
-        let Some(deltas) = choice["delta"]["tool_calls"].as_array() else { continue };
+        let Some(choice) = e["choices"].get(0) else {
+            continue;
+        };
+        let Some(deltas) = choice["delta"]["tool_calls"].as_array() else {
+            continue;
+        };
         for d in deltas {
             let i = d["index"].as_u64().unwrap() as usize;
             if i == calls.len() {
                 // The first fragment of a call carries id, type and the whole name.
                 assert!(d["id"].as_str().unwrap().starts_with("call_"), "{d}");
                 assert_eq!(d["type"], "function");
-                calls.push((d["function"]["name"].as_str().unwrap().to_owned(), String::new()));
+                calls.push((
+                    d["function"]["name"].as_str().unwrap().to_owned(),
+                    String::new(),
+                ));
                 assert_eq!(d["function"]["arguments"], "");
             } else {
                 assert!(i < calls.len(), "indices are dense and in order: {d}");
-                assert!(d.get("id").is_none() && d["function"].get("name").is_none(), "{d}");
+                assert!(
+                    d.get("id").is_none() && d["function"].get("name").is_none(),
+                    "{d}"
+                );
                 if let Some(a) = d["function"]["arguments"].as_str() {
                     calls[i].1.push_str(a);
                 }
@@ -88,13 +101,18 @@ async fn native_call_streams_name_first_then_argument_fragments() {
     // One byte per piece: the hardest chunking for the decoder.
     engine.push(Script::chunked(HERMES_CALL, 1));
     let server = start_engine(engine.clone()).await;
-    let r = server.post("/v1/chat/completions", &tools_body(r#""stream":true"#)).await;
+    let r = server
+        .post("/v1/chat/completions", &tools_body(r#""stream":true"#))
+        .await;
     assert_eq!(r.status, 200);
     let events = r.events();
     let calls = assemble_stream(&events);
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].0, "get_weather");
-    assert_eq!(serde_json::from_str::<Value>(&calls[0].1).unwrap(), json!({"location": "Paris"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&calls[0].1).unwrap(),
+        json!({"location": "Paris"})
+    );
     // Arguments arrive in several fragments, not one blob at the end.
     let fragments = events
         .iter()
@@ -117,7 +135,10 @@ async fn native_call_streams_name_first_then_argument_fragments() {
 async fn bare_json_call_from_a_small_model_is_decoded() {
     let (server, _engine) =
         start(r#"{"name": "get_weather", "arguments": {"location": "Oslo"}}"#).await;
-    let v = server.post("/v1/chat/completions", &tools_body("")).await.json();
+    let v = server
+        .post("/v1/chat/completions", &tools_body(""))
+        .await
+        .json();
     let call = &v["choices"][0]["message"]["tool_calls"][0];
     assert_eq!(call["function"]["name"], "get_weather");
     assert_eq!(args_of(call), json!({"location": "Oslo"}));
@@ -128,7 +149,12 @@ async fn bare_json_call_from_a_small_model_is_decoded() {
 async fn required_and_named_choices_constrain_with_a_schema_grammar() {
     let (server, engine) =
         start(r#"{"name": "get_weather", "arguments": {"location": "Rome"}}"#).await;
-    let r = server.post("/v1/chat/completions", &tools_body(r#""tool_choice":"required""#)).await;
+    let r = server
+        .post(
+            "/v1/chat/completions",
+            &tools_body(r#""tool_choice":"required""#),
+        )
+        .await;
     assert_eq!(r.json()["choices"][0]["finish_reason"], "tool_calls");
     let r = server
         .post(
@@ -137,40 +163,68 @@ async fn required_and_named_choices_constrain_with_a_schema_grammar() {
         )
         .await;
     let v = r.json();
-    assert_eq!(v["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
-    let seen = engine.seen.lock().unwrap();
-    let Some(GrammarSpec::JsonSchema(required)) = &seen[0].grammar else { panic!("grammar") };
-    let names: Vec<&Value> =
-        required["anyOf"].as_array().unwrap().iter().map(|s| &s["properties"]["name"]["const"]).collect();
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+    let seen = engine.seen.lock().unwrap().clone();
+    let Some(GrammarSpec::JsonSchema(required)) = &seen[0].grammar else {
+        panic!("grammar")
+    };
+    let names: Vec<&Value> = required["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["properties"]["name"]["const"])
+        .collect();
     assert_eq!(names, [&json!("get_weather"), &json!("get_time")]);
-    let Some(GrammarSpec::JsonSchema(named)) = &seen[1].grammar else { panic!("grammar") };
+    let Some(GrammarSpec::JsonSchema(named)) = &seen[1].grammar else {
+        panic!("grammar")
+    };
     assert_eq!(named["properties"]["name"]["const"], "get_weather");
-    assert_eq!(named["properties"]["arguments"]["required"], json!(["location"]));
+    assert_eq!(
+        named["properties"]["arguments"]["required"],
+        json!(["location"])
+    );
     server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn tool_choice_none_serves_plain_content() {
     let (server, engine) = start(HERMES_CALL).await;
-    let v = server.post("/v1/chat/completions", &tools_body(r#""tool_choice":"none""#)).await.json();
+    let v = server
+        .post(
+            "/v1/chat/completions",
+            &tools_body(r#""tool_choice":"none""#),
+        )
+        .await
+        .json();
     assert_eq!(v["choices"][0]["finish_reason"], "stop");
     assert_eq!(v["choices"][0]["message"]["content"], HERMES_CALL);
-    let seen = engine.seen.lock().unwrap();
-    let Prompt::Chat { tools, .. } = &seen[0].prompt else { panic!("chat prompt") };
+    let seen = engine.seen.lock().unwrap().clone();
+    let Prompt::Chat { tools, .. } = &seen[0].prompt else {
+        panic!("chat prompt")
+    };
     assert!(tools.is_empty());
-    drop(seen);
     server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn schema_violation_comes_back_as_content_and_is_counted() {
-    let bad = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": 5}}\n</tool_call>";
+    let bad =
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": 5}}\n</tool_call>";
     let (server, _engine) = start(bad).await;
-    let v = server.post("/v1/chat/completions", &tools_body("")).await.json();
+    let v = server
+        .post("/v1/chat/completions", &tools_body(""))
+        .await
+        .json();
     let msg = &v["choices"][0]["message"];
     assert!(msg.get("tool_calls").is_none(), "{v}");
     assert_eq!(v["choices"][0]["finish_reason"], "stop");
-    assert!(msg["content"].as_str().unwrap().contains("\"location\": 5"), "{v}");
+    assert!(
+        msg["content"].as_str().unwrap().contains("\"location\": 5"),
+        "{v}"
+    );
     assert_eq!(msg["bellows"]["failures"][0]["kind"], "bad_arguments");
     let m = server.metrics().await;
     assert_eq!(
@@ -182,9 +236,13 @@ async fn schema_violation_comes_back_as_content_and_is_counted() {
 
 #[tokio::test]
 async fn a_call_to_an_undeclared_builtin_is_not_sent_as_a_tool_call() {
-    let text = "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
+    let text =
+        "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
     let (server, _engine) = start(text).await;
-    let v = server.post("/v1/chat/completions", &tools_body("")).await.json();
+    let v = server
+        .post("/v1/chat/completions", &tools_body(""))
+        .await
+        .json();
     let msg = &v["choices"][0]["message"];
     assert!(msg.get("tool_calls").is_none(), "{v}");
     assert!(msg["content"].as_str().unwrap().contains("a.txt"), "{v}");
@@ -211,24 +269,35 @@ async fn text_protocol_extension_returns_proposals_with_repairs() {
         args_of(&calls[0]),
         json!({"path": "src/a.py", "blocks": [{"search": "x = 1\n", "replace": "x = 2\n"}]})
     );
-    assert_eq!(calls[0]["bellows"], json!({"format": "text", "repairs": ["marker_run_together"]}));
+    assert_eq!(
+        calls[0]["bellows"],
+        json!({"format": "text", "repairs": ["marker_run_together"]})
+    );
     assert_eq!(calls[1]["function"]["name"], "read");
     assert_eq!(args_of(&calls[1]), json!({"path": "src/b.py"}));
     assert_eq!(calls[1]["bellows"]["repairs"], json!([]));
 
     // The model was taught the protocol in a system message.
-    let seen = engine.seen.lock().unwrap();
-    let Prompt::Chat { messages, tools } = &seen[0].prompt else { panic!("chat prompt") };
+    let seen = engine.seen.lock().unwrap().clone();
+    let Prompt::Chat { messages, tools } = &seen[0].prompt else {
+        panic!("chat prompt")
+    };
     assert_eq!(messages[0].role, "system");
-    assert!(messages[0].content.contains("READ"), "{}", messages[0].content);
+    assert!(
+        messages[0].content.contains("READ"),
+        "{}",
+        messages[0].content
+    );
     assert!(tools.is_empty());
-    drop(seen);
 
     // Streamed, the same calls arrive whole, with the extension after each.
     let body = chat_body(r#""bellows":{"protocol":"text"},"stream":true"#);
     let events = server.post("/v1/chat/completions", &body).await.events();
     let calls = assemble_stream(&events);
-    assert_eq!(calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["edit", "read"]);
+    assert_eq!(
+        calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        ["edit", "read"]
+    );
     let ext: Vec<&Value> = events
         .iter()
         .filter_map(|e| e["choices"][0]["delta"]["tool_calls"][0].get("bellows"))
@@ -251,12 +320,17 @@ async fn past_tool_calls_and_results_reach_the_prompt() {
     let r = server.post("/v1/chat/completions", &body).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["choices"][0]["message"]["content"], "It is sunny.");
-    let seen = engine.seen.lock().unwrap();
-    let Prompt::Chat { messages, .. } = &seen[0].prompt else { panic!("chat prompt") };
+    let seen = engine.seen.lock().unwrap().clone();
+    let Prompt::Chat { messages, .. } = &seen[0].prompt else {
+        panic!("chat prompt")
+    };
     assert_eq!(messages[1].role, "assistant");
-    assert!(messages[1].content.contains(r#""name":"get_weather""#), "{}", messages[1].content);
+    assert!(
+        messages[1].content.contains(r#""name":"get_weather""#),
+        "{}",
+        messages[1].content
+    );
     assert_eq!(messages[2].role, "tool");
     assert_eq!(messages[2].content, "sunny");
-    drop(seen);
     server.stop().await.unwrap();
 }

@@ -32,12 +32,23 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
             return Err(e.into());
         }
     };
-    let turn =
-        Turn::new(generation, valid.tools, &state.metrics, inflight, state.ids.clone(), started);
+    let turn = Turn::new(
+        generation,
+        valid.tools,
+        &state.metrics,
+        inflight,
+        state.ids.clone(),
+        started,
+    );
     let id = state.ids.response_id("chatcmpl");
     let created = unix_now();
     if valid.stream {
-        let framing = ChatChunks { id, created, model, include_usage: valid.include_usage };
+        let framing = ChatChunks {
+            id,
+            created,
+            model,
+            include_usage: valid.include_usage,
+        };
         return Ok(super::stream::respond(state, turn, framing));
     }
     let completion = collect(turn, id, created, model).await?;
@@ -106,7 +117,10 @@ async fn collect(
         .map(|c| ToolCall {
             id: c.id,
             kind: "function",
-            function: FunctionCall { name: c.name, arguments: c.arguments },
+            function: FunctionCall {
+                name: c.name,
+                arguments: c.arguments,
+            },
             bellows: c.ext,
         })
         .collect();

@@ -41,7 +41,12 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
     let id = state.ids.response_id("cmpl");
     let created = unix_now();
     if valid.stream {
-        let framing = CompletionChunks { id, created, model, include_usage: valid.include_usage };
+        let framing = CompletionChunks {
+            id,
+            created,
+            model,
+            include_usage: valid.include_usage,
+        };
         return Ok(super::stream::respond(state, turn, framing));
     }
     let mut text = String::new();

@@ -13,7 +13,10 @@ use crate::validate;
 pub fn health(state: &AppState) -> Response<Body> {
     body::json(
         StatusCode::OK,
-        &Health { status: "ok", model: state.engine.info().id.clone() },
+        &Health {
+            status: "ok",
+            model: state.engine.info().id.clone(),
+        },
     )
 }
 
@@ -35,11 +38,22 @@ fn card(state: &AppState) -> ModelCard {
 
 /// `GET /v1/models` and `GET /v1/models/{id}`.
 pub fn models(state: &AppState, path: &str) -> Result<Response<Body>, ApiError> {
-    let wanted = path.strip_prefix("/v1/models/").or_else(|| path.strip_prefix("/models/"));
+    let wanted = path
+        .strip_prefix("/v1/models/")
+        .or_else(|| path.strip_prefix("/models/"));
     match wanted {
-        None => Ok(body::json(StatusCode::OK, &ModelList { object: "list", data: vec![card(state)] })),
+        None => Ok(body::json(
+            StatusCode::OK,
+            &ModelList {
+                object: "list",
+                data: vec![card(state)],
+            },
+        )),
         Some(id) if id == state.engine.info().id => Ok(body::json(StatusCode::OK, &card(state))),
-        Some(id) => Err(ApiError::ModelNotFound(id.to_owned(), state.engine.info().id.clone())),
+        Some(id) => Err(ApiError::ModelNotFound(
+            id.to_owned(),
+            state.engine.info().id.clone(),
+        )),
     }
 }
 

@@ -17,10 +17,10 @@ pub fn respond(state: &Arc<AppState>, mut turn: Turn, framing: impl Framing) -> 
     let (tx, body) = body::channel();
     let metrics = state.metrics.clone();
     tokio::spawn(async move {
-        if let Some(head) = framing.head() {
-            if tx.send(head).await.is_err() {
-                return;
-            }
+        if let Some(head) = framing.head()
+            && tx.send(head).await.is_err()
+        {
+            return;
         }
         loop {
             let step = tokio::select! {

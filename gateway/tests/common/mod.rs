@@ -53,8 +53,14 @@ impl TestServer {
     }
 
     pub async fn post(&self, path: &str, body: &str) -> Resp {
-        request(self.addr, "POST", path, &[("content-type", "application/json")], body.as_bytes())
-            .await
+        request(
+            self.addr,
+            "POST",
+            path,
+            &[("content-type", "application/json")],
+            body.as_bytes(),
+        )
+        .await
     }
 
     pub async fn metrics(&self) -> String {
@@ -84,7 +90,12 @@ pub async fn start_state(state: AppState) -> TestServer {
     let handle = tokio::spawn(server.run(async move {
         let _ = rx.await;
     }));
-    TestServer { addr, state, stop: Some(tx), handle: Some(handle) }
+    TestServer {
+        addr,
+        state,
+        stop: Some(tx),
+        handle: Some(handle),
+    }
 }
 
 /// A scripted engine replying `text` in 3-byte pieces unless scripts are pushed.
@@ -109,12 +120,18 @@ pub struct Resp {
 
 impl Resp {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body))
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
         })
     }
 
@@ -124,7 +141,10 @@ impl Resp {
 
     /// The `code` of an OpenAI error body.
     pub fn error_code(&self) -> String {
-        self.json()["error"]["code"].as_str().unwrap_or_default().to_owned()
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 
     /// The JSON documents of an SSE body, without `[DONE]`.
@@ -180,7 +200,14 @@ pub fn parse_response(buf: &[u8]) -> Resp {
         .unwrap_or_else(|| panic!("no response head in {:?}", String::from_utf8_lossy(buf)));
     let head = std::str::from_utf8(&buf[..split]).unwrap();
     let mut lines = head.split("\r\n");
-    let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
@@ -190,15 +217,18 @@ pub fn parse_response(buf: &[u8]) -> Resp {
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     let body = if chunked { dechunk(raw) } else { raw.to_vec() };
-    Resp { status, headers, body }
+    Resp {
+        status,
+        headers,
+        body,
+    }
 }
 
 fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(nl) = raw.windows(2).position(|w| w == b"\r\n") else { break };
-        let size = usize::from_str_radix(std::str::from_utf8(&raw[..nl]).unwrap().trim(), 16)
-            .unwrap();
+    while let Some(nl) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&raw[..nl]).unwrap().trim(), 16).unwrap();
         if size == 0 {
             break;
         }
@@ -211,7 +241,9 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
 /// A minimal chat body.
 pub fn chat_body(extra: &str) -> String {
     let sep = if extra.is_empty() { "" } else { "," };
-    format!(r#"{{"model":"{MODEL}","messages":[{{"role":"user","content":"hi there"}}]{sep}{extra}}}"#)
+    format!(
+        r#"{{"model":"{MODEL}","messages":[{{"role":"user","content":"hi there"}}]{sep}{extra}}}"#
+    )
 }
 
 /// Replaces `"created":<digits>` by `"created":0` so bodies compare byte for byte.
