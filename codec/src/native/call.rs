@@ -276,7 +276,7 @@ impl CallObject {
                 };
                 let r = p.push(c);
                 if slot == Slot::Args {
-                    self.pending.push_str(&p.take_out());
+                    p.drain_out_into(&mut self.pending);
                 }
                 let r = match r {
                     Ok(r) => r,
@@ -473,7 +473,7 @@ impl CallObject {
             St::Value(slot, Some(mut p)) => {
                 let r = p.finish();
                 if slot == Slot::Args {
-                    self.pending.push_str(&p.take_out());
+                    p.drain_out_into(&mut self.pending);
                 }
                 let closed = match r {
                     Ok(n) => n,

@@ -71,6 +71,10 @@ enum H {
         ws: usize,
         lit: usize,
     },
+    /// A code-fence line (```` ```json ````) between `<tool_call>` and the call.
+    FenceLead {
+        buf: String,
+    },
     Call(Box<CallObject>),
     List {
         st: ListSt,
@@ -90,6 +94,8 @@ pub(crate) struct HermesMachine {
     /// A concluded call waiting for the wrapper's end (which may add repairs).
     pending: Option<Outcome>,
     committed: bool,
+    /// The call was wrapped in a code fence inside the tags.
+    fenced: bool,
 }
 
 fn opts() -> CallOpts {
@@ -107,10 +113,14 @@ impl HermesMachine {
             text_mode,
             pending: None,
             committed: false,
+            fenced: false,
         }
     }
 
     fn extra(&self, ctx: &Ctx<'_>, mut more: Vec<RepairKind>) -> Vec<RepairKind> {
+        if self.fenced {
+            more.push(RepairKind::FencedJson);
+        }
         if self.text_mode && !ctx.auto {
             more.push(RepairKind::NativeInTextMode);
         }
@@ -203,8 +213,28 @@ impl Machine for HermesMachine {
                         *lit = 1;
                         Flow::More
                     }
+                    '`' if !self.fenced => {
+                        self.st = H::FenceLead { buf: c.to_string() };
+                        Flow::More
+                    }
                     _ => Flow::Reject,
                 }
+            }
+            H::FenceLead { buf } => {
+                if c == '\n' {
+                    let lang = buf.trim_end().strip_prefix("```");
+                    if matches!(lang, Some("" | "json" | "JSON")) {
+                        self.fenced = true;
+                        self.st = H::Inner { ws: 0, lit: 0 };
+                        return Flow::More;
+                    }
+                    return Flow::Reject;
+                }
+                buf.push(c);
+                if buf.len() > 12 {
+                    return Flow::Reject;
+                }
+                Flow::More
             }
             H::Call(call) => match call.push(c, ctx, out) {
                 Ok(Push::More) => Flow::More,
@@ -317,6 +347,12 @@ impl Machine for HermesMachine {
                 }
                 buf.push(c);
                 if let Some(junk) = buf.strip_suffix(CLOSE) {
+                    // The closing fence of a fenced call is part of the repair, not junk.
+                    let junk = if self.fenced {
+                        junk.trim().trim_end_matches('`')
+                    } else {
+                        junk
+                    };
                     let repairs = if junk.trim().is_empty() {
                         Vec::new()
                     } else {
@@ -347,7 +383,7 @@ impl Machine for HermesMachine {
             },
         );
         match st {
-            H::Trigger { .. } | H::Inner { .. } => Eos::Reject,
+            H::Trigger { .. } | H::Inner { .. } | H::FenceLead { .. } => Eos::Reject,
             H::Call(mut call)
             | H::List {
                 call: Some(mut call),

@@ -144,6 +144,13 @@ impl ValueParser {
         std::mem::take(&mut self.out)
     }
 
+    /// Moves the compact text produced since the last call onto `dst`, keeping this parser's
+    /// buffer (and its capacity) for the next character.
+    pub fn drain_out_into(&mut self, dst: &mut String) {
+        dst.push_str(&self.out);
+        self.out.clear();
+    }
+
     /// True before the first non-whitespace character.
     pub fn is_empty(&self) -> bool {
         self.stack.is_empty() && matches!(self.lex, Lex::Idle) && self.root.is_none()

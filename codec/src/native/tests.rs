@@ -741,3 +741,82 @@ proptest! {
         let _ = drive(&*bare(), &chunks(&input, 2), true);
     }
 }
+
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        (-1.0e12f64..1.0e12).prop_map(|f| json!(f)),
+        "\\PC{0,12}|[\"\\\\\n\t\u{1}<>/]{0,6}|</tool_call>".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+            prop::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn args_object() -> impl Strategy<Value = serde_json::Value> {
+    prop::collection::btree_map("[a-z_\"\\\\é]{1,6}", json_value(), 0..5)
+        .prop_map(|m| serde_json::Value::Object(m.into_iter().collect()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Random client-tool arguments, written compact or pretty, decode to the same value
+    /// under any chunking, and the streamed fragments concatenate to its compact form.
+    #[test]
+    fn client_arguments_roundtrip(args in args_object(), pretty in any::<bool>(), n in 1usize..9) {
+        let mut reg = Registry::builtin();
+        reg.add_client_tool("anything", "Takes any object.", json!({"type": "object"}))
+            .expect("valid client tool");
+        let text = if pretty {
+            serde_json::to_string_pretty(&args).expect("serialises")
+        } else {
+            args.to_string()
+        };
+        let input = format!("<tool_call>{{\"name\": \"anything\", \"arguments\": {text}}}</tool_call>");
+        let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true };
+        let mut out = Vec::new();
+        let Detect::Start(mut b) = hermes().detect(&input, Position { line_start: true, eos: false }, &ctx) else {
+            panic!("no start");
+        };
+        let mut done = false;
+        for piece in chunks(&input, n) {
+            prop_assert!(!done, "body ended before the input did");
+            match b.feed(piece, &mut ctx, &mut out) {
+                Step::NeedMore => {}
+                Step::Done { consumed } => {
+                    prop_assert_eq!(consumed, piece.len());
+                    done = true;
+                }
+                other => prop_assert!(false, "unexpected step {:?}", other),
+            }
+        }
+        prop_assert!(done);
+        let streamed: String = out
+            .iter()
+            .filter_map(|e| match e {
+                Event::ArgsDelta { fragment, .. } => Some(fragment.as_str()),
+                _ => None,
+            })
+            .collect();
+        prop_assert_eq!(&streamed, &args.to_string());
+        let proposals: Vec<&crate::action::ActionProposal> = out
+            .iter()
+            .filter_map(|e| match e {
+                Event::Proposal { proposal, .. } => Some(proposal),
+                _ => None,
+            })
+            .collect();
+        prop_assert_eq!(proposals.len(), 1);
+        match &proposals[0].action {
+            crate::action::Action::Client { arguments, .. } => prop_assert_eq!(arguments, &args),
+            other => prop_assert!(false, "not a client action: {:?}", other),
+        }
+    }
+}
