@@ -30,10 +30,11 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `bellows serve`: logs through `tracing` (RUST_LOG overrides the default `info` level).
+/// `bellows serve`: logs through `tracing`. RUST_LOG overrides the default, which is `info`
+/// for bellows and `warn` for llama.cpp (whose `info` lines list every GGUF key at load).
 fn serve(args: &gateway::config::ServeArgs) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,llama-cpp-2=warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
