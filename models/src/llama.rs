@@ -958,8 +958,10 @@ impl JobSampler {
         s: &Sampling,
         grammar: Option<&GrammarJob>,
     ) -> Result<JobSampler, String> {
+        // Out-of-range values switch a stage off instead of reaching llama.cpp, where a NaN
+        // temperature or a non-positive penalty would make every logit NaN.
         let mut stages = Vec::new();
-        if s.repeat_penalty != 1.0 {
+        if s.repeat_penalty.is_finite() && s.repeat_penalty > 0.0 && s.repeat_penalty != 1.0 {
             stages.push(LlamaSampler::penalties(
                 model.n_vocab(),
                 64,
@@ -968,16 +970,16 @@ impl JobSampler {
                 0.0,
             ));
         }
-        if s.temperature <= 0.0 {
+        if !(s.temperature.is_finite() && s.temperature > 0.0) {
             stages.push(LlamaSampler::greedy());
         } else {
             if s.top_k > 0 {
                 stages.push(LlamaSampler::top_k(s.top_k));
             }
-            if s.top_p < 1.0 {
+            if s.top_p > 0.0 && s.top_p < 1.0 {
                 stages.push(LlamaSampler::top_p(s.top_p, 1));
             }
-            if s.min_p > 0.0 {
+            if s.min_p > 0.0 && s.min_p < 1.0 {
                 stages.push(LlamaSampler::min_p(s.min_p, 1));
             }
             stages.push(LlamaSampler::temp(s.temperature));

@@ -251,11 +251,15 @@ impl Profile {
             repeat_penalty: s.repeat_penalty.unwrap_or(d.repeat_penalty),
             seed: s.seed.unwrap_or(d.seed),
         };
-        if !(sampling.temperature >= 0.0) {
+        // A range check, so that NaN is refused as well.
+        if !(0.0..=f32::MAX).contains(&sampling.temperature) {
             return Err(invalid(format!(
-                "temperature {} is negative",
+                "temperature {} is not a non-negative number",
                 sampling.temperature
             )));
+        }
+        if !(sampling.repeat_penalty > 0.0 && sampling.repeat_penalty.is_finite()) {
+            return Err(invalid("repeat_penalty must be positive".to_owned()));
         }
         if !(0.0..=1.0).contains(&sampling.top_p) || !(0.0..=1.0).contains(&sampling.min_p) {
             return Err(invalid("top_p and min_p must lie in 0..=1".to_owned()));

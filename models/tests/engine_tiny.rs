@@ -456,3 +456,37 @@ async fn empty_prompt_is_refused() {
         Err(EngineError::Tokenize(_))
     ));
 }
+
+#[tokio::test]
+async fn seeded_sampling_is_reproducible_and_odd_values_are_harmless() {
+    let sampling = |seed| Sampling {
+        temperature: 0.9,
+        top_p: 0.95,
+        top_k: 40,
+        min_p: 0.05,
+        repeat_penalty: 1.1,
+        seed,
+    };
+    let mut req = text_request(PROMPT, 40);
+    req.sampling = sampling(1);
+    let a = run(&engine(1), req.clone()).await;
+    let b = run(&engine(1), req.clone()).await;
+    assert_eq!(a.text, b.text, "the same seed gives the same text");
+    let mut outputs = std::collections::BTreeSet::new();
+    for seed in 1..5 {
+        req.sampling = sampling(seed);
+        outputs.insert(run(&engine(1), req.clone()).await.tokens);
+    }
+    assert!(outputs.len() > 1, "different seeds give different samples");
+
+    req.sampling = Sampling {
+        temperature: f32::NAN,
+        top_p: f32::NAN,
+        top_k: -3,
+        min_p: 7.0,
+        repeat_penalty: -1.0,
+        seed: 0,
+    };
+    let odd = run(&engine(1), req).await;
+    assert_eq!(odd.timings.generated_tokens, 40);
+}
