@@ -35,9 +35,11 @@ fn main() -> anyhow::Result<()> {
 fn serve(args: &gateway::config::ServeArgs) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,llama-cpp-2=warn"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .init();
     let cfg = args.resolve()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

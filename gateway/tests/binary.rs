@@ -1,0 +1,164 @@
+//! The `bellows serve` binary: `--help`, settings from a config file and the environment,
+//! serving the tiny GGUF, and a graceful exit on SIGTERM.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+fn bellows() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bellows"))
+}
+
+#[test]
+fn help_explains_every_setting() {
+    let out = bellows().args(["serve", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in [
+        "--model",
+        "--host",
+        "--port",
+        "--api-key",
+        "--parallel",
+        "--ctx",
+        "--threads",
+        "--gpu-layers",
+        "--profile",
+        "--config",
+        "BELLOWS_MODEL",
+        "BELLOWS_API_KEY",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+}
+
+#[test]
+fn a_bad_config_file_is_refused_with_its_path() {
+    let dir = std::env::temp_dir().join(format!("bellows-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("bad.toml");
+    std::fs::write(&cfg, "prot = 1\n").unwrap();
+    let out = bellows()
+        .args(["serve", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml") && err.contains("prot"), "{err}");
+}
+
+fn tiny() -> PathBuf {
+    let path = std::env::var("BELLOWS_TINY_GGUF")
+        .ok()
+        .filter(|p| !p.is_empty());
+    path.map(PathBuf::from).unwrap_or_else(|| {
+        gateway::serve::resolve_model(Some("tiny"))
+            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_from_config_and_env_then_exits_cleanly_on_sigterm() {
+    let dir = std::env::temp_dir().join(format!("bellows-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("serve.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "model = {:?}\nport = 0\nctx = 256\nthreads = 1\napi_key = \"from-file\"\n",
+            tiny()
+        ),
+    )
+    .unwrap();
+    let mut child = bellows()
+        .args(["serve", "--config"])
+        .arg(&cfg)
+        .env("BELLOWS_API_KEY", "from-env")
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut log = String::new();
+    let addr = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server logs its address");
+        log.push_str(&line);
+        log.push('\n');
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest.split('/').next().unwrap().parse().unwrap();
+        }
+    };
+
+    // The environment beats the file.
+    let r = request(
+        addr,
+        "GET",
+        "/v1/models",
+        &[("authorization", "Bearer from-file")],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 401);
+    let r = request(
+        addr,
+        "GET",
+        "/v1/models",
+        &[("authorization", "Bearer from-env")],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r#"{"messages":[{"role":"user","content":"hi"}],"max_tokens":4}"#;
+    let r = request(
+        addr,
+        "POST",
+        "/v1/chat/completions",
+        &[("authorization", "Bearer from-env")],
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut exited = None;
+    for _ in 0..200 {
+        if let Some(s) = child.try_wait().unwrap() {
+            exited = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let Some(status) = exited else {
+        let _ = child.kill();
+        panic!("no exit after SIGTERM:\n{log}");
+    };
+    assert!(status.success(), "{status}:\n{log}");
+    assert!(
+        log.contains("SIGTERM received") && log.contains("server stopped"),
+        "{log}"
+    );
+}

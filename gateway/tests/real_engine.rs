@@ -1,0 +1,190 @@
+//! The gateway over the real llama.cpp engine, on the tiny random-weight GGUF (noise output,
+//! milliseconds per token): grammars reach the engine, real token counts, cancellation frees
+//! the only slot. Needs `scripts/fetch-models.sh tiny` (or `$BELLOWS_TINY_GGUF`).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use gateway::config::ServeArgs;
+use gateway::state::AppState;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+fn tiny() -> String {
+    let path = std::env::var("BELLOWS_TINY_GGUF")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let path = path.map(PathBuf::from).unwrap_or_else(|| {
+        gateway::serve::resolve_model(Some("tiny"))
+            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
+    });
+    path.to_string_lossy().into_owned()
+}
+
+async fn start_tiny(ctx: u32) -> (TestServer, String) {
+    let args = ServeArgs {
+        model: Some(tiny()),
+        ctx: Some(ctx),
+        threads: Some(1),
+        parallel: Some(1),
+        ..ServeArgs::default()
+    };
+    let (engine, defaults) = gateway::serve::load_engine(&args.resolve().unwrap()).unwrap();
+    let id = engine.info().id.clone();
+    (
+        start_state(AppState::new(engine).with_defaults(defaults)).await,
+        id,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forced_tool_call_on_a_noise_model_still_decodes() {
+    let (server, _) = start_tiny(512).await;
+    let tools = r#""tools":[{"type":"function","function":{"name":"pick","parameters":{"type":"object","properties":{"colour":{"enum":["red","green","blue"]}},"required":["colour"]}}}]"#;
+    for choice in [
+        r#""required""#,
+        r#"{"type":"function","function":{"name":"pick"}}"#,
+    ] {
+        for stream in [false, true] {
+            let body = format!(
+                r#"{{"messages":[{{"role":"user","content":"pick one"}}],{tools},"tool_choice":{choice},"max_tokens":64,"stream":{stream}}}"#
+            );
+            let r = server.post("/v1/chat/completions", &body).await;
+            assert_eq!(r.status, 200, "{}", r.text());
+            let (name, args, finish) = if stream {
+                let events = r.events();
+                let mut name = String::new();
+                let mut args = String::new();
+                let mut finish = Value::Null;
+                for e in &events {
+                    if let Some(d) = e["choices"][0]["delta"]["tool_calls"].get(0) {
+                        if let Some(n) = d["function"]["name"].as_str() {
+                            name = n.to_owned();
+                        }
+                        args.push_str(d["function"]["arguments"].as_str().unwrap_or_default());
+                    }
+                    if !e["choices"][0]["finish_reason"].is_null() {
+                        finish = e["choices"][0]["finish_reason"].clone();
+                    }
+                }
+                (name, args, finish)
+            } else {
+                let v = r.json();
+                let call = &v["choices"][0]["message"]["tool_calls"][0];
+                (
+                    call["function"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    call["function"]["arguments"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    v["choices"][0]["finish_reason"].clone(),
+                )
+            };
+            assert_eq!(
+                finish,
+                "tool_calls",
+                "{choice} stream={stream}: {}",
+                r.text()
+            );
+            assert_eq!(name, "pick");
+            let args: Value = serde_json::from_str(&args).unwrap();
+            assert!(
+                ["red", "green", "blue"].contains(&args["colour"].as_str().unwrap()),
+                "{args}"
+            );
+        }
+    }
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_response_format_is_enforced_and_bad_schemas_are_400() {
+    let (server, _) = start_tiny(512).await;
+    let body = r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":64,"response_format":{"type":"json_schema","json_schema":{"name":"c","schema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}}}}"#;
+    let v = server.post("/v1/chat/completions", body).await.json();
+    let content: Value =
+        serde_json::from_str(v["choices"][0]["message"]["content"].as_str().unwrap()).unwrap();
+    assert!(content["ok"].is_boolean(), "{content}");
+
+    let bad = r##"{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"c","schema":{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}}}}"##;
+    let r = server.post("/v1/chat/completions", bad).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        ["invalid_schema", "invalid_grammar"].contains(&r.error_code().as_str()),
+        "{}",
+        r.text()
+    );
+    // The server still serves.
+    let r = server
+        .post("/v1/chat/completions", &chat_body_for(r#""max_tokens":4"#))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    server.stop().await.unwrap();
+}
+
+fn chat_body_for(extra: &str) -> String {
+    format!(r#"{{"messages":[{{"role":"user","content":"hello"}}],{extra}}}"#)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_token_counts_limits_and_tokenize() {
+    let (server, id) = start_tiny(128).await;
+    let r = server
+        .post("/tokenize", r#"{"content":"hello world"}"#)
+        .await;
+    let n = r.json()["tokens"].as_array().unwrap().len();
+    assert!(n >= 2, "{}", r.text());
+
+    let body = chat_body_for(r#""max_tokens":5"#);
+    let v = server.post("/v1/chat/completions", &body).await.json();
+    assert_eq!(v["model"], id.as_str());
+    assert!(v["usage"]["prompt_tokens"].as_u64().unwrap() > 2, "{v}");
+    assert!(
+        v["usage"]["completion_tokens"].as_u64().unwrap() <= 5,
+        "{v}"
+    );
+
+    let long = format!(
+        r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "hello ".repeat(300)
+    );
+    let r = server.post("/v1/chat/completions", &long).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.error_code(), "context_length_exceeded");
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(msg.contains("128"), "{msg}");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_stream_frees_the_only_slot() {
+    let (server, _) = start_tiny(2048).await;
+    let body = chat_body_for(r#""max_tokens":1900,"stream":true,"temperature":1.0"#);
+    let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let req = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    assert_eq!(wait_metric(&server, "bellows_busy_slots", 1.0).await, 1.0);
+    drop(s);
+    assert_eq!(
+        wait_metric(&server, "bellows_cancellations_total", 1.0).await,
+        1.0
+    );
+    // With one slot, this request is served only if the cancelled one let go of it.
+    let r = server
+        .post("/v1/chat/completions", &chat_body_for(r#""max_tokens":3"#))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(server.metric("bellows_busy_slots").await, 0.0);
+    assert!(server.metric("bellows_generated_tokens_total").await < 1900.0);
+    server.stop().await.unwrap();
+}
