@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use common::*;
 use gateway::config::ServeArgs;
 use gateway::state::AppState;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
 fn tiny() -> String {
