@@ -151,6 +151,12 @@ async fn real_token_counts_limits_and_tokenize() {
         "{v}"
     );
 
+    // The same conversation again: its prompt is served from the slot's cache.
+    let v = server.post("/v1/chat/completions", &body).await.json();
+    let cached = v["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap();
+    assert!(cached > 0, "{v}");
+    assert!(server.metric("bellows_cached_prompt_tokens_total").await >= cached as f64);
+
     let long = format!(
         r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#,
         "hello ".repeat(300)
