@@ -166,6 +166,13 @@ impl CallObject {
         }
     }
 
+    /// Marks the call as started by the caller, who already emitted `ToolCallStart` for
+    /// `index` (an XML `<function=name>` tag whose body turned out to be JSON).
+    pub fn adopt_start(&mut self, index: usize, builtin: bool) {
+        self.index = Some(index);
+        self.stream = !builtin;
+    }
+
     fn maybe_start(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
         if self.index.is_some() || (!self.opts.wrapped && !self.args_key_seen) {
             return;

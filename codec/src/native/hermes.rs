@@ -80,7 +80,7 @@ enum H {
         st: ListSt,
         call: Option<Box<CallObject>>,
     },
-    Xml(XmlCall),
+    Xml(Box<XmlCall>),
     Tail {
         buf: String,
         after_json: bool,
@@ -179,7 +179,7 @@ impl Machine for HermesMachine {
                         *lit += c.len_utf8();
                         if *lit == FUNCTION.len() {
                             self.committed = true;
-                            self.st = H::Xml(XmlCall::new(true));
+                            self.st = H::Xml(Box::new(XmlCall::new(true)));
                         }
                         return Flow::More;
                     }

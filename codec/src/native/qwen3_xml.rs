@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::call::{CallErr, Outcome, resolve_name};
+use super::call::{CallErr, CallObject, CallOpts, Outcome, resolve_name};
 use super::json::parse_whole;
 use super::{Driven, Eos, Flow, Machine, detect_literal};
 use crate::action::ActionProposal;
@@ -28,7 +28,14 @@ enum X {
     Name(String),
     Between(String),
     ParamName(String),
-    Value { name: String, val: String },
+    Value {
+        name: String,
+        val: String,
+    },
+    /// `<function=name>{json}</function>` (Llama 3.1's function tag): the JSON arguments.
+    Json(Box<CallObject>),
+    /// After the JSON arguments: whitespace, then `</function>`.
+    JsonTail(String),
     Done,
 }
 
@@ -41,14 +48,21 @@ pub(crate) struct XmlCall {
     index: Option<usize>,
     params: Vec<(String, String)>,
     repairs: Vec<RepairKind>,
+    /// The outcome of a JSON-bodied call, decided when its arguments closed.
+    json_outcome: Option<Result<Outcome, CallErr>>,
 }
 
 fn name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
 }
 
-/// Strips the one newline that conventionally follows `>` and precedes `</parameter>`.
+/// Strips the newline that conventionally follows `>` and precedes `</parameter>`. A value
+/// on one line loses all surrounding whitespace (models indent it to the tag's depth); a
+/// multi-line value keeps its own indentation.
 fn trim_value(v: &str) -> String {
+    if !v.trim().contains('\n') {
+        return v.trim().to_owned();
+    }
     let v = v.strip_prefix('\n').unwrap_or(v);
     let v = v.strip_suffix('\n').unwrap_or(v);
     v.to_owned()
@@ -63,6 +77,7 @@ impl XmlCall {
             index: None,
             params: Vec::new(),
             repairs: Vec::new(),
+            json_outcome: None,
         }
     }
 
@@ -116,6 +131,9 @@ impl XmlCall {
                 if buf.is_empty() && c.is_whitespace() {
                     return Ok(false);
                 }
+                if buf.is_empty() && c == '{' && self.params.is_empty() {
+                    return self.start_json(ctx, out);
+                }
                 buf.push(c);
                 if buf == PARAMETER {
                     self.st = X::ParamName(String::new());
@@ -129,6 +147,35 @@ impl XmlCall {
                     Ok(false)
                 } else {
                     Err(self.invalid())
+                }
+            }
+            X::Json(call) => {
+                let r = call.push(c, ctx, out);
+                call.flush(out);
+                match r {
+                    Ok(_) if call.value_closed() => {
+                        let _ = call.push('}', ctx, out);
+                        let outcome = call.conclude(ctx, out);
+                        self.json_outcome = Some(outcome);
+                        self.st = X::JsonTail(String::new());
+                        Ok(false)
+                    }
+                    Ok(_) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+            X::JsonTail(buf) => {
+                if buf.is_empty() && c.is_whitespace() {
+                    return Ok(false);
+                }
+                buf.push(c);
+                if buf == END_FUNCTION {
+                    self.st = X::Done;
+                    Ok(true)
+                } else if END_FUNCTION.starts_with(buf.as_str()) {
+                    Ok(false)
+                } else {
+                    Err(CallErr::Fail(FailureKind::InvalidJson))
                 }
             }
             X::ParamName(buf) => {
@@ -168,6 +215,29 @@ impl XmlCall {
         }
     }
 
+    /// The body after `<function=name>` is a JSON object: read it as that call's arguments.
+    fn start_json(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<bool, CallErr> {
+        let Some(name) = self.name.clone() else {
+            return Err(self.invalid());
+        };
+        let opts = CallOpts {
+            wrapped: true,
+            format: FormatId::Llama3,
+            parameters_native: true,
+        };
+        let mut call = CallObject::new(opts);
+        if let Some(index) = self.index {
+            let builtin = resolve_name(ctx.registry, &name).is_some_and(|(_, b)| b);
+            call.adopt_start(index, builtin);
+        }
+        // The name's characters are `name_char`s, so it needs no escaping in JSON.
+        for ch in format!("{{\"name\":\"{name}\",\"arguments\":{{").chars() {
+            call.push(ch, ctx, out)?;
+        }
+        self.st = X::Json(call);
+        Ok(false)
+    }
+
     fn add_param(&mut self, name: String, v: String) -> Result<(), CallErr> {
         if self.params.iter().any(|(n, _)| *n == name) {
             return Err(CallErr::Fail(FailureKind::BadArguments));
@@ -182,6 +252,9 @@ impl XmlCall {
         ctx: &mut Ctx<'_>,
         out: &mut Vec<Event>,
     ) -> Result<Outcome, CallErr> {
+        if let Some(outcome) = self.json_outcome.take() {
+            return outcome;
+        }
         let Some(name) = self.name.clone() else {
             return Err(CallErr::Fail(FailureKind::MissingName));
         };
