@@ -950,6 +950,9 @@ impl Slot<'_> {
 struct JobSampler {
     chain: LlamaSampler,
     grammar: Option<LlamaSampler>,
+    /// Greedy with no penalties: the first pass is a plain argmax over the logits, with no
+    /// vocabulary-sized candidate array (262k entries for Gemma) built at all.
+    plain_greedy: bool,
 }
 
 impl JobSampler {
@@ -985,10 +988,12 @@ impl JobSampler {
             stages.push(LlamaSampler::temp(s.temperature));
             stages.push(LlamaSampler::dist(s.seed));
         }
+        let plain_greedy = stages.len() == 1 && !(s.temperature.is_finite() && s.temperature > 0.0);
         let grammar = grammar.map(|g| compile_grammar(model, g)).transpose()?;
         Ok(JobSampler {
             chain: LlamaSampler::chain_simple(stages),
             grammar,
+            plain_greedy,
         })
     }
 
@@ -1027,9 +1032,18 @@ impl JobSampler {
         idx: i32,
         buf: &mut Vec<LlamaTokenData>,
     ) -> LlamaToken {
-        let mut arr = JobSampler::fill(ctx, idx, buf);
-        let mut token = JobSampler::pick(&mut self.chain, &mut arr);
+        // First pass: the unconstrained choice.
+        let mut arr = None;
+        let mut token = if self.plain_greedy {
+            argmax(ctx.get_logits_ith(idx))
+        } else {
+            let mut a = JobSampler::fill(ctx, idx, buf);
+            let t = JobSampler::pick(&mut self.chain, &mut a);
+            arr = Some(a);
+            t
+        };
         if let Some(grammar) = &mut self.grammar {
+            // Ask the grammar about the chosen token alone.
             let mut one =
                 LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
             grammar.apply(&mut one);
@@ -1038,15 +1052,34 @@ impl JobSampler {
                 .first()
                 .is_none_or(|d| d.logit() == f32::NEG_INFINITY);
             if rejected {
-                *buf = arr.data;
-                arr = JobSampler::fill(ctx, idx, buf);
-                grammar.apply(&mut arr);
-                token = JobSampler::pick(&mut self.chain, &mut arr);
+                // Second pass: the grammar masks the whole vocabulary, then the chain picks.
+                if let Some(a) = arr.take() {
+                    *buf = a.data;
+                }
+                let mut a = JobSampler::fill(ctx, idx, buf);
+                grammar.apply(&mut a);
+                token = JobSampler::pick(&mut self.chain, &mut a);
+                arr = Some(a);
             }
             grammar.accept(token);
         }
+        if let Some(a) = arr {
+            *buf = a.data;
+        }
         self.chain.accept(token);
-        *buf = arr.data;
         token
     }
+}
+
+/// The index of the largest logit (the first, on ties), as llama.cpp's greedy sampler picks.
+fn argmax(logits: &[f32]) -> LlamaToken {
+    let mut best = 0;
+    let mut best_logit = f32::NEG_INFINITY;
+    for (i, &l) in logits.iter().enumerate() {
+        if l > best_logit {
+            best = i;
+            best_logit = l;
+        }
+    }
+    LlamaToken(best as i32)
 }
