@@ -3,7 +3,8 @@
 //! inside a ```` ```json ```` fence.
 //!
 //! Without a wrapper, only the object's shape says it is a call, so the detector is strict:
-//! the line must open with `{` and a first key of `name`, `arguments` or `parameters`; any
+//! the line must open with `{` and a first key of `name`, `arguments`, `parameters` or `type`
+//! (Llama 3.1 writes `"type": "function"` first; any other type rejects); any
 //! other key before the call has started (`"description"` in an echoed tool schema,
 //! `"status"` in a fabricated tool result) rejects it back to prose, and so does an object
 //! without both a name and an arguments key. `ToolCallStart` waits for both.
@@ -14,7 +15,7 @@ use super::{Driven, Eos, Flow, Machine};
 use crate::event::{Event, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
-const KEYS: &[&str] = &["name", "arguments", "parameters"];
+const KEYS: &[&str] = &["name", "arguments", "parameters", "type"];
 const WS_MAX: usize = 64;
 
 /// Whether `s` starts a call object: `{`, whitespace, a quoted first key from [`KEYS`],

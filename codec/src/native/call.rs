@@ -91,6 +91,8 @@ impl Outcome {
 enum Slot {
     Name,
     Args,
+    /// `"type"`: Llama 3.1 writes `"type": "function"` before the name.
+    Type,
     Skip,
 }
 
@@ -333,6 +335,7 @@ impl CallObject {
                 }
                 Ok(Slot::Args)
             }
+            "type" => Ok(Slot::Type),
             // An unwrapped object must look like a call from its first key on: anything else
             // (`{"status": …}`, a schema with a `description`) is prose until it has started.
             _ if !self.opts.wrapped && self.index.is_none() => Err(CallErr::Reject),
@@ -361,6 +364,12 @@ impl CallObject {
                 self.args = v;
                 Ok(())
             }
+            Slot::Type => match v {
+                Some(Value::String(t)) if t == "function" => Ok(()),
+                // `{"type": "object", …}` is a schema, not a call.
+                _ if !self.opts.wrapped && self.index.is_none() => Err(CallErr::Reject),
+                _ => Ok(()),
+            },
             Slot::Skip => Ok(()),
         }
     }

@@ -16,7 +16,7 @@
 //! | llama3 | `<\|python_tag\|>` | anywhere |
 //! | mistral | `[TOOL_CALLS]` | anywhere |
 //! | pythonic | `[` ident `(` | line start |
-//! | bare_json | `{` ws `"name"`/`"arguments"`/`"parameters"` ws `:` | line start |
+//! | bare_json | `{` ws `"name"`/`"arguments"`/`"parameters"`/`"type"` ws `:` | line start |
 //! | bare_json | ```` ```json ```` ws newline ws, then the object trigger above | line start |
 //!
 //! In the single-format mode `llama3`, [`format`] also gives Llama 3 the line-start object
