@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use codec::format::FormatId;
 use codec::{Mode, Registry, TurnDecoder};
-use models::{GrammarSpec, ToolSpec};
+use models::{ChatMessage, EngineError, GrammarSpec, ToolSpec};
 
 use crate::api::request::{BellowsOptions, ProtocolChoice, Tool, ToolChoice, ToolChoiceMode};
 use crate::error::ApiError;
@@ -269,4 +269,100 @@ fn call_grammar<'a>(specs: impl Iterator<Item = &'a ToolSpec>) -> GrammarSpec {
 pub fn render_past_call(name: &str, arguments: &serde_json::Value) -> String {
     let call = serde_json::json!({"name": name, "arguments": arguments});
     format!("<tool_call>\n{call}\n</tool_call>\n")
+}
+
+/// Makes sure the model sees the tools. Many small models' chat templates ignore the `tools`
+/// variable (the tools would silently vanish, as they do in other servers); when rendering
+/// with and without them gives the same prompt, the tools are described in a system message
+/// instead, asking for Hermes-style `<tool_call>` lines, which every decoder mode reads.
+pub fn fit_to_template(
+    messages: &mut Vec<ChatMessage>,
+    tools: &mut Vec<ToolSpec>,
+    render: impl Fn(&[ChatMessage], &[ToolSpec]) -> Result<String, EngineError>,
+) -> Result<(), EngineError> {
+    if tools.is_empty() || render(messages, tools)? != render(messages, &[])? {
+        return Ok(());
+    }
+    let text = tools_system_prompt(tools);
+    tools.clear();
+    match messages.first_mut() {
+        Some(first) if first.role == "system" => {
+            first.content = format!("{}\n\n{text}", first.content);
+        }
+        _ => messages.insert(
+            0,
+            ChatMessage {
+                role: "system".to_owned(),
+                content: text,
+            },
+        ),
+    }
+    Ok(())
+}
+
+/// The system-prompt text describing client tools when the template cannot.
+pub fn tools_system_prompt(tools: &[ToolSpec]) -> String {
+    let mut s = String::from(
+        "You can call tools. Each tool is one JSON object inside <tools></tools>:\n<tools>\n",
+    );
+    for t in tools {
+        let spec = serde_json::json!({
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters,
+        });
+        s.push_str(&spec.to_string());
+        s.push('\n');
+    }
+    s.push_str(
+        "</tools>\nTo call a tool, write a line <tool_call>{\"name\": TOOL_NAME, \"arguments\": \
+         {ARGUMENTS}}</tool_call> with arguments that match its parameters. When no tool is \
+         needed, answer in plain text.",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.to_owned(),
+            description: "d".to_owned(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    fn user() -> Vec<ChatMessage> {
+        vec![ChatMessage {
+            role: "user".to_owned(),
+            content: "hi".to_owned(),
+        }]
+    }
+
+    #[test]
+    fn a_template_that_ignores_tools_gets_them_in_a_system_message() {
+        let (mut messages, mut tools) = (user(), vec![spec("get_weather")]);
+        let blind = |m: &[ChatMessage], _t: &[ToolSpec]| Ok(format!("{m:?}"));
+        fit_to_template(&mut messages, &mut tools, blind).expect("renders");
+        assert!(tools.is_empty());
+        assert_eq!(messages[0].role, "system");
+        assert!(
+            messages[0].content.contains(r#""name":"get_weather""#),
+            "{}",
+            messages[0].content
+        );
+        assert!(messages[0].content.contains("<tool_call>"));
+        assert_eq!(messages[1].content, "hi");
+    }
+
+    #[test]
+    fn a_template_that_renders_tools_keeps_them() {
+        let (mut messages, mut tools) = (user(), vec![spec("get_weather")]);
+        let aware = |m: &[ChatMessage], t: &[ToolSpec]| Ok(format!("{m:?}{t:?}"));
+        fit_to_template(&mut messages, &mut tools, aware).expect("renders");
+        assert_eq!(tools.len(), 1);
+        assert_eq!(messages.len(), 1);
+    }
 }

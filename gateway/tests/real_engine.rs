@@ -43,7 +43,7 @@ async fn start_tiny(ctx: u32) -> (TestServer, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forced_tool_call_on_a_noise_model_still_decodes() {
-    let (server, _) = start_tiny(512).await;
+    let (server, _) = start_tiny(2048).await;
     let tools = r#""tools":[{"type":"function","function":{"name":"pick","parameters":{"type":"object","properties":{"colour":{"enum":["red","green","blue"]}},"required":["colour"]}}}]"#;
     for choice in [
         r#""required""#,
@@ -51,7 +51,7 @@ async fn forced_tool_call_on_a_noise_model_still_decodes() {
     ] {
         for stream in [false, true] {
             let body = format!(
-                r#"{{"messages":[{{"role":"user","content":"pick one"}}],{tools},"tool_choice":{choice},"max_tokens":64,"stream":{stream}}}"#
+                r#"{{"messages":[{{"role":"user","content":"pick one"}}],{tools},"tool_choice":{choice},"max_tokens":600,"stream":{stream}}}"#
             );
             let r = server.post("/v1/chat/completions", &body).await;
             assert_eq!(r.status, 200, "{}", r.text());
@@ -153,7 +153,9 @@ async fn real_token_counts_limits_and_tokenize() {
 
     // The same conversation again: its prompt is served from the slot's cache.
     let v = server.post("/v1/chat/completions", &body).await.json();
-    let cached = v["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap();
+    let cached = v["usage"]["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .unwrap();
     assert!(cached > 0, "{v}");
     assert!(server.metric("bellows_cached_prompt_tokens_total").await >= cached as f64);
 

@@ -16,12 +16,17 @@ use crate::error::ApiError;
 use crate::reply::{Inflight, Out, Step, Turn};
 use crate::sse::ChatChunks;
 use crate::state::{AppState, unix_now};
-use crate::validate;
+use crate::{tools, validate};
+use models::Prompt;
 
 pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>, ApiError> {
     let raw: ChatCompletionRequest = validate::parse(&body)?;
     let info = state.engine.info();
-    let valid = validate::chat(raw, info, &state.defaults)?;
+    let mut valid = validate::chat(raw, info, &state.defaults)?;
+    if let Prompt::Chat { messages, tools } = &mut valid.generate.prompt {
+        let engine = &state.engine;
+        tools::fit_to_template(messages, tools, |m, t| engine.render_chat(m, t))?;
+    }
     let model = info.id.clone();
     let started = Instant::now();
     let mut inflight = Inflight::queued(&state.metrics);
