@@ -51,7 +51,8 @@ pub struct ServeArgs {
     #[arg(long, env = "BELLOWS_CTX")]
     pub ctx: Option<u32>,
 
-    /// CPU threads used for generation. Default: the number of physical cores.
+    /// CPU threads per slot for generation and prompt evaluation. Default: all available
+    /// cores.
     #[arg(long, env = "BELLOWS_THREADS")]
     pub threads: Option<u32>,
 
