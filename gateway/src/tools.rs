@@ -138,15 +138,7 @@ pub fn plan(
         let description = f.description.clone().unwrap_or_default();
         registry
             .add_client_tool(&f.name, &description, parameters.clone())
-            .map_err(|e| {
-                let param = match e {
-                    codec::registry::RegistryError::InvalidSchema { .. } => {
-                        format!("tools[{i}].function.parameters")
-                    }
-                    _ => format!("tools[{i}].function.name"),
-                };
-                ApiError::invalid(param, e.to_string())
-            })?;
+            .map_err(|e| client_tool_error(i, e))?;
         specs.push(ToolSpec {
             name: f.name.clone(),
             description,
@@ -187,6 +179,30 @@ pub fn plan(
             grammar,
         },
     })
+}
+
+/// The 400 for a client tool the registry refused.
+fn client_tool_error(i: usize, e: codec::registry::RegistryError) -> ApiError {
+    use codec::registry::{BUILTINS, RegistryError};
+    match e {
+        RegistryError::InvalidSchema { .. } => {
+            ApiError::invalid(format!("tools[{i}].function.parameters"), e.to_string())
+        }
+        // The codec's registry always holds bellows' builtin tools, whose names are reserved
+        // in any letter case; say so rather than "taken".
+        RegistryError::NameClash(name)
+            if BUILTINS.iter().any(|t| t.name.eq_ignore_ascii_case(&name)) =>
+        {
+            ApiError::unsupported(
+                format!("tools[{i}].function.name"),
+                format!(
+                    "{name:?} is the name of a bellows builtin tool, reserved in this version; \
+                     rename the tool"
+                ),
+            )
+        }
+        _ => ApiError::invalid(format!("tools[{i}].function.name"), e.to_string()),
+    }
 }
 
 enum Choice {

@@ -173,6 +173,13 @@ fn cases() -> Vec<Case> {
             "invalid_value",
         )
         .param("tools[0].function.parameters"),
+        case(
+            "tool named like a builtin",
+            &chat(r#""tools":[{"type":"function","function":{"name":"Read"}}]"#),
+            400,
+            "unsupported_parameter",
+        )
+        .param("tools[0].function.name"),
         case("unknown tool_choice", &tools(r#""tool_choice":"sometimes""#), 400, "invalid_value")
             .param("tool_choice"),
         case("required without tools", &chat(r#""tool_choice":"required""#), 400, "invalid_value")
