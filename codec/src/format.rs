@@ -124,6 +124,11 @@ pub struct Position {
 }
 
 /// One in-band format's detector.
+///
+/// Trigger ownership (see the table in [`crate::native`]): a line-start ```` ```json ```` fence
+/// whose first line opens a call object (`{` then a `name`/`arguments`/`parameters`/`type`
+/// key) belongs to bare_json, not to the text protocol's fences; the text protocol answers
+/// `No` wherever `native::bare_json::fence_detect` answers `Start` or `NeedMore`.
 pub trait Format: std::fmt::Debug + Send {
     fn id(&self) -> FormatId;
     /// Bytes that can begin a trigger of this format, for the scanner's fast skip. A
