@@ -820,3 +820,47 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn held_bytes_are_capped() {
+    let reg = registry();
+    let mut ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto: true,
+    };
+    let mut out = Vec::new();
+    let head = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"";
+    let Detect::Start(mut b) = hermes().detect(
+        head,
+        Position {
+            line_start: true,
+            eos: false,
+        },
+        &ctx,
+    ) else {
+        panic!("no start");
+    };
+    assert_eq!(b.feed(head, &mut ctx, &mut out), Step::NeedMore);
+    let filler = "x".repeat(4096);
+    let mut ended = None;
+    for _ in 0..(MAX_HELD / filler.len() + 2) {
+        match b.feed(&filler, &mut ctx, &mut out) {
+            Step::NeedMore => {}
+            other => {
+                ended = Some(other);
+                break;
+            }
+        }
+    }
+    assert!(matches!(ended, Some(Step::Done { .. })), "{ended:?}");
+    let failure = out.iter().find_map(|e| match e {
+        Event::Failure { index, kind, raw } => Some((*index, *kind, raw.len())),
+        _ => None,
+    });
+    let (index, kind, raw_len) = failure.expect("a failure");
+    assert_eq!((index, kind), (Some(0), crate::event::FailureKind::TooLong));
+    assert!(raw_len > MAX_HELD);
+    assert!(b.finish(&mut ctx, &mut out).is_none());
+}
