@@ -142,7 +142,15 @@ fn proposals(events: &[Event]) -> Vec<&codec::ActionProposal> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    // A decoder that loops forever must fail the test, not hang it: each case gets a generous
+    // 10 s (proptest then runs the cases in a child process), and shrinking a hang stops after
+    // a minute. This bounds liveness only; speed is measured by the benches.
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        timeout: 10_000,
+        max_shrink_time: 60_000,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn render_then_decode_is_identity(a in action(), cuts in prop::collection::vec(0.0..1.0f64, 0..8)) {
