@@ -685,7 +685,13 @@ enum VerbParse {
 /// What an `EDIT`/`CREATE` line turned out to be.
 #[derive(Debug, PartialEq)]
 enum HeaderParse {
-    Header { create: bool, path: String },
+    Header {
+        create: bool,
+        path: String,
+    },
+    /// The protocol's own help line (`EDIT path  then one or more blocks of this form:`):
+    /// it and the example block that follows it are documentation.
+    Doc,
     Prose,
     Bad,
 }
@@ -721,6 +727,9 @@ fn parse_header(line: &str) -> Option<HeaderParse> {
         "CREATE" => true,
         _ => return None,
     };
+    if rest.split_whitespace().next() == Some("path") {
+        return Some(HeaderParse::Doc);
+    }
     Some(match one_path(rest) {
         Ok(path) => HeaderParse::Header { create, path },
         Err(VerbParse::Bad) => HeaderParse::Bad,
@@ -1032,7 +1041,12 @@ impl Body for VerbLine {
 #[derive(Debug)]
 enum Header {
     None,
-    Verb { create: bool, path: String },
+    /// A help line echoed back: the group is documentation and ends as text.
+    Doc,
+    Verb {
+        create: bool,
+        path: String,
+    },
     Fence(String),
     PathLine(String),
 }
@@ -1134,6 +1148,13 @@ impl Group {
                     self.state = GroupState::Between;
                     Flow::Continue
                 }
+                Some(HeaderParse::Doc) => {
+                    ctx.last_edit_path = None;
+                    self.header = Header::Doc;
+                    self.take_line_into_raw(line);
+                    self.state = GroupState::Between;
+                    Flow::Continue
+                }
                 Some(HeaderParse::Bad) => {
                     // A broken header must not let later blocks inherit an older path.
                     ctx.last_edit_path = None;
@@ -1189,11 +1210,12 @@ impl Group {
                 Some((Marker::Replace, _)) => {
                     self.take_line_into_raw(line);
                     ctx.last_edit_path = None;
-                    fail(
-                        FailureKind::MissingDivider,
-                        std::mem::take(&mut self.raw),
-                        out,
-                    );
+                    let raw = std::mem::take(&mut self.raw);
+                    if matches!(self.header, Header::Doc) {
+                        push_text(out, &raw);
+                    } else {
+                        fail(FailureKind::MissingDivider, raw, out);
+                    }
                     Flow::End {
                         line_consumed: true,
                     }
@@ -1327,6 +1349,10 @@ impl Group {
     /// Closes the group: a proposal for its blocks, or a failure.
     fn close(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
         let raw = std::mem::take(&mut self.raw);
+        if matches!(self.header, Header::Doc) {
+            push_text(out, &raw);
+            return;
+        }
         let blocks = std::mem::take(&mut self.blocks);
         let mut repairs = std::mem::take(&mut self.repairs);
         if self.crlf {
@@ -1340,6 +1366,7 @@ impl Group {
         let (path, verb) = match header {
             Header::Verb { create, path } => (path, Some(create)),
             Header::Fence(p) | Header::PathLine(p) => (p, None),
+            Header::Doc => return,
             Header::None => match ctx.last_edit_path.clone() {
                 Some(p) => {
                     repairs.push(RepairKind::InheritedPath);
@@ -1475,10 +1502,13 @@ impl Body for Group {
                 {
                     if !could_be_search_marker(self.line.as_bytes()) {
                         // A language fence whose first line cannot be a marker: code.
-                        let mut t = std::mem::take(&mut self.raw);
-                        t.push_str(&std::mem::take(&mut self.line));
-                        push_text(out, &t);
-                        self.state = GroupState::PassThrough { mid_line: true };
+                        push_text(out, &std::mem::take(&mut self.raw));
+                        // The line may still be the closing fence: keep it until it is known.
+                        let mid_line = !could_be_closing_fence(self.line.as_bytes());
+                        if mid_line {
+                            push_text(out, &std::mem::take(&mut self.line));
+                        }
+                        self.state = GroupState::PassThrough { mid_line };
                     }
                     continue;
                 }
@@ -1503,6 +1533,12 @@ impl Body for Group {
             let flow = self.on_line(&line, ctx, out);
             self.line_from = Some(i);
             match flow {
+                Flow::Continue if self.raw.len() > MAX_HELD => {
+                    // Past the cap the group is given up; what it held goes out in the failure
+                    // and the rest of the stream is prose again.
+                    fail(FailureKind::TooLong, std::mem::take(&mut self.raw), out);
+                    return Step::Done { consumed: i };
+                }
                 Flow::Continue => {}
                 Flow::PassThrough => {
                     self.become_pass_through(&line, out);
@@ -1596,7 +1632,11 @@ impl Body for Group {
                     raw.push_str(&b);
                 }
                 ctx.last_edit_path = None;
-                fail(FailureKind::TruncatedBlock, raw, out);
+                if matches!(self.header, Header::Doc) {
+                    push_text(out, &raw);
+                } else {
+                    fail(FailureKind::TruncatedBlock, raw, out);
+                }
                 None
             }
             GroupState::HeaderLine | GroupState::PathLine | GroupState::FenceLine => {

@@ -185,6 +185,7 @@ impl TurnDecoder {
 
     /// Ends the reply, appending the last events to `out`. Calling it twice is harmless.
     pub fn finish_into(&mut self, out: &mut Vec<Event>) {
+        let mut last_back = usize::MAX;
         loop {
             if let State::Prose { held, .. } = &mut self.state {
                 let held = std::mem::take(held);
@@ -207,19 +208,30 @@ impl TurnDecoder {
                         last_edit_path: self.last_edit_path.take(),
                         auto: self.mode == Mode::Auto,
                     };
+                    let before = out.len();
                     let back = body.finish(&mut ctx, out);
                     self.next_index = ctx.next_index;
                     self.last_edit_path = ctx.last_edit_path.take();
                     if let Some(back) = back {
-                        // What a body hands back at the end is look-ahead past its construct,
-                        // which never starts that construct again: scan it from its first
-                        // byte. Text bodies hand back whole lines; native ones, mid-line text.
+                        // A body that closed its construct hands back look-ahead past it, which
+                        // never starts that construct again: it is scanned from its first byte
+                        // (text bodies hand back whole lines; native ones, mid-line text). A
+                        // body that emitted nothing rejected: its text starts with its own
+                        // trigger, so the first character is skipped, as for `Step::Reject`.
+                        // Either way each round reads less than the last, so this ends.
+                        let rejected = out.len() == before;
                         let line_start = format == FormatId::Text;
                         self.state = State::Prose {
                             held: String::new(),
                             line_start,
                         };
-                        self.run(&back, true, out);
+                        let from = if rejected || back.len() >= last_back {
+                            self.skip_first_char(&back, out)
+                        } else {
+                            0
+                        };
+                        last_back = back.len();
+                        self.run(&back[from..], true, out);
                     }
                     // A body started while re-reading needs finishing too: go round again.
                     if matches!(self.state, State::Body { .. }) {
