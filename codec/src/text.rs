@@ -382,12 +382,22 @@ fn is_path_byte(c: u8) -> bool {
 
 /// An aider-style path line: a lone path, then a fence and a SEARCH marker (or the marker).
 fn detect_path_line(b: &[u8], eos: bool) -> Detect {
+    // Decide on the first byte a path line cannot contain (in prose, the first space), so a
+    // line is not scanned to its end just to learn it is a sentence.
+    let path_or_decoration = |c: u8| is_path_byte(c) || matches!(c, b'`' | b'*' | b':' | b'\r');
+    let k = b
+        .iter()
+        .take(MAX_LOOKAHEAD_LINE + 1)
+        .position(|&c| !path_or_decoration(c));
+    match k {
+        Some(k) if b[k] == b'\n' => {}
+        Some(_) => return Detect::No,
+        None if b.len() > MAX_LOOKAHEAD_LINE => return Detect::No,
+        None if !eos => return Detect::NeedMore,
+        None => {}
+    }
     let Some((line, next)) = line_at(b, 0, eos) else {
-        // Decide early on anything a path line cannot contain.
-        let ok = b.len() <= MAX_LOOKAHEAD_LINE
-            && b.iter()
-                .all(|&c| is_path_byte(c) || matches!(c, b'`' | b'*' | b':' | b'\r'));
-        return if ok { Detect::NeedMore } else { Detect::No };
+        return Detect::NeedMore;
     };
     let Ok(line) = std::str::from_utf8(strip_cr(line)) else {
         return Detect::No;
@@ -433,7 +443,7 @@ fn path_like(w: &str) -> bool {
         && w.bytes()
             .any(|c| c.is_ascii_alphanumeric() || c == b'.' || c >= 0x80)
         && !is_stopword(w)
-        && !PLACEHOLDERS.contains(&w)
+        && !(w.len() <= 16 && PLACEHOLDERS.contains(&w))
 }
 
 /// A path with a directory separator or an extension: what a lone line must be to be taken
@@ -445,7 +455,10 @@ fn strong_path(w: &str) -> bool {
 }
 
 fn is_stopword(w: &str) -> bool {
-    w.len() <= 12 && STOPWORDS.contains(&w.to_ascii_lowercase().as_str())
+    // Stopwords are short and all letters; paths (with `.` or `/`) skip the table.
+    w.len() <= 12
+        && w.bytes().all(|c| c.is_ascii_alphabetic())
+        && STOPWORDS.iter().any(|s| s.eq_ignore_ascii_case(w))
 }
 
 /// Which of the three block lines a line is.
@@ -1113,7 +1126,7 @@ impl Group {
         Group {
             state,
             header: Header::None,
-            raw: String::new(),
+            raw: String::with_capacity(256),
             line: String::new(),
             line_from: Some(0),
             pending_fence: None,
@@ -1199,10 +1212,8 @@ impl Group {
                 Some((Marker::Divider, r)) => {
                     push_marker_repairs(r, &mut self.repairs);
                     let search = std::mem::take(search);
-                    self.state = GroupState::Replace {
-                        search,
-                        replace: String::new(),
-                    };
+                    let replace = String::with_capacity(search.len() + 32);
+                    self.state = GroupState::Replace { search, replace };
                     self.crlf |= cr;
                     self.take_line_into_raw(line);
                     Flow::Continue
@@ -1313,15 +1324,17 @@ impl Group {
             self.take_line_into_raw(line);
             return Flow::Continue;
         }
-        if before_first && self.fenced && matches!(self.header, Header::None) {
-            if let Some(HeaderParse::Header { create, path }) =
-                parse_header(content.trim_end_matches([' ', '\t']))
-            {
-                self.header = Header::Verb { create, path };
-                self.crlf |= cr;
-                self.take_line_into_raw(line);
-                return Flow::Continue;
-            }
+        // Inside a fence that carries no path yet, the header may come first.
+        let header = if before_first && self.fenced && matches!(self.header, Header::None) {
+            parse_header(content.trim_end_matches([' ', '\t']))
+        } else {
+            None
+        };
+        if let Some(HeaderParse::Header { create, path }) = header {
+            self.header = Header::Verb { create, path };
+            self.crlf |= cr;
+            self.take_line_into_raw(line);
+            return Flow::Continue;
         }
         Flow::End {
             line_consumed: false,
@@ -1522,12 +1535,14 @@ impl Body for Group {
                 continue;
             };
             let line_from = self.line_from;
-            let line = if self.line.is_empty() {
-                rest[..k].to_owned()
+            // A line that arrived whole is borrowed from the input; only a line assembled
+            // across feeds is owned.
+            let line: std::borrow::Cow<'_, str> = if self.line.is_empty() {
+                std::borrow::Cow::Borrowed(&rest[..k])
             } else {
                 let mut l = std::mem::take(&mut self.line);
                 l.push_str(&rest[..k]);
-                l
+                std::borrow::Cow::Owned(l)
             };
             i += k + 1;
             let flow = self.on_line(&line, ctx, out);
@@ -1566,7 +1581,7 @@ impl Body for Group {
                             u.push('\n');
                         }
                         (None, None) => {
-                            let mut u = line;
+                            let mut u = line.into_owned();
                             u.push('\n');
                             unread = Some(u);
                         }

@@ -237,10 +237,8 @@ impl TurnDecoder {
                     if matches!(self.state, State::Body { .. }) {
                         continue;
                     }
-                    if let State::Prose { held, .. } = &self.state {
-                        if !held.is_empty() {
-                            continue;
-                        }
+                    if matches!(&self.state, State::Prose { held, .. } if !held.is_empty()) {
+                        continue;
                     }
                     break;
                 }
@@ -285,18 +283,19 @@ impl TurnDecoder {
                 continue;
             }
             // Text held at a candidate is joined with what follows so detectors see it whole.
-            if let State::Prose { held, .. } = &mut self.state {
-                if !held.is_empty() {
-                    let mut joined = std::mem::take(held);
-                    joined.push_str(&piece[p..]);
-                    let end = piece.len();
-                    match stack.last_mut() {
-                        Some(top) => top.1 = end,
-                        None => pos = end,
-                    }
-                    stack.push((joined, 0));
-                    continue;
+            let held = match &mut self.state {
+                State::Prose { held, .. } if !held.is_empty() => Some(std::mem::take(held)),
+                _ => None,
+            };
+            if let Some(mut joined) = held {
+                joined.push_str(&piece[p..]);
+                let end = piece.len();
+                match stack.last_mut() {
+                    Some(top) => top.1 = end,
+                    None => pos = end,
                 }
+                stack.push((joined, 0));
+                continue;
             }
             let last_piece = if depth == 0 {
                 true
