@@ -637,7 +637,7 @@ fn pick_args<'v>(
     Ok(found)
 }
 
-fn req<'v>(v: Option<&'v Value>) -> Result<&'v Value, FailureKind> {
+fn req(v: Option<&Value>) -> Result<&Value, FailureKind> {
     v.ok_or(FailureKind::BadArguments)
 }
 

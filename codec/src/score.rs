@@ -434,7 +434,7 @@ mod tests {
                     ),
                     proposal(done.clone(), vec![]),
                 ],
-                Some(&[edit.clone()]),
+                Some(std::slice::from_ref(&edit)),
             ),
             ReplyScore::from_events(
                 "2",
@@ -443,7 +443,7 @@ mod tests {
                     kind: FailureKind::TruncatedBlock,
                     raw: "<<<".into(),
                 }],
-                Some(&[done.clone()]),
+                Some(std::slice::from_ref(&done)),
             ),
             ReplyScore::from_events("3", &[Event::Text("prose".into())], None),
         ];

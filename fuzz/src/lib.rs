@@ -32,7 +32,9 @@ pub fn check(mode: Mode, data: &[u8]) {
     let mut from = 0;
     let mut i = 0;
     while from < text.len() {
-        let len = lens.get(i % lens.len().max(1)).map_or(text.len(), |&l| usize::from(l.max(1)));
+        let len = lens
+            .get(i % lens.len().max(1))
+            .map_or(text.len(), |&l| usize::from(l.max(1)));
         let mut to = (from + len).min(text.len());
         while !text.is_char_boundary(to) {
             to += 1;
@@ -44,7 +46,10 @@ pub fn check(mode: Mode, data: &[u8]) {
 
     let whole = codec::turn::trace(&decode(mode, &registry, &[&text]));
     let chunked = codec::turn::trace(&decode(mode, &registry, &pieces));
-    assert_eq!(whole, chunked, "chunk boundaries changed the trace; pieces: {pieces:?}");
+    assert_eq!(
+        whole, chunked,
+        "chunk boundaries changed the trace; pieces: {pieces:?}"
+    );
 }
 
 /// The mode a target named `name` fuzzes.
