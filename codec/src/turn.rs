@@ -37,6 +37,9 @@ use crate::registry::Registry;
 /// candidate with a [`FailureKind::TooLong`] failure.
 pub const MAX_HELD: usize = 1 << 20;
 
+const SWAR_LO: u64 = 0x0101_0101_0101_0101;
+const SWAR_HI: u64 = 0x8080_8080_8080_8080;
+
 /// Which formats a [`TurnDecoder`] looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -98,9 +101,14 @@ pub struct TurnDecoder {
     at_line_start: [u32; 256],
     /// True for bytes the fast skip passes over: not a newline and no anywhere-trigger.
     skip: [bool; 256],
+    /// The bytes the skip stops at, each broadcast to eight lanes, when there are at most
+    /// four of them (`None` otherwise: the skip then uses `skip` alone).
+    swar: Option<[u64; 4]>,
     state: State,
     next_index: usize,
     last_edit_path: Option<String>,
+    /// A buffer kept between feeds so holding a candidate does not allocate each time.
+    spare: String,
 }
 
 /// What one step of [`TurnDecoder::run`] did with the piece it was given.
@@ -132,6 +140,19 @@ impl TurnDecoder {
         for (b, s) in skip.iter_mut().enumerate() {
             *s = b != usize::from(b'\n') && anywhere[b] == 0;
         }
+        // With few stop bytes the skip tests eight bytes at a time.
+        let stops: Vec<u8> = (0u8..=255).filter(|&b| !skip[usize::from(b)]).collect();
+        // Unused lanes repeat a stop byte, so the test is always four fixed comparisons.
+        let swar = match stops.as_slice() {
+            [first, ..] if stops.len() <= 4 => {
+                let mut lanes = [SWAR_LO * u64::from(*first); 4];
+                for (lane, &b) in lanes.iter_mut().zip(&stops) {
+                    *lane = SWAR_LO * u64::from(b);
+                }
+                Some(lanes)
+            }
+            _ => None,
+        };
         TurnDecoder {
             registry,
             mode,
@@ -139,12 +160,14 @@ impl TurnDecoder {
             anywhere,
             at_line_start,
             skip,
+            swar,
             state: State::Prose {
                 held: String::new(),
                 line_start: true,
             },
             next_index: 0,
             last_edit_path: None,
+            spare: String::new(),
         }
     }
 
@@ -171,6 +194,8 @@ impl TurnDecoder {
                 let mut joined = std::mem::take(held);
                 joined.push_str(chunk);
                 self.run(&joined, false, out);
+                // Keep the buffer: the next candidate held reuses its capacity.
+                self.spare = joined;
             }
             _ => self.run(chunk, false, out),
         }
@@ -422,8 +447,11 @@ impl TurnDecoder {
                                 line_start: bytes.last() == Some(&b'\n'),
                             };
                         } else {
+                            let mut held = std::mem::take(&mut self.spare);
+                            held.clear();
+                            held.push_str(&s[i..]);
                             self.state = State::Prose {
-                                held: s[i..].to_owned(),
+                                held,
                                 line_start: ls,
                             };
                         }
@@ -445,9 +473,7 @@ impl TurnDecoder {
             // The fast skip: nothing inside a line needs a closer look unless it is a
             // newline or an anywhere-trigger. A line's first byte is always looked at.
             if !ls {
-                while i < bytes.len() && self.skip[usize::from(bytes[i])] {
-                    i += 1;
-                }
+                i = self.skip_prose(bytes, i);
             }
         }
         // Mark where the text ends so it is emitted even if nothing else happens.
@@ -458,6 +484,33 @@ impl TurnDecoder {
             line_start: ls,
         };
         Outcome::Advanced(s.len())
+    }
+
+    /// The first index from `i` on whose byte is a newline or an anywhere-trigger (or the
+    /// end). Eight bytes at a time where possible: a lane equal to a stop byte turns zero
+    /// under XOR, and the classic zero-byte test finds the lowest such lane exactly.
+    fn skip_prose(&self, bytes: &[u8], mut i: usize) -> usize {
+        if let Some(stops) = self.swar {
+            while let Some(word) = bytes.get(i..i + 8) {
+                let Ok(word) = <[u8; 8]>::try_from(word) else {
+                    break;
+                };
+                let x = u64::from_le_bytes(word);
+                let mut hit = 0u64;
+                for stop in stops {
+                    let v = x ^ stop;
+                    hit |= v.wrapping_sub(SWAR_LO) & !v & SWAR_HI;
+                }
+                if hit != 0 {
+                    return i + (hit.trailing_zeros() / 8) as usize;
+                }
+                i += 8;
+            }
+        }
+        while i < bytes.len() && self.skip[usize::from(bytes[i])] {
+            i += 1;
+        }
+        i
     }
 
     /// Asks the formats whose bit is set in `mask` about `s`.
