@@ -347,8 +347,11 @@ fn main() {
     let mut report = format!(
         "engine bench: {THREADS} threads, greedy, {GEN_TOKENS} tokens, n_ctx {N_CTX}, n_batch {N_BATCH}, medians of {reps}\n"
     );
-    for (label, path) in &models {
-        rt.block_on(bench_model(label, path, peer_python.as_deref(), reps, &mut report));
-    }
+    // Each model's section is printed as soon as it is measured.
     println!("{report}");
+    for (label, path) in &models {
+        report.clear();
+        rt.block_on(bench_model(label, path, peer_python.as_deref(), reps, &mut report));
+        println!("{report}");
+    }
 }

@@ -11,8 +11,9 @@ Commands:
   {"cmd": "gen", "text": S, "max_tokens": N}   -> {"n_prompt", "prompt_secs", "n_gen", "gen_secs", "ttft_secs"}
   {"cmd": "rss"}                               -> {"rss_bytes", "peak_rss_bytes"}
 
-Generation is greedy (argmax of the logits llama-cpp-python copies out after each decode)
-and timed by wall clock around each call, as a Python user of llama.cpp would see it.
+Generation is greedy: argmax over a zero-copy numpy view of llama.cpp's logits for the last
+token (`llama_get_logits_ith(ctx, -1)`), timed by wall clock around each call, as a Python
+user of llama.cpp would see it.
 """
 
 import json
@@ -77,8 +78,8 @@ def handle(cmd):
         gen_start = None
         eos = {llm.token_eos()}
         while n_gen < cmd["max_tokens"]:
-            logits = llm.scores[llm.n_tokens - 1]
-            tok = int(np.argmax(logits))
+            ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+            tok = int(np.argmax(np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),))))
             if ttft is None:
                 ttft = time.perf_counter() - start
                 gen_start = time.perf_counter()
