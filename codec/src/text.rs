@@ -897,7 +897,9 @@ fn parse_run(rest: &str) -> VerbParse {
     if rest.ends_with(['.', ':', '!', '?', ',']) {
         return VerbParse::Prose;
     }
-    if rest.split_whitespace().filter(|w| is_stopword(w)).count() >= 2 {
+    if rest.split_whitespace().filter(|w| is_stopword(w)).count() >= 2
+        || rest.split_whitespace().skip(1).any(is_function_word)
+    {
         return VerbParse::Prose;
     }
     // The registry's splitter: POSIX quoting, and shell syntax (pipes, redirections) is an
@@ -906,6 +908,17 @@ fn parse_run(rest: &str) -> VerbParse {
         Ok(argv) if !argv.is_empty() => VerbParse::Action(Action::Run { argv }),
         _ => VerbParse::Bad,
     }
+}
+
+/// Words that make a RUN line read as a sentence (`RUN tests to see`). A command that needs
+/// one as an argument quotes it, as the canonical renderer does.
+fn is_function_word(w: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "the", "a", "an", "to", "and", "it", "its", "this", "that", "these", "those", "you",
+        "your", "we", "our", "will", "should", "would", "could", "is", "are", "be", "if", "so",
+        "then", "of", "with", "for",
+    ];
+    w.len() <= 6 && WORDS.iter().any(|s| s.eq_ignore_ascii_case(w))
 }
 
 fn program_like(w: &str) -> bool {

@@ -631,3 +631,61 @@ fn proposal_line(p: &ActionProposal) -> String {
     }
     line
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The eight-bytes-at-a-time skip stops exactly where the byte table would.
+        #[test]
+        fn fast_skip_matches_the_byte_table(bytes in proptest::collection::vec(any::<u8>(), 0..64), from in 0usize..64) {
+            let d = TurnDecoder::new(Mode::Auto, Arc::new(Registry::builtin()));
+            let from = from.min(bytes.len());
+            let mut naive = from;
+            while naive < bytes.len() && d.skip[usize::from(bytes[naive])] {
+                naive += 1;
+            }
+            prop_assert_eq!(d.skip_prose(&bytes, from), naive);
+        }
+    }
+
+    #[test]
+    fn feeding_after_finish_is_ignored() {
+        let mut d = TurnDecoder::new(Mode::Auto, Arc::new(Registry::builtin()));
+        assert_eq!(d.feed("hi there"), vec![Event::Text("hi there".into())]);
+        assert!(d.finish().is_empty());
+        assert!(d.feed("READ a.py\n").is_empty());
+        assert!(d.finish().is_empty());
+    }
+
+    #[test]
+    fn trace_coalesces_text_and_argument_fragments() {
+        let events = vec![
+            Event::Text("a".into()),
+            Event::Text("b".into()),
+            Event::ToolCallStart {
+                index: 0,
+                name: "read".into(),
+            },
+            Event::ArgsDelta {
+                index: 0,
+                fragment: "{\"pa".into(),
+            },
+            Event::ArgsDelta {
+                index: 0,
+                fragment: "th\":\"x\"}".into(),
+            },
+            Event::Failure {
+                index: Some(0),
+                kind: FailureKind::BadArguments,
+                raw: "r".into(),
+            },
+        ];
+        assert_eq!(
+            trace(&events),
+            "text \"ab\"\nstart #0 read\nargs #0 \"{\\\"path\\\":\\\"x\\\"}\"\nfailure #0 bad_arguments \"r\"\n"
+        );
+    }
+}
