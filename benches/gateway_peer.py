@@ -212,6 +212,11 @@ def main():
                 fig[s.name]["agent"].append(agent(s))
             for s in order:
                 fig[s.name]["concurrent_tps"].append(concurrent(s))
+            for s in servers:  # progress, so a long run that is cut short still says something
+                f = fig[s.name]
+                print(f"rep {rep + 1} {s.name}: gen {f['gen_tps'][-1]:.1f} tok/s, ttft {f['ttft'][-1]:.3f} s, "
+                      f"agent {['%.2f' % x for x in f['agent'][-1]]}, 8 clients {f['concurrent_tps'][-1]:.1f} tok/s",
+                      file=sys.stderr, flush=True)
         for s in servers:
             fig[s.name]["rss_loaded_mb"] = s.rss_loaded / 2**20
             fig[s.name]["rss_after_mb"] = s.rss_beyond_model() / 2**20
