@@ -12,7 +12,9 @@
 use serde_json::{Map, Value};
 
 /// Containers nested deeper than this are an error rather than a stack that grows with input.
-pub const MAX_DEPTH: usize = 128;
+/// Tool arguments are shallow; the cap also bounds how long an unwrapped candidate built of
+/// nested look-alike lines is held before it is rejected and its lines are scanned again.
+pub const MAX_DEPTH: usize = 32;
 
 /// Why a value could not be parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
