@@ -869,6 +869,23 @@ fn parse_grep(rest: &str) -> VerbParse {
                 pattern: p.0.clone(),
                 path: Some(path.0.clone()),
             }),
+            // `GREP fn main -- src`: the explicit `--` marks a command, so unquoted words
+            // before it are one pattern, joined as the protocol's single spaces.
+            (ps, [path])
+                if ps.len() > 1
+                    && ps.iter().all(|w| !w.1 && !is_stopword(&w.0))
+                    && path_word(path) =>
+            {
+                let pattern = ps
+                    .iter()
+                    .map(|w| w.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                VerbParse::Action(Action::Grep {
+                    pattern,
+                    path: Some(path.0.clone()),
+                })
+            }
             ([p], _) if pattern_ok(p) => VerbParse::Bad,
             _ => VerbParse::Prose,
         },
@@ -1836,6 +1853,17 @@ mod tests {
         );
         assert_eq!(
             parse_verb_line("GREP pattern [-- path]  search file contents"),
+            VerbParse::Prose
+        );
+        assert_eq!(
+            parse_verb_line("GREP fn main -- src"),
+            VerbParse::Action(Action::Grep {
+                pattern: "fn main".into(),
+                path: Some("src".into())
+            })
+        );
+        assert_eq!(
+            parse_verb_line("GREP for the word -- src"),
             VerbParse::Prose
         );
         assert_eq!(
