@@ -285,6 +285,9 @@ fn start_verb(v: &[u8]) -> Detect {
 /// Is the line at `from` a SEARCH marker?
 fn search_marker_at(b: &[u8], from: usize, eos: bool) -> Look<u8> {
     match line_at(b, from, eos) {
+        // Complete lines obey the same length bounds as incomplete ones, so the answer
+        // cannot depend on how much of the line had arrived (chunk invariance).
+        Some((line, _)) if line.len() > 64 => Look::No,
         Some((line, _)) => match classify(strip_cr(line)) {
             Some((Marker::Search, r)) => Look::Yes(r),
             _ => Look::No,
@@ -303,6 +306,7 @@ fn search_marker_at(b: &[u8], from: usize, eos: bool) -> Look<u8> {
 /// Is the line at `from` an opening fence? Yields its info string.
 fn fence_at(b: &[u8], from: usize, eos: bool) -> Look<&str> {
     match line_at(b, from, eos) {
+        Some((line, _)) if line.len() > MAX_LOOKAHEAD_LINE => Look::No,
         Some((line, _)) => match fence_info(strip_cr(line)) {
             Some(info) => Look::Yes(info),
             None => Look::No,
@@ -322,6 +326,7 @@ fn fence_at(b: &[u8], from: usize, eos: bool) -> Look<&str> {
 /// Is the line at `from` an `EDIT path` / `CREATE path` header?
 fn header_at(b: &[u8], from: usize, eos: bool) -> Look<()> {
     match line_at(b, from, eos) {
+        Some((line, _)) if line.len() > MAX_LOOKAHEAD_LINE => Look::No,
         Some((line, _)) => match std::str::from_utf8(strip_cr(line)) {
             Ok(l) if matches!(parse_header(l), Some(HeaderParse::Header { .. })) => Look::Yes(()),
             _ => Look::No,
