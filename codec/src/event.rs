@@ -18,11 +18,18 @@ pub enum Event {
     /// index equals `ActionProposal::arguments_json()` of the proposal that closes it.
     ArgsDelta { index: usize, fragment: String },
     /// A complete, validated action. Emitted when its terminator arrives, never earlier.
-    Proposal { index: usize, proposal: ActionProposal },
+    Proposal {
+        index: usize,
+        proposal: ActionProposal,
+    },
     /// A malformation that could not be repaired safely. `raw` is the text that was consumed
     /// and not turned into an action, so nothing is lost. If a `ToolCallStart` for `index`
     /// was emitted, `index` is `Some` and that call is closed as failed.
-    Failure { index: Option<usize>, kind: FailureKind, raw: String },
+    Failure {
+        index: Option<usize>,
+        kind: FailureKind,
+        raw: String,
+    },
 }
 
 macro_rules! kinds {
@@ -96,6 +103,11 @@ kinds! {
         FencedJson = "fenced_json",
         /// Argument names or tool names in a different case/alias (`file_path` for `path`).
         ArgumentAlias = "argument_alias",
+        /// `"parameters"` as the arguments key where the format's own key is `"arguments"`.
+        ParametersKey = "parameters_key",
+        /// A call written in the OpenAI `tool_calls` item shape,
+        /// `{"type": "function", "function": {"name": …, "arguments": …}}`.
+        NestedFunction = "nested_function",
     }
 }
 

@@ -93,6 +93,8 @@ enum Slot {
     Args,
     /// `"type"`: Llama 3.1 writes `"type": "function"` before the name.
     Type,
+    /// `"function": {"name": …, "arguments": …}`: the OpenAI `tool_calls` item shape.
+    Function,
     Skip,
 }
 
@@ -117,6 +119,7 @@ pub(crate) struct CallObject {
     args_key_seen: bool,
     args_before_name: bool,
     parameters_key: bool,
+    nested_function: bool,
     python: bool,
     close_tags: usize,
     index: Option<usize>,
@@ -136,6 +139,7 @@ impl CallObject {
             args_key_seen: false,
             args_before_name: false,
             parameters_key: false,
+            nested_function: false,
             python: false,
             close_tags: 0,
             index: None,
@@ -336,6 +340,7 @@ impl CallObject {
                 Ok(Slot::Args)
             }
             "type" => Ok(Slot::Type),
+            "function" if self.name.is_none() && !self.args_key_seen => Ok(Slot::Function),
             // An unwrapped object must look like a call from its first key on: anything else
             // (`{"status": …}`, a schema with a `description`) is prose until it has started.
             _ if !self.opts.wrapped && self.index.is_none() => Err(CallErr::Reject),
@@ -370,6 +375,34 @@ impl CallObject {
                 _ if !self.opts.wrapped && self.index.is_none() => Err(CallErr::Reject),
                 _ => Ok(()),
             },
+            Slot::Function => {
+                // Only a bare call object counts: one with a `description` or anything else
+                // beside name and arguments is a tool schema echoed back, not a call.
+                let call = match &v {
+                    Some(Value::Object(m))
+                        if m.keys()
+                            .all(|k| matches!(k.as_str(), "name" | "arguments" | "parameters")) =>
+                    {
+                        m.get("name").and_then(Value::as_str).map(|n| {
+                            let args = m.get("arguments").or_else(|| m.get("parameters"));
+                            (n.trim().to_owned(), args.cloned())
+                        })
+                    }
+                    _ => None,
+                };
+                match call {
+                    Some((name, args)) if !name.is_empty() && args.is_some() => {
+                        self.name = Some(name);
+                        self.args = args;
+                        self.args_key_seen = true;
+                        self.nested_function = true;
+                        self.maybe_start(ctx, out);
+                        Ok(())
+                    }
+                    _ if !self.opts.wrapped && self.index.is_none() => Err(CallErr::Reject),
+                    _ => Ok(()),
+                }
+            }
             Slot::Skip => Ok(()),
         }
     }
@@ -420,6 +453,9 @@ impl CallObject {
         }
         if self.parameters_key {
             repairs.push(RepairKind::ParametersKey);
+        }
+        if self.nested_function {
+            repairs.push(RepairKind::NestedFunction);
         }
         for _ in 0..self.close_tags {
             repairs.push(RepairKind::CloseTagInString);
