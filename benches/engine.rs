@@ -250,12 +250,19 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
     }
 
     // The agent conversation on the warm engine; then the same prompts cold.
+    // Turn 1 starts cold: the grammar runs above used the same first prompt.
+    run(&engine, request(Prompt::Text("x".to_owned()), 1, None)).await;
     let mut messages = vec![ChatMessage { role: "system".to_owned(), content: SYSTEM.to_owned() }];
     let mut turns = Vec::new();
+    // Tokens of each turn that were neither in the previous turn's prompt nor its reply.
+    let mut new_tokens = Vec::new();
+    let mut seen = 0usize;
     for obs in OBSERVATIONS {
         messages.push(ChatMessage { role: "user".to_owned(), content: obs.to_owned() });
         let prompt = Prompt::Chat { messages: messages.clone(), tools: vec![] };
         let r = run(&engine, request(prompt.clone(), 48, None)).await;
+        new_tokens.push(r.timings.prompt_tokens as usize - seen);
+        seen = r.timings.prompt_tokens as usize + r.timings.generated_tokens as usize;
         messages.push(ChatMessage { role: "assistant".to_owned(), content: r.text.trim().to_owned() });
         eprintln!("{label}: agent turn {} done ({} tokens)", turns.len() + 1, r.timings.generated_tokens);
         turns.push((prompt, r.timings, r.reason));
@@ -305,16 +312,17 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
         peer_peak.map_or("—".to_owned(), |p| mib(p - file_size)),
     );
     let _ = writeln!(report, "\nAgent conversation, 6 turns, each extending the last (reply ≤ 48 tokens):\n");
-    let _ = writeln!(report, "| turn | prompt tokens | evaluated cached-run | TTFT cached | evaluated cold | TTFT cold | TTFT cached/cold |");
-    let _ = writeln!(report, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(report, "| turn | prompt tokens | new this turn | evaluated (cached run) | TTFT cached | evaluated (cold) | TTFT cold | TTFT cached/cold |");
+    let _ = writeln!(report, "|---|---|---|---|---|---|---|---|");
     for (i, ((_, warm, _), cold)) in turns.iter().zip(&cold).enumerate() {
         let w = warm.time_to_first_token.as_secs_f64();
         let c = cold.time_to_first_token.as_secs_f64();
         let _ = writeln!(
             report,
-            "| {} | {} | {} | {:.0} ms | {} | {:.0} ms | {:.2} |",
+            "| {} | {} | {} | {} | {:.0} ms | {} | {:.0} ms | {:.2} |",
             i + 1,
             warm.prompt_tokens,
+            new_tokens[i],
             warm.prompt_tokens - warm.cached_tokens,
             w * 1000.0,
             cold.prompt_tokens - cold.cached_tokens,
