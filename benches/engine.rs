@@ -108,7 +108,11 @@ impl Peer {
             .ok()?;
         let stdin = child.stdin.take()?;
         let stdout = BufReader::new(child.stdout.take()?);
-        Some(Peer { child, stdin, stdout })
+        Some(Peer {
+            child,
+            stdin,
+            stdout,
+        })
     }
 
     fn call(&mut self, cmd: Value) -> Option<Value> {
@@ -151,11 +155,21 @@ async fn run(engine: &LlamaEngine, req: GenerateRequest) -> Run {
             GenEvent::Done { reason, timings } => end = (reason, timings),
         }
     }
-    Run { text, reason: end.0, timings: end.1 }
+    Run {
+        text,
+        reason: end.0,
+        timings: end.1,
+    }
 }
 
 fn request(prompt: Prompt, max_tokens: u32, grammar: Option<GrammarSpec>) -> GenerateRequest {
-    GenerateRequest { prompt, sampling: Sampling::default(), max_tokens, stop: Vec::new(), grammar }
+    GenerateRequest {
+        prompt,
+        sampling: Sampling::default(),
+        max_tokens,
+        stop: Vec::new(),
+        grammar,
+    }
 }
 
 fn load(path: &Path) -> LlamaEngine {
@@ -170,12 +184,19 @@ fn load(path: &Path) -> LlamaEngine {
 }
 
 fn tok_per_s(tokens: u32, secs: f64) -> f64 {
-    if secs > 0.0 { f64::from(tokens) / secs } else { f64::NAN }
+    if secs > 0.0 {
+        f64::from(tokens) / secs
+    } else {
+        f64::NAN
+    }
 }
 
 /// Generation speed excludes the first token, whose time is the prompt's.
 fn gen_rate(t: &Timings) -> f64 {
-    tok_per_s(t.generated_tokens.saturating_sub(1), t.generation.as_secs_f64())
+    tok_per_s(
+        t.generated_tokens.saturating_sub(1),
+        t.generation.as_secs_f64(),
+    )
 }
 
 #[derive(Default)]
@@ -189,7 +210,13 @@ struct Speed {
     prompt_tokens: u32,
 }
 
-async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: usize, report: &mut String) {
+async fn bench_model(
+    label: &str,
+    path: &Path,
+    peer_python: Option<&str>,
+    reps: usize,
+    report: &mut String,
+) {
     let file_size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) as f64;
     reset_peak_rss();
     let engine = load(path);
@@ -207,33 +234,50 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
         let r = run(&engine, request(Prompt::Text(text.clone()), 1, None)).await;
         let evaluated = r.timings.prompt_tokens - r.timings.cached_tokens;
         s.prompt_tokens = evaluated;
-        s.ours_prompt.push(tok_per_s(evaluated, r.timings.prompt_eval.as_secs_f64()));
+        s.ours_prompt
+            .push(tok_per_s(evaluated, r.timings.prompt_eval.as_secs_f64()));
         if let Some(p) = peer.as_mut()
             && let Some(v) = p.call(json!({"cmd": "prompt", "text": text}))
         {
             let n = v["n_prompt"].as_u64().unwrap_or(0) as u32;
-            s.peer_prompt.push(tok_per_s(n, v["prompt_secs"].as_f64().unwrap_or(f64::NAN)));
+            s.peer_prompt
+                .push(tok_per_s(n, v["prompt_secs"].as_f64().unwrap_or(f64::NAN)));
         }
-        let r = run(&engine, request(Prompt::Text(STORY_PROMPT.to_owned()), GEN_TOKENS, None)).await;
+        let r = run(
+            &engine,
+            request(Prompt::Text(STORY_PROMPT.to_owned()), GEN_TOKENS, None),
+        )
+        .await;
         s.ours_gen_tokens = r.timings.generated_tokens;
         s.ours_gen.push(gen_rate(&r.timings));
         if let Some(p) = peer.as_mut()
-            && let Some(v) = p.call(json!({"cmd": "gen", "text": STORY_PROMPT, "max_tokens": GEN_TOKENS}))
+            && let Some(v) =
+                p.call(json!({"cmd": "gen", "text": STORY_PROMPT, "max_tokens": GEN_TOKENS}))
         {
             let n = v["n_gen"].as_u64().unwrap_or(0) as u32;
             s.peer_gen_tokens = n;
-            s.peer_gen.push(tok_per_s(n.saturating_sub(1), v["gen_secs"].as_f64().unwrap_or(f64::NAN)));
+            s.peer_gen.push(tok_per_s(
+                n.saturating_sub(1),
+                v["gen_secs"].as_f64().unwrap_or(f64::NAN),
+            ));
         }
         eprintln!("{label}: speed repetition {} of {reps} done", rep + 1);
     }
 
     // Grammar: the text-protocol grammar, strict, against no grammar, on an agent prompt.
     let gbnf_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars/text-protocol.gbnf");
-    let gbnf = std::fs::read_to_string(&gbnf_path).unwrap_or_else(|_| "root ::= [^\\x00]*".to_owned());
+    let gbnf =
+        std::fs::read_to_string(&gbnf_path).unwrap_or_else(|_| "root ::= [^\\x00]*".to_owned());
     let agent_prompt = Prompt::Chat {
         messages: vec![
-            ChatMessage { role: "system".to_owned(), content: SYSTEM.to_owned() },
-            ChatMessage { role: "user".to_owned(), content: OBSERVATIONS[0].to_owned() },
+            ChatMessage {
+                role: "system".to_owned(),
+                content: SYSTEM.to_owned(),
+            },
+            ChatMessage {
+                role: "user".to_owned(),
+                content: OBSERVATIONS[0].to_owned(),
+            },
         ],
         tools: vec![],
     };
@@ -242,7 +286,10 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
         let r = run(&engine, request(agent_prompt.clone(), GEN_TOKENS, None)).await;
         off_n = r.timings.generated_tokens;
         off.push(gen_rate(&r.timings));
-        let g = GrammarSpec::Strict { gbnf: gbnf.clone(), root: "root".to_owned() };
+        let g = GrammarSpec::Strict {
+            gbnf: gbnf.clone(),
+            root: "root".to_owned(),
+        };
         let r = run(&engine, request(agent_prompt.clone(), GEN_TOKENS, Some(g))).await;
         strict_n = r.timings.generated_tokens;
         strict.push(gen_rate(&r.timings));
@@ -252,19 +299,35 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
     // The agent conversation on the warm engine; then the same prompts cold.
     // Turn 1 starts cold: the grammar runs above used the same first prompt.
     run(&engine, request(Prompt::Text("x".to_owned()), 1, None)).await;
-    let mut messages = vec![ChatMessage { role: "system".to_owned(), content: SYSTEM.to_owned() }];
+    let mut messages = vec![ChatMessage {
+        role: "system".to_owned(),
+        content: SYSTEM.to_owned(),
+    }];
     let mut turns = Vec::new();
     // Tokens of each turn that were neither in the previous turn's prompt nor its reply.
     let mut new_tokens = Vec::new();
     let mut seen = 0usize;
     for obs in OBSERVATIONS {
-        messages.push(ChatMessage { role: "user".to_owned(), content: obs.to_owned() });
-        let prompt = Prompt::Chat { messages: messages.clone(), tools: vec![] };
+        messages.push(ChatMessage {
+            role: "user".to_owned(),
+            content: obs.to_owned(),
+        });
+        let prompt = Prompt::Chat {
+            messages: messages.clone(),
+            tools: vec![],
+        };
         let r = run(&engine, request(prompt.clone(), 48, None)).await;
         new_tokens.push(r.timings.prompt_tokens as usize - seen);
         seen = r.timings.prompt_tokens as usize + r.timings.generated_tokens as usize;
-        messages.push(ChatMessage { role: "assistant".to_owned(), content: r.text.trim().to_owned() });
-        eprintln!("{label}: agent turn {} done ({} tokens)", turns.len() + 1, r.timings.generated_tokens);
+        messages.push(ChatMessage {
+            role: "assistant".to_owned(),
+            content: r.text.trim().to_owned(),
+        });
+        eprintln!(
+            "{label}: agent turn {} done ({} tokens)",
+            turns.len() + 1,
+            r.timings.generated_tokens
+        );
         turns.push((prompt, r.timings, r.reason));
     }
     let peak_warm = proc_status("VmHWM:") as f64;
@@ -283,12 +346,31 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
 
     // Report.
     use std::fmt::Write as _;
-    let ratio = |a: f64, b: f64| if b > 0.0 { format!("{:.2}", a / b) } else { "—".to_owned() };
-    let (op, og, pp, pg) = (median(s.ours_prompt), median(s.ours_gen), median(s.peer_prompt), median(s.peer_gen));
+    let ratio = |a: f64, b: f64| {
+        if b > 0.0 {
+            format!("{:.2}", a / b)
+        } else {
+            "—".to_owned()
+        }
+    };
+    let (op, og, pp, pg) = (
+        median(s.ours_prompt),
+        median(s.ours_gen),
+        median(s.peer_prompt),
+        median(s.peer_gen),
+    );
     let _ = writeln!(report, "\n### {label}\n");
-    let _ = writeln!(report, "| measure | LlamaEngine | llama.cpp (llama-cpp-python) | ratio |");
+    let _ = writeln!(
+        report,
+        "| measure | LlamaEngine | llama.cpp (llama-cpp-python) | ratio |"
+    );
     let _ = writeln!(report, "|---|---|---|---|");
-    let _ = writeln!(report, "| prompt tok/s ({} tokens) | {op:.1} | {pp:.1} | {} |", s.prompt_tokens, ratio(op, pp));
+    let _ = writeln!(
+        report,
+        "| prompt tok/s ({} tokens) | {op:.1} | {pp:.1} | {} |",
+        s.prompt_tokens,
+        ratio(op, pp)
+    );
     let _ = writeln!(
         report,
         "| generation tok/s (greedy; {} vs {} tokens) | {og:.1} | {pg:.1} | {} |",
@@ -311,8 +393,14 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
         mib(rss_loaded - file_size),
         peer_peak.map_or("—".to_owned(), |p| mib(p - file_size)),
     );
-    let _ = writeln!(report, "\nAgent conversation, 6 turns, each extending the last (reply ≤ 48 tokens):\n");
-    let _ = writeln!(report, "| turn | prompt tokens | new this turn | evaluated (cached run) | TTFT cached | evaluated (cold) | TTFT cold | TTFT cached/cold |");
+    let _ = writeln!(
+        report,
+        "\nAgent conversation, 6 turns, each extending the last (reply ≤ 48 tokens):\n"
+    );
+    let _ = writeln!(
+        report,
+        "| turn | prompt tokens | new this turn | evaluated (cached run) | TTFT cached | evaluated (cold) | TTFT cold | TTFT cached/cold |"
+    );
     let _ = writeln!(report, "|---|---|---|---|---|---|---|---|");
     for (i, ((_, warm, _), cold)) in turns.iter().zip(&cold).enumerate() {
         let w = warm.time_to_first_token.as_secs_f64();
@@ -334,21 +422,35 @@ async fn bench_model(label: &str, path: &Path, peer_python: Option<&str>, reps: 
 
 fn main() {
     // `cargo bench` passes `--bench`; this program takes no arguments of its own.
-    let peer_python = std::env::var("BELLOWS_PEER_PYTHON").ok().filter(|p| !p.is_empty());
-    let reps = std::env::var("BELLOWS_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(3usize).max(1);
-    let models: Vec<(&str, PathBuf)> = [("SmolLM2-135M-Instruct Q4_1", "BELLOWS_SMOLLM2_GGUF"), ("Gemma-3-270M Q4_K_M", "BELLOWS_GEMMA3_GGUF")]
-        .into_iter()
-        .filter_map(|(label, var)| std::env::var_os(var).map(|p| (label, PathBuf::from(p))))
-        .filter(|(_, p)| p.is_file())
-        .collect();
+    let peer_python = std::env::var("BELLOWS_PEER_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let reps = std::env::var("BELLOWS_BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3usize)
+        .max(1);
+    let models: Vec<(&str, PathBuf)> = [
+        ("SmolLM2-135M-Instruct Q4_1", "BELLOWS_SMOLLM2_GGUF"),
+        ("Gemma-3-270M Q4_K_M", "BELLOWS_GEMMA3_GGUF"),
+    ]
+    .into_iter()
+    .filter_map(|(label, var)| std::env::var_os(var).map(|p| (label, PathBuf::from(p))))
+    .filter(|(_, p)| p.is_file())
+    .collect();
     if models.is_empty() {
-        eprintln!("no models: run `eval \"$(scripts/models-env.sh)\"` first (BELLOWS_SMOLLM2_GGUF, BELLOWS_GEMMA3_GGUF)");
+        eprintln!(
+            "no models: run `eval \"$(scripts/models-env.sh)\"` first (BELLOWS_SMOLLM2_GGUF, BELLOWS_GEMMA3_GGUF)"
+        );
         std::process::exit(2);
     }
     if peer_python.is_none() {
         eprintln!("BELLOWS_PEER_PYTHON is not set: measuring LlamaEngine alone (no ratios)");
     }
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => panic!("tokio runtime: {e}"),
     };
@@ -359,7 +461,13 @@ fn main() {
     println!("{report}");
     for (label, path) in &models {
         report.clear();
-        rt.block_on(bench_model(label, path, peer_python.as_deref(), reps, &mut report));
+        rt.block_on(bench_model(
+            label,
+            path,
+            peer_python.as_deref(),
+            reps,
+            &mut report,
+        ));
         println!("{report}");
     }
 }
