@@ -360,6 +360,9 @@ pub struct ToolSchema {
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     client: Vec<ClientTool>,
+    /// Only client tools exist: an OpenAI client that declares `read` or `edit` means its own
+    /// tool, with its own schema, not bellows' builtin of that name.
+    client_only: bool,
 }
 
 /// Which tool a name resolved to.
@@ -374,6 +377,38 @@ impl Registry {
         Registry::default()
     }
 
+    /// A registry of client-declared tools only (none yet): the builtin names are free, and
+    /// nothing decodes to a builtin action.
+    pub fn client_only() -> Registry {
+        Registry {
+            client: Vec::new(),
+            client_only: true,
+        }
+    }
+
+    /// The builtin spec for `name` (exact), if this registry has builtins.
+    fn builtin_spec(&self, name: &str) -> Option<&'static ToolSpec> {
+        if self.client_only {
+            None
+        } else {
+            builtin(name)
+        }
+    }
+
+    /// The builtins this registry offers: all of them, or none for [`Registry::client_only`].
+    fn builtins(&self) -> &'static [ToolSpec] {
+        if self.client_only { &[] } else { BUILTINS }
+    }
+
+    /// The canonical name a written tool name resolves to (exactly, or case-insensitively as
+    /// [`Registry::validate`] matches), and whether it is a builtin.
+    pub fn resolve_name(&self, name: &str) -> Option<(String, bool)> {
+        self.resolve(name).map(|(tool, _)| match tool {
+            Resolved::Builtin(t) => (t.name.to_owned(), true),
+            Resolved::Client(c) => (c.name.clone(), false),
+        })
+    }
+
     /// The client-declared tools, in the order they were added.
     pub fn client_tools(&self) -> &[ClientTool] {
         &self.client
@@ -381,7 +416,7 @@ impl Registry {
 
     /// True when `name` is a builtin or client tool (exact name).
     pub fn is_known(&self, name: &str) -> bool {
-        builtin(name).is_some() || self.client.iter().any(|c| c.name == name)
+        self.builtin_spec(name).is_some() || self.client.iter().any(|c| c.name == name)
     }
 
     /// Declares a client tool. Its name must be valid and free (builtin names are reserved in
@@ -401,7 +436,10 @@ impl Registry {
         if !name_ok {
             return Err(RegistryError::InvalidName(name.to_owned()));
         }
-        let clash = BUILTINS.iter().any(|t| t.name.eq_ignore_ascii_case(name))
+        let clash = self
+            .builtins()
+            .iter()
+            .any(|t| t.name.eq_ignore_ascii_case(name))
             || self
                 .client
                 .iter()
@@ -440,13 +478,17 @@ impl Registry {
     /// Resolves a tool name: exactly, or else case-insensitively when that is unique (which
     /// `add_client_tool` guarantees), reporting the latter as an `argument_alias` repair.
     fn resolve(&self, name: &str) -> Option<(Resolved<'_>, bool)> {
-        if let Some(t) = builtin(name) {
+        if let Some(t) = self.builtin_spec(name) {
             return Some((Resolved::Builtin(t), false));
         }
         if let Some(c) = self.client.iter().find(|c| c.name == name) {
             return Some((Resolved::Client(c), false));
         }
-        if let Some(t) = BUILTINS.iter().find(|t| t.name.eq_ignore_ascii_case(name)) {
+        if let Some(t) = self
+            .builtins()
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+        {
             return Some((Resolved::Builtin(t), true));
         }
         self.client
@@ -497,7 +539,8 @@ impl Registry {
 
     /// The JSON schemas native mode offers: the builtins, then the client tools.
     pub fn tool_schemas(&self) -> Vec<ToolSchema> {
-        let mut out: Vec<ToolSchema> = BUILTINS
+        let mut out: Vec<ToolSchema> = self
+            .builtins()
             .iter()
             .map(|t| ToolSchema {
                 name: t.name.to_owned(),

@@ -551,3 +551,39 @@ fn gold_entries() {
         assert_eq!(p.arguments_json(), a.arguments().to_string());
     }
 }
+
+#[test]
+fn client_only_registry_frees_builtin_names() {
+    let mut reg = codec::Registry::client_only();
+    assert!(!reg.is_known("read"));
+    assert_eq!(
+        reg.validate("edit", &serde_json::json!({"path": "a"}))
+            .unwrap_err(),
+        codec::FailureKind::UnknownTool
+    );
+    reg.add_client_tool(
+        "read",
+        "the client's own read",
+        serde_json::json!({"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"]}),
+    )
+    .expect("a builtin name is free in a client-only registry");
+    let (action, repairs) = reg
+        .validate("read", &serde_json::json!({"file": "a.txt"}))
+        .expect("valid against the client's schema");
+    assert!(repairs.is_empty());
+    assert_eq!(
+        action,
+        codec::Action::Client {
+            name: "read".into(),
+            arguments: serde_json::json!({"file": "a.txt"})
+        }
+    );
+    assert_eq!(reg.resolve_name("READ"), Some(("read".to_owned(), false)));
+    assert_eq!(reg.tool_schemas().len(), 1);
+    // The builtin registry still reserves the name.
+    assert!(
+        codec::Registry::builtin()
+            .add_client_tool("Read", "", serde_json::json!({"type": "object"}))
+            .is_err()
+    );
+}

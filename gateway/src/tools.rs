@@ -121,7 +121,13 @@ pub fn plan(
     let protocol = bellows
         .and_then(|b| b.protocol)
         .unwrap_or(ProtocolChoice::Native);
-    let mut registry = Registry::builtin();
+    // In native mode the client's tools are the only tools: a client tool named `read` or
+    // `edit` is the client's own, validated against its own schema. The text protocol is
+    // bellows' action space, so it keeps the builtins beside any client tools.
+    let mut registry = match protocol {
+        ProtocolChoice::Text => Registry::builtin(),
+        _ => Registry::client_only(),
+    };
     let mut specs = Vec::with_capacity(tools.len());
     for (i, t) in tools.iter().enumerate() {
         if t.kind != "function" {
@@ -188,8 +194,8 @@ fn client_tool_error(i: usize, e: codec::registry::RegistryError) -> ApiError {
         RegistryError::InvalidSchema { .. } => {
             ApiError::invalid(format!("tools[{i}].function.parameters"), e.to_string())
         }
-        // The codec's registry always holds bellows' builtin tools, whose names are reserved
-        // in any letter case; say so rather than "taken".
+        // With the text protocol the registry holds bellows' builtin tools, whose names are
+        // reserved in any letter case; say so rather than "taken".
         RegistryError::NameClash(name)
             if BUILTINS.iter().any(|t| t.name.eq_ignore_ascii_case(&name)) =>
         {

@@ -174,8 +174,8 @@ fn cases() -> Vec<Case> {
         )
         .param("tools[0].function.parameters"),
         case(
-            "tool named like a builtin",
-            &chat(r#""tools":[{"type":"function","function":{"name":"Read"}}]"#),
+            "text-protocol tool named like a builtin",
+            &chat(r#""tools":[{"type":"function","function":{"name":"Read"}}],"bellows":{"protocol":"text"}"#),
             400,
             "unsupported_parameter",
         )

@@ -334,3 +334,22 @@ async fn past_tool_calls_and_results_reach_the_prompt() {
     assert_eq!(messages[2].content, "sunny");
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_client_tool_may_use_a_builtin_name_with_its_own_schema() {
+    // An editor harness declares its own `read` taking `file`, not bellows' `path`.
+    let text =
+        "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"file\": \"a.txt\"}}\n</tool_call>";
+    let (server, _engine) = start(text).await;
+    let body = chat_body(
+        r#""tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"file":{"type":"string"}},"required":["file"],"additionalProperties":false}}}]"#,
+    );
+    let v = server.post("/v1/chat/completions", &body).await.json();
+    let choice = &v["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls", "{v}");
+    let calls = choice["message"]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "{v}");
+    assert_eq!(calls[0]["function"]["name"], "read");
+    assert_eq!(args_of(&calls[0]), json!({"file": "a.txt"}));
+    server.stop().await.unwrap();
+}

@@ -13,22 +13,12 @@ use super::json::{JsonError, Push, ValueParser, parse_whole};
 use crate::action::ActionProposal;
 use crate::event::{Event, FailureKind, RepairKind};
 use crate::format::{Ctx, FormatId};
-use crate::registry::{BUILTINS, Registry};
+use crate::registry::Registry;
 
 /// The canonical name a written tool name resolves to, and whether it is a builtin. Names
 /// match exactly, or case-insensitively as the registry's validation does.
 pub fn resolve_name(reg: &Registry, name: &str) -> Option<(String, bool)> {
-    if reg.is_known(name) {
-        let builtin = BUILTINS.iter().any(|t| t.name == name);
-        return Some((name.to_owned(), builtin));
-    }
-    if let Some(t) = BUILTINS.iter().find(|t| t.name.eq_ignore_ascii_case(name)) {
-        return Some((t.name.to_owned(), true));
-    }
-    reg.client_tools()
-        .iter()
-        .find(|c| c.name.eq_ignore_ascii_case(name))
-        .map(|c| (c.name.clone(), false))
+    reg.resolve_name(name)
 }
 
 /// How a call object is read.
