@@ -558,7 +558,7 @@ fn client_only_registry_frees_builtin_names() {
     assert!(!reg.is_known("read"));
     assert_eq!(
         reg.validate("edit", &serde_json::json!({"path": "a"}))
-            .unwrap_err(),
+            .expect_err("edit is not a client tool"),
         codec::FailureKind::UnknownTool
     );
     reg.add_client_tool(
