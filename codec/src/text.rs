@@ -459,6 +459,12 @@ fn strong_path(w: &str) -> bool {
         && w.bytes().any(|c| c.is_ascii_alphabetic())
 }
 
+/// A bare word the decoder reads as prose, not as an argument: an English stopword or one of
+/// the protocol's placeholders. `render` quotes such words so they round-trip.
+pub(crate) fn reads_as_prose(w: &str) -> bool {
+    is_stopword(w) || PLACEHOLDERS.iter().any(|p| p.eq_ignore_ascii_case(w))
+}
+
 fn is_stopword(w: &str) -> bool {
     // Stopwords are short and all letters; paths (with `.` or `/`) skip the table.
     w.len() <= 12
