@@ -51,8 +51,8 @@ pub struct ServeArgs {
     #[arg(long, env = "BELLOWS_CTX")]
     pub ctx: Option<u32>,
 
-    /// CPU threads per slot for generation and prompt evaluation. Default: all available
-    /// cores.
+    /// CPU threads per slot for generation and prompt evaluation. Default: the available
+    /// cores divided among the slots (at least 1).
     #[arg(long, env = "BELLOWS_THREADS")]
     pub threads: Option<u32>,
 

@@ -50,7 +50,7 @@ pub struct LoadOptions {
     pub id: Option<String>,
     /// Layers offloaded to the GPU (needs a `cuda`, `vulkan` or `metal` build); 0 is CPU only.
     pub gpu_layers: u32,
-    /// Threads per slot; defaults to the available parallelism.
+    /// Threads per slot; defaults to the available parallelism divided among the slots.
     pub threads: Option<u32>,
     /// Context size per slot; defaults to the profile's, else 4096, capped by training size.
     pub n_ctx: Option<u32>,
@@ -377,9 +377,12 @@ impl LlamaEngine {
                 }
             })?;
 
-        let threads = opts
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+        // By default the slots share the cores: llama.cpp's OpenMP workers spin while they
+        // wait, so more threads than cores in total slows every slot down several times.
+        let threads = opts.threads.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            (cores / opts.slots.max(1)).max(1)
+        });
         let n_swa = gguf
             .sliding_window()
             .and_then(|n| u32::try_from(n).ok())
