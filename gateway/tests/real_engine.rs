@@ -12,7 +12,7 @@ use common::*;
 use gateway::config::ServeArgs;
 use gateway::state::AppState;
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn tiny() -> String {
     let path = std::env::var("BELLOWS_TINY_GGUF")
@@ -174,14 +174,39 @@ async fn real_token_counts_limits_and_tokenize() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_stream_frees_the_only_slot() {
     let (server, _) = start_tiny(2048).await;
-    let body = chat_body_for(r#""max_tokens":1900,"stream":true,"temperature":1.0"#);
+    // Greedy decoding is deterministic: left alone, this request generates `full` tokens.
+    const GREEDY: &str = r#""max_tokens":1900,"temperature":0"#;
+    let v = server
+        .post("/v1/chat/completions", &chat_body_for(GREEDY))
+        .await
+        .json();
+    let full = v["usage"]["completion_tokens"].as_u64().unwrap() as f64;
+    assert!(full > 20.0, "{v}");
+    assert_eq!(server.metric("bellows_generated_tokens_total").await, full);
+
+    let body = chat_body_for(&format!(r#"{GREEDY},"stream":true"#));
     let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let req = format!(
         "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).await.unwrap();
-    assert_eq!(wait_metric(&server, "bellows_busy_slots", 1.0).await, 1.0);
+    // Wait for the first streamed event: the generation is under way. Then hang up.
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("data: ") {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(60), s.read(&mut buf))
+            .await
+            .expect("the stream starts")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed before any event: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(!String::from_utf8_lossy(&seen).contains("[DONE]"));
     drop(s);
     assert_eq!(
         wait_metric(&server, "bellows_cancellations_total", 1.0).await,
@@ -193,6 +218,8 @@ async fn a_dropped_stream_frees_the_only_slot() {
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(server.metric("bellows_busy_slots").await, 0.0);
-    assert!(server.metric("bellows_generated_tokens_total").await < 1900.0);
+    // The cancelled generation stopped short of the `full` tokens it would have made.
+    let total = server.metric("bellows_generated_tokens_total").await;
+    assert!(total - full - 3.0 < full, "total {total}, full {full}");
     server.stop().await.unwrap();
 }
