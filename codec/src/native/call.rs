@@ -43,6 +43,22 @@ pub(crate) enum CallErr {
     Fail(FailureKind),
 }
 
+impl CallErr {
+    /// The outcome to emit for a call that stopped with this error, or `None` when a call
+    /// that never started is handed back as prose. A rejection after the call started (its
+    /// `ToolCallStart` is out) can no longer be prose, so it is an `invalid_json` failure.
+    pub(crate) fn into_outcome(self, index: Option<usize>) -> Option<Outcome> {
+        match self {
+            CallErr::Reject if index.is_none() => None,
+            CallErr::Reject => Some(Outcome::Failure {
+                index,
+                kind: FailureKind::InvalidJson,
+            }),
+            CallErr::Fail(kind) => Some(Outcome::Failure { index, kind }),
+        }
+    }
+}
+
 /// The end of one call: a proposal, or a failure, not yet emitted (the wrapper may still add
 /// repairs, and a failure's raw text is the wrapper's).
 #[derive(Debug)]
@@ -493,17 +509,7 @@ impl CallObject {
 
     /// Turns an error into the outcome to emit, or `None` for a rejection.
     pub fn outcome_of(&self, e: CallErr) -> Option<Outcome> {
-        match e {
-            CallErr::Reject if self.index.is_none() => None,
-            CallErr::Reject => Some(Outcome::Failure {
-                index: self.index,
-                kind: FailureKind::InvalidJson,
-            }),
-            CallErr::Fail(kind) => Some(Outcome::Failure {
-                index: self.index,
-                kind,
-            }),
-        }
+        e.into_outcome(self.index)
     }
 
     /// End of stream inside the object: close it if only closing brackets are missing.

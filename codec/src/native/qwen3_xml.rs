@@ -324,17 +324,7 @@ impl XmlCall {
     }
 
     pub fn outcome_of(&self, e: CallErr) -> Option<Outcome> {
-        match e {
-            CallErr::Reject if self.index.is_none() => None,
-            CallErr::Reject => Some(Outcome::Failure {
-                index: self.index,
-                kind: FailureKind::InvalidJson,
-            }),
-            CallErr::Fail(kind) => Some(Outcome::Failure {
-                index: self.index,
-                kind,
-            }),
-        }
+        e.into_outcome(self.index)
     }
 }
 
