@@ -153,6 +153,7 @@ async fn run(engine: &LlamaEngine, req: GenerateRequest) -> Run {
         match ev {
             GenEvent::Text { piece, .. } => text.push_str(&piece),
             GenEvent::Done { reason, timings } => end = (reason, timings),
+            GenEvent::Failed { error, .. } => panic!("the engine failed: {error}"),
         }
     }
     Run {
@@ -166,9 +167,10 @@ fn request(prompt: Prompt, max_tokens: u32, grammar: Option<GrammarSpec>) -> Gen
     GenerateRequest {
         prompt,
         sampling: Sampling::default(),
-        max_tokens,
+        max_tokens: Some(max_tokens),
         stop: Vec::new(),
         grammar,
+        logprobs: None,
     }
 }
 
@@ -270,14 +272,8 @@ async fn bench_model(
         std::fs::read_to_string(&gbnf_path).unwrap_or_else(|_| "root ::= [^\\x00]*".to_owned());
     let agent_prompt = Prompt::Chat {
         messages: vec![
-            ChatMessage {
-                role: "system".to_owned(),
-                content: SYSTEM.to_owned(),
-            },
-            ChatMessage {
-                role: "user".to_owned(),
-                content: OBSERVATIONS[0].to_owned(),
-            },
+            ChatMessage::new("system".to_owned(), SYSTEM.to_owned()),
+            ChatMessage::new("user".to_owned(), OBSERVATIONS[0].to_owned()),
         ],
         tools: vec![],
     };
@@ -299,19 +295,13 @@ async fn bench_model(
     // The agent conversation on the warm engine; then the same prompts cold.
     // Turn 1 starts cold: the grammar runs above used the same first prompt.
     run(&engine, request(Prompt::Text("x".to_owned()), 1, None)).await;
-    let mut messages = vec![ChatMessage {
-        role: "system".to_owned(),
-        content: SYSTEM.to_owned(),
-    }];
+    let mut messages = vec![ChatMessage::new("system".to_owned(), SYSTEM.to_owned())];
     let mut turns = Vec::new();
     // Tokens of each turn that were neither in the previous turn's prompt nor its reply.
     let mut new_tokens = Vec::new();
     let mut seen = 0usize;
     for obs in OBSERVATIONS {
-        messages.push(ChatMessage {
-            role: "user".to_owned(),
-            content: obs.to_owned(),
-        });
+        messages.push(ChatMessage::new("user".to_owned(), obs.to_owned()));
         let prompt = Prompt::Chat {
             messages: messages.clone(),
             tools: vec![],
@@ -319,10 +309,7 @@ async fn bench_model(
         let r = run(&engine, request(prompt.clone(), 48, None)).await;
         new_tokens.push(r.timings.prompt_tokens as usize - seen);
         seen = r.timings.prompt_tokens as usize + r.timings.generated_tokens as usize;
-        messages.push(ChatMessage {
-            role: "assistant".to_owned(),
-            content: r.text.trim().to_owned(),
-        });
+        messages.push(ChatMessage::new("assistant".to_owned(), r.text.trim().to_owned()));
         eprintln!(
             "{label}: agent turn {} done ({} tokens)",
             turns.len() + 1,

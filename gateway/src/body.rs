@@ -39,6 +39,50 @@ impl hyper::body::Body for ChannelBody {
     }
 }
 
+/// A body that runs a closure once it is dropped: when hyper has written it whole, or when
+/// the client went away.
+struct Finally {
+    inner: Body,
+    on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl hyper::body::Body for Finally {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Finally {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_drop.take() {
+            f();
+        }
+    }
+}
+
+/// `body`, calling `on_drop` when it has been written or abandoned (for a stream: its real end).
+pub fn finally(body: Body, on_drop: impl FnOnce() + Send + Sync + 'static) -> Body {
+    Finally {
+        inner: body,
+        on_drop: Some(Box::new(on_drop)),
+    }
+    .boxed()
+}
+
 /// A streaming body and the sender that feeds it.
 pub fn channel() -> (mpsc::Sender<Bytes>, Body) {
     let (tx, rx) = mpsc::channel(STREAM_BUFFER);

@@ -14,6 +14,8 @@ pub const DEFAULT_PORT: u16 = 8080;
 pub const DEFAULT_HOST: &str = "127.0.0.1";
 /// Request bodies larger than this are refused with 413.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// How long a stream waits for a client that stopped reading before cancelling it.
+pub const DEFAULT_WRITE_STALL: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Serve an OpenAI-compatible endpoint on a local GGUF model.
 ///
@@ -75,6 +77,17 @@ pub struct ServeArgs {
     #[arg(long, env = "BELLOWS_MAX_BODY_BYTES")]
     pub max_body_bytes: Option<usize>,
 
+    /// Another name for the model in `GET /v1/models` (repeatable). Requests may name the
+    /// model anything (clients send `gpt-4o`, `default`, …): one model is loaded and it
+    /// answers to every name; aliases only make names visible to clients that list models.
+    #[arg(long = "alias", env = "BELLOWS_ALIAS", value_name = "NAME", value_delimiter = ',')]
+    pub alias: Vec<String>,
+
+    /// Seconds a streaming response may wait on a client that stopped reading before the
+    /// request is cancelled and its slot freed. Default: 30.
+    #[arg(long, env = "BELLOWS_WRITE_STALL_SECS", value_name = "SECONDS")]
+    pub write_stall_secs: Option<f64>,
+
     /// TOML file with any of the settings above.
     #[arg(long, env = "BELLOWS_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -96,10 +109,13 @@ pub struct FileConfig {
     pub profile: Option<String>,
     pub queue: Option<usize>,
     pub max_body_bytes: Option<usize>,
+    #[serde(default)]
+    pub alias: Vec<String>,
+    pub write_stall_secs: Option<f64>,
 }
 
 /// Settings after merging; `None` means "let the engine decide" (profile or model default).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServeConfig {
     pub model: Option<String>,
     pub host: String,
@@ -112,6 +128,8 @@ pub struct ServeConfig {
     pub profile: Option<String>,
     pub queue: usize,
     pub max_body_bytes: usize,
+    pub aliases: Vec<String>,
+    pub write_stall: std::time::Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +191,23 @@ impl ServeArgs {
                 .max_body_bytes
                 .or(file.max_body_bytes)
                 .unwrap_or(DEFAULT_MAX_BODY_BYTES),
+            aliases: if self.alias.is_empty() {
+                file.alias
+            } else {
+                self.alias.clone()
+            },
+            write_stall: match self.write_stall_secs.or(file.write_stall_secs) {
+                None => DEFAULT_WRITE_STALL,
+                Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
+                    std::time::Duration::from_secs_f64(s)
+                }
+                Some(s) => {
+                    return Err(ConfigError::Invalid {
+                        name: "write_stall_secs",
+                        message: format!("{s} is not a number of seconds in (0, 86400]"),
+                    });
+                }
+            },
         };
         let invalid = |name, message: &str| ConfigError::Invalid {
             name,
@@ -189,6 +224,9 @@ impl ServeArgs {
         }
         if cfg.max_body_bytes < 1024 {
             return Err(invalid("max_body_bytes", "must be at least 1024"));
+        }
+        if cfg.aliases.iter().any(|a| a.trim().is_empty()) {
+            return Err(invalid("alias", "must not be empty"));
         }
         if cfg.host.is_empty() {
             return Err(invalid("host", "must not be empty"));

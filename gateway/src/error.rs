@@ -26,13 +26,24 @@ pub enum ApiError {
     /// A well-formed value the gateway does not serve (`n > 1`, image parts, logprobs).
     #[error("unsupported value for `{param}`: {message}")]
     Unsupported { param: String, message: String },
-    #[error("the model `{0}` does not exist; this server serves `{1}`")]
-    ModelNotFound(String, String),
     #[error(
         "this model's context holds {n_ctx} tokens, but the prompt is {prompt_tokens} tokens; \
          shorten the messages"
     )]
     PromptTooLong { prompt_tokens: u32, n_ctx: u32 },
+    /// The prompt fits, but not with the tokens the client asked to generate (llama-server's
+    /// `exceed_context_size_error`): a reply must not end silently at "length".
+    #[error(
+        "this model's context holds {n_ctx} tokens, but the prompt is {prompt_tokens} tokens \
+         and `{param}` asks for {max_tokens} more ({} in all); lower `{param}` or shorten the \
+         messages", prompt_tokens + max_tokens
+    )]
+    ContextExceeded {
+        prompt_tokens: u32,
+        max_tokens: u32,
+        n_ctx: u32,
+        param: &'static str,
+    },
     #[error("invalid grammar: {0}")]
     InvalidGrammar(String),
     #[error("invalid JSON schema: {0}")]
@@ -62,8 +73,8 @@ impl ApiError {
         "invalid_value",
         "missing_field",
         "unsupported_parameter",
-        "model_not_found",
         "context_length_exceeded",
+        "context_and_max_tokens_exceeded",
         "invalid_grammar",
         "invalid_schema",
         "invalid_api_key",
@@ -84,10 +95,11 @@ impl ApiError {
             | ApiError::MissingField { .. }
             | ApiError::Unsupported { .. }
             | ApiError::PromptTooLong { .. }
+            | ApiError::ContextExceeded { .. }
             | ApiError::InvalidGrammar(_)
             | ApiError::InvalidSchema(_)
             | ApiError::Template(_) => StatusCode::BAD_REQUEST,
-            ApiError::ModelNotFound(..) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::QueueFull { .. } | ApiError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
@@ -104,8 +116,8 @@ impl ApiError {
             ApiError::InvalidValue { .. } => "invalid_value",
             ApiError::MissingField { .. } => "missing_field",
             ApiError::Unsupported { .. } => "unsupported_parameter",
-            ApiError::ModelNotFound(..) => "model_not_found",
             ApiError::PromptTooLong { .. } => "context_length_exceeded",
+            ApiError::ContextExceeded { .. } => "context_and_max_tokens_exceeded",
             ApiError::InvalidGrammar(_) => "invalid_grammar",
             ApiError::InvalidSchema(_) => "invalid_schema",
             ApiError::Unauthorized => "invalid_api_key",
@@ -122,7 +134,7 @@ impl ApiError {
     pub const fn error_type(&self) -> &'static str {
         match self {
             ApiError::Unauthorized => "authentication_error",
-            ApiError::ModelNotFound(..) | ApiError::NotFound(_) => "not_found_error",
+            ApiError::NotFound(_) => "not_found_error",
             ApiError::QueueFull { .. } | ApiError::ShuttingDown => "overloaded_error",
             ApiError::Engine(_) => "server_error",
             _ => "invalid_request_error",
@@ -135,7 +147,7 @@ impl ApiError {
             ApiError::InvalidValue { param, .. }
             | ApiError::MissingField { param }
             | ApiError::Unsupported { param, .. } => Some(param.clone()),
-            ApiError::ModelNotFound(..) => Some("model".to_owned()),
+            ApiError::ContextExceeded { param, .. } => Some((*param).to_owned()),
             ApiError::PromptTooLong { .. } | ApiError::Template(_) => Some("messages".to_owned()),
             _ => None,
         }
@@ -157,6 +169,25 @@ impl ApiError {
                 param: self.param(),
                 code: self.kind(),
             },
+        }
+    }
+
+    /// An engine refusal, naming `max_tokens_param` (`max_tokens` or
+    /// `max_completion_tokens`, whichever the client sent) where the refusal concerns it.
+    pub fn from_engine(e: EngineError, max_tokens_param: &'static str) -> ApiError {
+        match ApiError::from(e) {
+            ApiError::ContextExceeded {
+                prompt_tokens,
+                max_tokens,
+                n_ctx,
+                ..
+            } => ApiError::ContextExceeded {
+                prompt_tokens,
+                max_tokens,
+                n_ctx,
+                param: max_tokens_param,
+            },
+            other => other,
         }
     }
 
@@ -185,6 +216,16 @@ impl From<EngineError> for ApiError {
                 prompt_tokens,
                 n_ctx,
             },
+            EngineError::ContextExceeded {
+                prompt_tokens,
+                max_tokens,
+                n_ctx,
+            } => ApiError::ContextExceeded {
+                prompt_tokens,
+                max_tokens,
+                n_ctx,
+                param: "max_tokens",
+            },
             EngineError::QueueFull { capacity } => ApiError::QueueFull { capacity },
             EngineError::InvalidGrammar(m) => ApiError::InvalidGrammar(m),
             EngineError::InvalidSchema(m) => ApiError::InvalidSchema(m),
@@ -208,10 +249,15 @@ mod tests {
             ApiError::invalid("x", "y"),
             ApiError::MissingField { param: "x".into() },
             ApiError::unsupported("n", "y"),
-            ApiError::ModelNotFound("a".into(), "b".into()),
             ApiError::PromptTooLong {
                 prompt_tokens: 9,
                 n_ctx: 8,
+            },
+            ApiError::ContextExceeded {
+                prompt_tokens: 9,
+                max_tokens: 4,
+                n_ctx: 12,
+                param: "max_tokens",
             },
             ApiError::InvalidGrammar(String::new()),
             ApiError::InvalidSchema(String::new()),
@@ -239,5 +285,31 @@ mod tests {
         assert_eq!(e.status(), StatusCode::BAD_REQUEST);
         let msg = e.to_string();
         assert!(msg.contains("5000") && msg.contains("2048"), "{msg}");
+    }
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::*;
+
+    #[test]
+    fn prompt_plus_max_tokens_over_the_context_names_both_counts_and_the_parameter_sent() {
+        let e = ApiError::from_engine(
+            EngineError::ContextExceeded {
+                prompt_tokens: 3000,
+                max_tokens: 2000,
+                n_ctx: 4096,
+            },
+            "max_completion_tokens",
+        );
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        let body = e.body();
+        assert_eq!(body.error.param.as_deref(), Some("max_completion_tokens"));
+        let msg = body.error.message;
+        assert!(
+            msg.contains("3000") && msg.contains("2000") && msg.contains("4096"),
+            "{msg}"
+        );
+        assert!(msg.contains("`max_completion_tokens`"), "{msg}");
     }
 }

@@ -9,20 +9,24 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use codec::{Event, FailureKind, TurnDecoder};
-use models::{GenEvent, Generation, StopReason};
+use codec::{Event, TurnDecoder};
+use models::{GenEvent, Generation, StopReason, TokenLogprob};
 
 use crate::api::response::{FinishReason, ToolCallExt, Usage};
 use crate::error::ApiError;
 use crate::ids::IdGen;
 use crate::metrics::Metrics;
-use crate::tools::{self, ToolPlan};
+use crate::tools::ToolPlan;
 
 /// What the client is told, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Out {
     /// Text for the message's `content`.
     Content(String),
+    /// The model's reasoning (`<think>…</think>`), for `reasoning_content`; never acted on.
+    Reasoning(String),
+    /// Log probabilities of generated tokens, when the request asked for them.
+    Logprobs(Vec<TokenLogprob>),
     /// A tool call whose name is certain. `index` is the call's position in this reply.
     CallStart {
         index: u32,
@@ -36,8 +40,9 @@ pub enum Out {
         index: u32,
         ext: Option<ToolCallExt>,
     },
-    /// Model output that started a call but failed to decode. Its raw text has been (or is
-    /// about to be) sent as content; `index` is set when the call's name was already sent.
+    /// Model output that started a call but failed to decode. Its raw text has been sent as
+    /// content; `index` is set only when the call's name had already been streamed (possible
+    /// only under a grammar that should have prevented the failure, e.g. cut by max_tokens).
     CallFailed {
         index: Option<u32>,
         kind: &'static str,
@@ -65,6 +70,10 @@ pub struct Inflight {
     metrics: Metrics,
     busy: bool,
     settled: bool,
+    /// Tokens seen so far, counted into the token metrics if the request is cancelled (a
+    /// finished request counts the engine's own figures instead).
+    prompt_tokens: u32,
+    generated_tokens: u64,
 }
 
 impl Inflight {
@@ -75,6 +84,8 @@ impl Inflight {
             metrics: metrics.clone(),
             busy: false,
             settled: false,
+            prompt_tokens: 0,
+            generated_tokens: 0,
         }
     }
 
@@ -101,6 +112,12 @@ impl Drop for Inflight {
         }
         if !self.settled {
             self.metrics.cancellations.inc();
+            // The engine's timings never arrive for a cancelled request; count what was seen,
+            // so the token metrics cover every request that reached the engine.
+            self.metrics
+                .prompt_tokens
+                .inc_by(u64::from(self.prompt_tokens));
+            self.metrics.generated_tokens.inc_by(self.generated_tokens);
         }
     }
 }
@@ -108,11 +125,10 @@ impl Drop for Inflight {
 /// What the gateway knows about each call the codec opened.
 #[derive(Debug)]
 enum Call {
-    /// Sent to the client under `index`.
-    Sent { index: u32 },
-    /// A call to a tool the client did not declare (a builtin the registry knows): held back
-    /// and returned as content, since the client cannot run it.
-    Held { name: String, args: String },
+    /// Streamed to the client under `index` as it is generated (a grammar guarantees it).
+    Streaming { index: u32 },
+    /// Held until it validates: nothing of it has reached the client.
+    Held,
 }
 
 /// A reply in flight.
@@ -128,7 +144,11 @@ pub struct Turn {
     last_piece: Option<Instant>,
     calls: HashMap<usize, Call>,
     next_index: u32,
-    completed_calls: u32,
+    /// Calls sent to the client, whole or started.
+    sent_calls: u32,
+    /// `parallel_tool_calls: false` and one call is out: generation was halted, and any
+    /// later call is returned as content.
+    call_limit_reached: bool,
     finish: Option<Finish>,
     ended: bool,
 }
@@ -138,10 +158,11 @@ impl Turn {
         generation: Generation,
         plan: ToolPlan,
         metrics: &Metrics,
-        inflight: Inflight,
+        mut inflight: Inflight,
         ids: IdGen,
         started: Instant,
     ) -> Turn {
+        inflight.prompt_tokens = generation.prompt_tokens;
         Turn {
             decoder: plan.decoder(),
             generation,
@@ -153,7 +174,8 @@ impl Turn {
             last_piece: None,
             calls: HashMap::new(),
             next_index: 0,
-            completed_calls: 0,
+            sent_calls: 0,
+            call_limit_reached: false,
             finish: None,
             ended: false,
         }
@@ -170,33 +192,31 @@ impl Turn {
         }
         loop {
             match self.generation.next().await {
-                Some(GenEvent::Text { piece, tokens }) => {
+                Some(GenEvent::Text {
+                    piece,
+                    tokens,
+                    logprobs,
+                }) => {
                     self.observe_piece(tokens.len());
-                    let out = self.decode_piece(&piece);
+                    let mut out = self.decode_piece(&piece);
+                    if !logprobs.is_empty() {
+                        out.push(Out::Logprobs(logprobs));
+                    }
                     if !out.is_empty() {
                         return Ok(Some(Step::Out(out)));
                     }
                 }
                 Some(GenEvent::Done { reason, timings }) => {
                     self.inflight.settle();
-                    self.metrics
-                        .prompt_tokens
-                        .inc_by(u64::from(timings.prompt_tokens));
-                    self.metrics
-                        .cached_tokens
-                        .inc_by(u64::from(timings.cached_tokens));
-                    self.metrics
-                        .generated_tokens
-                        .inc_by(u64::from(timings.generated_tokens));
+                    self.count_tokens(&timings);
                     let out = self.finish_decoder();
-                    let reason = if self.completed_calls > 0 {
-                        FinishReason::ToolCalls
-                    } else {
-                        match reason {
-                            StopReason::MaxTokens | StopReason::ContextFull => FinishReason::Length,
-                            StopReason::Eog | StopReason::Stop | StopReason::Cancelled => {
-                                FinishReason::Stop
-                            }
+                    let reason = match reason {
+                        // A reply cut short is "length" even when a call went out before:
+                        // the client must know the reply is incomplete.
+                        StopReason::MaxTokens | StopReason::ContextFull => FinishReason::Length,
+                        _ if self.sent_calls > 0 => FinishReason::ToolCalls,
+                        StopReason::Eog | StopReason::Stop | StopReason::Cancelled => {
+                            FinishReason::Stop
                         }
                     };
                     let usage = Usage::new(
@@ -206,6 +226,12 @@ impl Turn {
                     );
                     self.finish = Some(Finish { reason, usage });
                     return Ok(Some(Step::Out(out)));
+                }
+                Some(GenEvent::Failed { error, timings }) => {
+                    self.inflight.settle();
+                    self.count_tokens(&timings);
+                    self.ended = true;
+                    return Err(ApiError::Engine(error));
                 }
                 None => {
                     // The engine dropped the stream without a final event: not the client's
@@ -218,8 +244,21 @@ impl Turn {
         }
     }
 
+    fn count_tokens(&self, timings: &models::Timings) {
+        self.metrics
+            .prompt_tokens
+            .inc_by(u64::from(timings.prompt_tokens));
+        self.metrics
+            .cached_tokens
+            .inc_by(u64::from(timings.cached_tokens));
+        self.metrics
+            .generated_tokens
+            .inc_by(u64::from(timings.generated_tokens));
+    }
+
     fn observe_piece(&mut self, tokens: usize) {
         let now = Instant::now();
+        self.inflight.generated_tokens += tokens as u64;
         match self.last_piece {
             None => {
                 self.inflight.started();
@@ -258,52 +297,48 @@ impl Turn {
             match ev {
                 Event::Text(t) => push_content(&mut out, t),
                 Event::ToolCallStart { index, name } => {
-                    if self.plan.exposes(&name) {
+                    if self.plan.streams_arguments()
+                        && self.plan.exposes(&name)
+                        && !self.call_limit_reached
+                    {
                         let i = self.alloc_index();
-                        self.calls.insert(index, Call::Sent { index: i });
+                        self.sent_calls += 1;
+                        self.calls.insert(index, Call::Streaming { index: i });
                         out.push(Out::CallStart {
                             index: i,
                             id: self.ids.call_id(),
                             name,
                         });
                     } else {
-                        self.calls.insert(
-                            index,
-                            Call::Held {
-                                name,
-                                args: String::new(),
-                            },
-                        );
+                        self.calls.insert(index, Call::Held);
                     }
                 }
-                Event::ArgsDelta { index, fragment } => match self.calls.get_mut(&index) {
-                    Some(Call::Sent { index }) => {
+                Event::ArgsDelta { index, fragment } => {
+                    if let Some(Call::Streaming { index }) = self.calls.get(&index) {
                         out.push(Out::CallArgs {
                             index: *index,
                             fragment,
                         });
                     }
-                    Some(Call::Held { args, .. }) => args.push_str(&fragment),
-                    None => {}
-                },
+                }
                 Event::Proposal { index, proposal } => {
                     let name = proposal.action.name().to_owned();
                     match self.calls.remove(&index) {
-                        Some(Call::Sent { index }) => {
+                        Some(Call::Streaming { index }) => {
                             self.accept(&proposal);
                             out.push(Out::CallDone {
                                 index,
                                 ext: self.ext(&proposal),
                             });
+                            self.after_call();
                         }
-                        Some(Call::Held { name, args }) => {
-                            self.hold_back(&mut out, &name, &args);
-                        }
-                        None if self.plan.exposes(&name) => {
-                            // A proposal with no streamed start (the text protocol): send it
-                            // whole.
+                        Some(Call::Held) | None
+                            if self.plan.exposes(&name) && !self.call_limit_reached =>
+                        {
+                            // Validated: the whole call goes out at once.
                             self.accept(&proposal);
                             let i = self.alloc_index();
+                            self.sent_calls += 1;
                             out.push(Out::CallStart {
                                 index: i,
                                 id: self.ids.call_id(),
@@ -317,28 +352,41 @@ impl Turn {
                                 index: i,
                                 ext: self.ext(&proposal),
                             });
+                            self.after_call();
                         }
-                        None => {
-                            let args = proposal.arguments_json();
-                            self.hold_back(&mut out, &name, &args);
+                        Some(Call::Held) | None => {
+                            // A call the client cannot run here (the one-call limit is
+                            // reached, or a tool it did not declare): the model's words go back
+                            // as content.
+                            push_content(&mut out, proposal_raw(&proposal));
                         }
                     }
                 }
                 Event::Failure { index, kind, raw } => {
                     self.metrics.failure(kind);
-                    let sent = match index.and_then(|i| self.calls.remove(&i)) {
-                        Some(Call::Sent { index }) => Some(index),
+                    let streamed = match index.and_then(|i| self.calls.remove(&i)) {
+                        Some(Call::Streaming { index }) => Some(index),
                         _ => None,
                     };
                     push_content(&mut out, raw);
                     out.push(Out::CallFailed {
-                        index: sent,
+                        index: streamed,
                         kind: kind.as_str(),
                     });
                 }
+                // MERGE: Event::Reasoning(text) => Out::Reasoning(text)
             }
         }
         out
+    }
+
+    /// With `parallel_tool_calls: false`, the first call ends the reply: generation is halted
+    /// (the engine still reports its timings).
+    fn after_call(&mut self) {
+        if !self.plan.parallel() && !self.call_limit_reached {
+            self.call_limit_reached = true;
+            self.generation.halt();
+        }
     }
 
     fn alloc_index(&mut self) -> u32 {
@@ -348,7 +396,6 @@ impl Turn {
     }
 
     fn accept(&mut self, proposal: &codec::ActionProposal) {
-        self.completed_calls += 1;
         self.metrics.proposal(proposal.format);
         for r in &proposal.repairs {
             self.metrics.repair(*r);
@@ -361,17 +408,6 @@ impl Turn {
             repairs: proposal.repairs.iter().map(|r| r.as_str()).collect(),
         })
     }
-
-    /// A call the client cannot run goes back as content, written as a past call would be.
-    fn hold_back(&mut self, out: &mut Vec<Out>, name: &str, args: &str) {
-        self.metrics.failure(FailureKind::UnknownTool);
-        let value = serde_json::from_str(args).unwrap_or(serde_json::Value::Null);
-        push_content(out, tools::render_past_call(name, &value));
-        out.push(Out::CallFailed {
-            index: None,
-            kind: FailureKind::UnknownTool.as_str(),
-        });
-    }
 }
 
 fn push_content(out: &mut Vec<Out>, text: String) {
@@ -383,4 +419,9 @@ fn push_content(out: &mut Vec<Out>, text: String) {
     } else {
         out.push(Out::Content(text));
     }
+}
+
+// MERGE: replace with the proposal's raw span once the codec carries it.
+fn proposal_raw(p: &codec::ActionProposal) -> String {
+    crate::tools::render_call(codec::format::FormatId::Hermes, p.action.name(), &p.action.arguments())
 }

@@ -34,14 +34,29 @@ where
         }
     };
     state.metrics.request(endpoint, resp.status().as_u16());
-    tracing::info!(
-        %method,
-        %path,
-        status = resp.status().as_u16(),
-        ms = started.elapsed().as_millis() as u64,
-        "request"
-    );
-    Ok(resp)
+    let status = resp.status().as_u16();
+    let streaming = resp
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if !streaming {
+        tracing::info!(%method, %path, status, ms = started.elapsed().as_millis() as u64, "request");
+        return Ok(resp);
+    }
+    // A stream is logged when it ends, with its whole duration and time to headers.
+    let headers_ms = started.elapsed().as_millis() as u64;
+    Ok(resp.map(|b| {
+        body::finally(b, move || {
+            tracing::info!(
+                %method,
+                %path,
+                status,
+                headers_ms,
+                ms = started.elapsed().as_millis() as u64,
+                "request (stream)"
+            );
+        })
+    }))
 }
 
 async fn dispatch<B>(

@@ -84,9 +84,11 @@ pub fn load_engine(cfg: &ServeConfig) -> Result<(Arc<dyn Engine>, Defaults), Ser
     opts.slots = cfg.parallel;
     opts.queue_capacity = cfg.queue;
     opts.profile = cfg.profile.clone();
+    opts.write_stall = cfg.write_stall;
     let engine = LlamaEngine::load(opts)?;
     let profile = engine.profile();
-    let defaults = Defaults::from_profile(&profile.protocol, profile.sampling.clone());
+    let defaults =
+        Defaults::from_profile(&profile.protocol, profile.sampling.clone(), profile.grammar);
     Ok((Arc::new(engine), defaults))
 }
 
@@ -97,7 +99,9 @@ pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
     let state = AppState::new(engine)
         .with_api_key(cfg.api_key.clone())
         .with_max_body_bytes(cfg.max_body_bytes)
-        .with_defaults(defaults);
+        .with_defaults(defaults)
+        .with_aliases(cfg.aliases.clone())
+        .with_write_stall(cfg.write_stall);
     let addr = format!("{}:{}", cfg.host, cfg.port);
     let server = Server::bind((cfg.host.as_str(), cfg.port), state)
         .await
@@ -111,6 +115,7 @@ pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
         profile = %info.profile,
         n_ctx = info.n_ctx,
         slots = info.slots,
+        aliases = ?cfg.aliases,
         auth = cfg.api_key.is_some(),
         "listening on http://{local}/v1"
     );

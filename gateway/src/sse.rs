@@ -4,8 +4,9 @@
 use bytes::Bytes;
 
 use crate::api::response::{
-    ChatCompletionChunk, ChunkChoice, Completion, CompletionChoice, Delta, FailureExt,
-    FunctionDelta, MessageExt, ToolCallDelta, Usage,
+    ChatCompletionChunk, ChatLogprobs, ChunkChoice, Completion, CompletionChoice,
+    CompletionLogprobs, Delta, FailureExt, FunctionDelta, MessageExt, TokenLogprobOut,
+    ToolCallDelta, Usage,
 };
 use crate::error::ApiError;
 use crate::reply::{Finish, Out};
@@ -39,6 +40,15 @@ pub struct ChatChunks {
 
 impl ChatChunks {
     fn chunk(&self, delta: Delta, finish: Option<Finish>) -> Bytes {
+        self.chunk_with(delta, finish, None)
+    }
+
+    fn chunk_with(
+        &self,
+        delta: Delta,
+        finish: Option<Finish>,
+        logprobs: Option<ChatLogprobs>,
+    ) -> Bytes {
         event(&ChatCompletionChunk {
             id: self.id.clone(),
             object: "chat.completion.chunk",
@@ -48,7 +58,7 @@ impl ChatChunks {
                 index: 0,
                 delta,
                 finish_reason: finish.map(|f| f.reason),
-                logprobs: None,
+                logprobs,
             }],
             usage: self.include_usage.then_some(None),
         })
@@ -75,6 +85,18 @@ impl ChatChunks {
                         content: Some(text),
                         ..Delta::default()
                     },
+                    Out::Reasoning(text) => Delta {
+                        reasoning_content: Some(text),
+                        ..Delta::default()
+                    },
+                    Out::Logprobs(entries) => {
+                        let content = entries.iter().map(TokenLogprobOut::from_engine).collect();
+                        return Some(self.chunk_with(
+                            Delta::default(),
+                            None,
+                            Some(ChatLogprobs { content }),
+                        ));
+                    }
                     Out::CallStart { index, id, name } => call_delta(ToolCallDelta {
                         index,
                         id: Some(id),
@@ -154,6 +176,16 @@ pub struct CompletionChunks {
 
 impl CompletionChunks {
     fn chunk(&self, text: String, finish: Option<Finish>, usage: Option<Usage>) -> Bytes {
+        self.chunk_with(text, finish, usage, None)
+    }
+
+    fn chunk_with(
+        &self,
+        text: String,
+        finish: Option<Finish>,
+        usage: Option<Usage>,
+        logprobs: Option<CompletionLogprobs>,
+    ) -> Bytes {
         event(&Completion {
             id: self.id.clone(),
             object: "text_completion",
@@ -162,7 +194,7 @@ impl CompletionChunks {
             choices: vec![CompletionChoice {
                 index: 0,
                 text,
-                logprobs: None,
+                logprobs,
                 finish_reason: finish.map(|f| f.reason),
             }],
             usage,
@@ -173,6 +205,12 @@ impl CompletionChunks {
         outs.into_iter()
             .filter_map(|o| match o {
                 Out::Content(text) => Some(self.chunk(text, None, None)),
+                Out::Logprobs(entries) => {
+                    let mut lp = CompletionLogprobs::default();
+                    // Offsets restart per chunk: each chunk describes its own tokens.
+                    lp.extend(&entries, &mut 0);
+                    Some(self.chunk_with(String::new(), None, None, Some(lp)))
+                }
                 _ => None,
             })
             .collect()

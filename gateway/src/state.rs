@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use models::{Engine, Sampling};
+use codec::Mode;
+use codec::format::FormatId;
+use models::{Engine, GrammarMode, Sampling};
 
 use crate::config::DEFAULT_MAX_BODY_BYTES;
 use crate::ids::IdGen;
@@ -20,6 +22,10 @@ pub struct AppState {
     /// Unix time the server started; the `created` of the model card.
     pub started: u64,
     pub defaults: Defaults,
+    /// Other names `/v1/models` lists for the model (`--alias`). Any name is served.
+    pub aliases: Vec<String>,
+    /// How long a stream may wait for a client that stopped reading before it is cancelled.
+    pub write_stall: std::time::Duration,
 }
 
 /// What the model's profile decides for requests that do not say.
@@ -27,30 +33,50 @@ pub struct AppState {
 pub struct Defaults {
     /// Sampling for fields a request leaves out.
     pub sampling: Sampling,
-    /// How replies to requests with client tools are decoded.
-    pub native_mode: codec::Mode,
+    /// The profile's protocol: the text protocol, or the native format the model was trained
+    /// to call tools in.
+    pub protocol: FormatId,
+    /// The profile's grammar mode for tool requests under `tool_choice: "auto"`.
+    pub grammar: GrammarMode,
 }
 
 impl Default for Defaults {
     fn default() -> Self {
         Defaults {
             sampling: Sampling::default(),
-            native_mode: codec::Mode::Auto,
+            protocol: FormatId::Text,
+            grammar: GrammarMode::Off,
         }
     }
 }
 
 impl Defaults {
-    /// From a profile's `protocol` (`text` or a native format name) and sampling. A `text`
-    /// profile decodes client tool calls in `auto` mode, which reads every in-band format.
-    pub fn from_profile(protocol: &str, sampling: Sampling) -> Defaults {
-        let native_mode = match codec::format::FormatId::parse(protocol) {
-            Some(codec::format::FormatId::Text) | None => codec::Mode::Auto,
-            Some(f) => codec::Mode::Only(f),
-        };
+    /// From a profile's `protocol` (`text` or a native format name), sampling and grammar
+    /// mode. An unknown protocol name falls back to the text protocol.
+    pub fn from_profile(protocol: &str, sampling: Sampling, grammar: GrammarMode) -> Defaults {
         Defaults {
             sampling,
-            native_mode,
+            protocol: FormatId::parse(protocol).unwrap_or(FormatId::Text),
+            grammar,
+        }
+    }
+
+    /// How replies to requests with client tools are decoded: the profile's native format,
+    /// or every in-band native format when the profile speaks the text protocol (with a
+    /// client-only registry the text protocol itself never decodes there).
+    pub fn native_mode(&self) -> Mode {
+        match self.protocol {
+            FormatId::Text | FormatId::OpenAi => Mode::Auto,
+            f => Mode::Only(f),
+        }
+    }
+
+    /// The form earlier client-tool calls are written back in: the profile's native format,
+    /// else Hermes (what the tools system message asks for).
+    pub fn call_format(&self) -> FormatId {
+        match self.protocol {
+            FormatId::Text | FormatId::OpenAi => FormatId::Hermes,
+            f => f,
         }
     }
 }
@@ -65,7 +91,19 @@ impl AppState {
             ids: IdGen::new(),
             started: unix_now(),
             defaults: Defaults::default(),
+            aliases: Vec::new(),
+            write_stall: crate::config::DEFAULT_WRITE_STALL,
         }
+    }
+
+    pub fn with_aliases(mut self, aliases: Vec<String>) -> AppState {
+        self.aliases = aliases;
+        self
+    }
+
+    pub fn with_write_stall(mut self, stall: std::time::Duration) -> AppState {
+        self.write_stall = stall;
+        self
     }
 
     pub fn with_api_key(mut self, key: Option<String>) -> AppState {

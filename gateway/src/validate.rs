@@ -3,7 +3,9 @@
 //! The engine only ever sees a [`ValidChat`] or [`ValidCompletion`]; each rejection is an
 //! [`ApiError`] that names the parameter at fault.
 
-use models::{ChatMessage, GenerateRequest, GrammarSpec, ModelInfo, Prompt, Sampling};
+use models::{
+    ChatMessage, GenerateRequest, GrammarSpec, MAX_TOP_LOGPROBS, ModelInfo, Prompt, Sampling,
+};
 use serde::de::DeserializeOwned;
 
 use crate::api::request::{
@@ -27,6 +29,12 @@ pub struct ValidChat {
     pub include_usage: bool,
     /// How the reply is decoded into tool calls (or not).
     pub tools: ToolPlan,
+    /// The model name to answer with: the one the client sent, else the model's id.
+    pub model: Option<String>,
+    /// The parameter that set `max_tokens`, for errors that concern it.
+    pub max_tokens_param: &'static str,
+    /// Whether the client asked for log probabilities.
+    pub logprobs: bool,
 }
 
 /// A text completion request the engine can run.
@@ -35,6 +43,8 @@ pub struct ValidCompletion {
     pub generate: GenerateRequest,
     pub stream: bool,
     pub include_usage: bool,
+    pub model: Option<String>,
+    pub logprobs: bool,
 }
 
 /// Parses a JSON body; a syntax error is `invalid_json`, a wrong type or value names the path
@@ -80,14 +90,8 @@ pub fn chat(
     info: &ModelInfo,
     defaults: &Defaults,
 ) -> Result<ValidChat, ApiError> {
-    check_model(raw.model.as_deref(), info)?;
     check_n(raw.n)?;
-    if raw.logprobs == Some(true) {
-        return Err(ApiError::unsupported(
-            "logprobs",
-            "log probabilities are not served",
-        ));
-    }
+    let logprobs = chat_logprobs(raw.logprobs, raw.top_logprobs)?;
     let stream = raw.stream.unwrap_or(false);
     let include_usage = stream_usage(stream, raw.stream_options.as_ref())?;
     if raw.messages.is_empty() {
@@ -96,9 +100,16 @@ pub fn chat(
             "at least one message is required",
         ));
     }
+    let plan = tools::plan(
+        raw.tools.as_deref(),
+        raw.tool_choice.as_ref(),
+        raw.parallel_tool_calls,
+        raw.bellows.as_ref(),
+        defaults,
+    )?;
     let mut messages = Vec::with_capacity(raw.messages.len() + 1);
     for (i, m) in raw.messages.iter().enumerate() {
-        messages.push(message(i, m)?);
+        messages.push(message(i, m, &plan)?);
     }
     let grammar_from_format = match &raw.response_format {
         None | Some(ResponseFormat::Text) => None,
@@ -115,37 +126,61 @@ pub fn chat(
             Some(GrammarSpec::JsonSchema(schema))
         }
     };
-    let plan = tools::plan(
-        raw.tools.as_deref(),
-        raw.tool_choice.as_ref(),
-        raw.bellows.as_ref(),
-        defaults.native_mode,
-    )?;
     if grammar_from_format.is_some() && plan.decodes() {
         return Err(ApiError::unsupported(
             "response_format",
             "a JSON response_format cannot be combined with tools unless tool_choice is \"none\"",
         ));
     }
+    let raw_grammar = gbnf_field(raw.grammar.as_deref())?;
+    if raw_grammar.is_some() && (plan.decodes() || grammar_from_format.is_some()) {
+        return Err(ApiError::unsupported(
+            "grammar",
+            "a GBNF grammar cannot be combined with tools or a JSON response_format",
+        ));
+    }
     if let Some(system) = plan.system_prompt() {
         prepend_system(&mut messages, system);
     }
-    let max_tokens = max_tokens(raw.max_completion_tokens.or(raw.max_tokens), info, None)?;
+    let (max_tokens_param, max_tokens) = match (raw.max_completion_tokens, raw.max_tokens) {
+        (Some(n), _) => ("max_completion_tokens", Some(n)),
+        (None, n) => ("max_tokens", n),
+    };
+    if max_tokens == Some(0) {
+        return Err(ApiError::invalid(max_tokens_param, "must be at least 1"));
+    }
     let generate = GenerateRequest {
         prompt: Prompt::Chat {
             messages,
             tools: plan.template_tools(),
         },
-        sampling: sampling(&defaults.sampling, raw.temperature, raw.top_p, raw.seed)?,
+        sampling: sampling(
+            &defaults.sampling,
+            &Knobs {
+                temperature: raw.temperature,
+                top_p: raw.top_p,
+                seed: raw.seed,
+                frequency_penalty: raw.frequency_penalty,
+                presence_penalty: raw.presence_penalty,
+                logit_bias: raw.logit_bias.as_ref(),
+            },
+            info,
+        )?,
         max_tokens,
         stop: stop(raw.stop.as_ref())?,
-        grammar: grammar_from_format.or_else(|| plan.grammar()),
+        grammar: raw_grammar
+            .or(grammar_from_format)
+            .or_else(|| plan.grammar()),
+        logprobs,
     };
     Ok(ValidChat {
         generate,
         stream,
         include_usage,
         tools: plan,
+        model: raw.model,
+        max_tokens_param,
+        logprobs: logprobs.is_some(),
     })
 }
 
@@ -155,7 +190,6 @@ pub fn completion(
     info: &ModelInfo,
     defaults: &Defaults,
 ) -> Result<ValidCompletion, ApiError> {
-    check_model(raw.model.as_deref(), info)?;
     check_n(raw.n)?;
     if raw.best_of.is_some_and(|b| b != 1) {
         return Err(ApiError::unsupported(
@@ -175,12 +209,16 @@ pub fn completion(
             "fill-in-the-middle is not served",
         ));
     }
-    if raw.logprobs.is_some() {
-        return Err(ApiError::unsupported(
-            "logprobs",
-            "log probabilities are not served",
-        ));
-    }
+    let logprobs = match raw.logprobs {
+        None => None,
+        Some(n) if n <= MAX_TOP_LOGPROBS => Some(n),
+        Some(n) => {
+            return Err(ApiError::invalid(
+                "logprobs",
+                format!("{n} is more than the {MAX_TOP_LOGPROBS} alternatives served"),
+            ));
+        }
+    };
     let stream = raw.stream.unwrap_or(false);
     let include_usage = stream_usage(stream, raw.stream_options.as_ref())?;
     let prompt = match raw.prompt {
@@ -196,25 +234,65 @@ pub fn completion(
     if prompt.is_empty() {
         return Err(ApiError::invalid("prompt", "the prompt must not be empty"));
     }
-    let max_tokens = max_tokens(raw.max_tokens, info, Some(COMPLETIONS_DEFAULT_MAX_TOKENS))?;
+    let max_tokens = match raw.max_tokens {
+        Some(0) => return Err(ApiError::invalid("max_tokens", "must be at least 1")),
+        Some(n) => n,
+        None => COMPLETIONS_DEFAULT_MAX_TOKENS,
+    };
     let generate = GenerateRequest {
         prompt: Prompt::Text(prompt),
-        sampling: sampling(&defaults.sampling, raw.temperature, raw.top_p, raw.seed)?,
-        max_tokens,
+        sampling: sampling(
+            &defaults.sampling,
+            &Knobs {
+                temperature: raw.temperature,
+                top_p: raw.top_p,
+                seed: raw.seed,
+                frequency_penalty: raw.frequency_penalty,
+                presence_penalty: raw.presence_penalty,
+                logit_bias: raw.logit_bias.as_ref(),
+            },
+            info,
+        )?,
+        max_tokens: Some(max_tokens),
         stop: stop(raw.stop.as_ref())?,
-        grammar: None,
+        grammar: gbnf_field(raw.grammar.as_deref())?,
+        logprobs,
     };
     Ok(ValidCompletion {
         generate,
         stream,
         include_usage,
+        model: raw.model,
+        logprobs: logprobs.is_some(),
     })
 }
 
-fn check_model(model: Option<&str>, info: &ModelInfo) -> Result<(), ApiError> {
-    match model {
-        Some(m) if m != info.id => Err(ApiError::ModelNotFound(m.to_owned(), info.id.clone())),
-        _ => Ok(()),
+/// Chat's `logprobs: true` with `top_logprobs: n` (OpenAI's rule: `top_logprobs` needs
+/// `logprobs`).
+fn chat_logprobs(logprobs: Option<bool>, top: Option<u32>) -> Result<Option<u32>, ApiError> {
+    match (logprobs.unwrap_or(false), top) {
+        (false, None) => Ok(None),
+        (false, Some(_)) => Err(ApiError::invalid(
+            "top_logprobs",
+            "needs `logprobs: true`",
+        )),
+        (true, Some(n)) if n > MAX_TOP_LOGPROBS => Err(ApiError::invalid(
+            "top_logprobs",
+            format!("{n} is more than the {MAX_TOP_LOGPROBS} alternatives served"),
+        )),
+        (true, n) => Ok(Some(n.unwrap_or(0))),
+    }
+}
+
+/// llama-server's `grammar` field: GBNF whose start rule is `root`.
+fn gbnf_field(grammar: Option<&str>) -> Result<Option<GrammarSpec>, ApiError> {
+    match grammar {
+        None => Ok(None),
+        Some(g) if g.trim().is_empty() => Ok(None),
+        Some(g) => Ok(Some(GrammarSpec::Strict {
+            gbnf: g.to_owned(),
+            root: "root".to_owned(),
+        })),
     }
 }
 
@@ -239,7 +317,7 @@ fn stream_usage(stream: bool, opts: Option<&StreamOptions>) -> Result<bool, ApiE
     }
 }
 
-fn message(i: usize, m: &Message) -> Result<ChatMessage, ApiError> {
+fn message(i: usize, m: &Message, plan: &ToolPlan) -> Result<ChatMessage, ApiError> {
     let mut content = match &m.content {
         None => String::new(),
         Some(MessageContent::Text(t)) => t.clone(),
@@ -275,7 +353,7 @@ fn message(i: usize, m: &Message) -> Result<ChatMessage, ApiError> {
                             format!("not a JSON-encoded string: {e}"),
                         )
                     })?;
-                content.push_str(&tools::render_past_call(&c.function.name, &args));
+                content.push_str(&plan.render_past_call(&c.function.name, &args));
             }
         }
         _ if !calls.is_empty() => {
@@ -301,10 +379,12 @@ fn message(i: usize, m: &Message) -> Result<ChatMessage, ApiError> {
         Role::Developer => "system",
         r => r.as_str(),
     };
-    Ok(ChatMessage {
-        role: role.to_owned(),
-        content,
-    })
+    let mut out = ChatMessage::new(role, content);
+    if m.role == Role::Tool {
+        out.tool_call_id.clone_from(&m.tool_call_id);
+        out.name.clone_from(&m.name);
+    }
+    Ok(out)
 }
 
 fn prepend_system(messages: &mut Vec<ChatMessage>, text: String) {
@@ -314,31 +394,24 @@ fn prepend_system(messages: &mut Vec<ChatMessage>, text: String) {
         }
         _ => messages.insert(
             0,
-            ChatMessage {
-                role: "system".to_owned(),
-                content: text,
-            },
+            ChatMessage::new("system".to_owned(), text),
         ),
     }
 }
 
-fn max_tokens(given: Option<u32>, info: &ModelInfo, default: Option<u32>) -> Result<u32, ApiError> {
-    match given {
-        Some(0) => Err(ApiError::invalid("max_tokens", "must be at least 1")),
-        // More than the context can never be generated; the engine stops at a full context.
-        Some(n) => Ok(n.min(info.n_ctx)),
-        None => Ok(default.unwrap_or(info.n_ctx)),
-    }
-}
-
-fn sampling(
-    base: &Sampling,
-    temp: Option<f32>,
+/// The sampling knobs a request may set.
+struct Knobs<'a> {
+    temperature: Option<f32>,
     top_p: Option<f32>,
     seed: Option<i64>,
-) -> Result<Sampling, ApiError> {
+    frequency_penalty: Option<f32>,
+    presence_penalty: Option<f32>,
+    logit_bias: Option<&'a serde_json::Map<String, serde_json::Value>>,
+}
+
+fn sampling(base: &Sampling, k: &Knobs<'_>, info: &ModelInfo) -> Result<Sampling, ApiError> {
     let mut s = base.clone();
-    if let Some(t) = temp {
+    if let Some(t) = k.temperature {
         if !(0.0..=2.0).contains(&t) {
             return Err(ApiError::invalid(
                 "temperature",
@@ -347,18 +420,68 @@ fn sampling(
         }
         s.temperature = t;
     }
-    if let Some(p) = top_p {
+    if let Some(p) = k.top_p {
         if !(p > 0.0 && p <= 1.0) {
             return Err(ApiError::invalid("top_p", format!("{p} is not in (0, 1]")));
         }
         s.top_p = p;
     }
-    if let Some(seed) = seed {
+    for (name, value, slot) in [
+        (
+            "frequency_penalty",
+            k.frequency_penalty,
+            &mut s.frequency_penalty,
+        ),
+        ("presence_penalty", k.presence_penalty, &mut s.presence_penalty),
+    ] {
+        if let Some(v) = value {
+            if !(-2.0..=2.0).contains(&v) {
+                return Err(ApiError::invalid(name, format!("{v} is not in [-2, 2]")));
+            }
+            *slot = v;
+        }
+    }
+    if let Some(seed) = k.seed {
         // OpenAI seeds are 64-bit; llama.cpp's are 32-bit. Folding keeps distinct seeds
         // mostly distinct and equal seeds equal, which is all a seed promises.
-        s.seed = (seed as u64 ^ (seed as u64 >> 32)) as u32;
+        s.seed = Some((seed as u64 ^ (seed as u64 >> 32)) as u32);
+    }
+    if let Some(bias) = k.logit_bias {
+        s.logit_bias = logit_bias(bias, info.n_vocab)?;
     }
     Ok(s)
+}
+
+/// OpenAI's `logit_bias`: token id (a string) → bias in `[-100, 100]`; -100 bans the token.
+fn logit_bias(
+    map: &serde_json::Map<String, serde_json::Value>,
+    n_vocab: u32,
+) -> Result<Vec<(i32, f32)>, ApiError> {
+    let mut out = Vec::with_capacity(map.len());
+    for (key, value) in map {
+        let param = || format!("logit_bias.{key}");
+        let token: i32 = key
+            .parse()
+            .ok()
+            .filter(|&t: &i32| t >= 0 && (t as u32) < n_vocab)
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    param(),
+                    format!("{key:?} is not a token id of this model (0..{n_vocab})"),
+                )
+            })?;
+        let bias = value
+            .as_f64()
+            .filter(|b| (-100.0..=100.0).contains(b))
+            .ok_or_else(|| ApiError::invalid(param(), format!("{value} is not a number in [-100, 100]")))?;
+        let bias = if bias <= -100.0 {
+            f32::NEG_INFINITY
+        } else {
+            bias as f32
+        };
+        out.push((token, bias));
+    }
+    Ok(out)
 }
 
 fn stop(stop: Option<&Stop>) -> Result<Vec<String>, ApiError> {

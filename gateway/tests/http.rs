@@ -56,8 +56,8 @@ async fn chat_non_stream_returns_content_and_usage() {
     );
     assert_eq!(zero_created(&r.text()), expected);
     let seen = engine.seen.lock().unwrap().clone();
-    assert_eq!(seen[0].max_tokens, 50);
-    assert_eq!(seen[0].sampling.seed, 7);
+    assert_eq!(seen[0].max_tokens, Some(50));
+    assert_eq!(seen[0].sampling.seed, Some(7));
     server.stop().await.unwrap();
 }
 

@@ -8,6 +8,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -20,6 +22,25 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
+    /// For a `tool` message: the id of the call it answers, so templates (and models) can match
+    /// results of parallel calls to their calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For a `tool` message: the name of the tool that produced it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl ChatMessage {
+    /// A message with a role and text only.
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: role.into(),
+            content: content.into(),
+            tool_call_id: None,
+            name: None,
+        }
+    }
 }
 
 /// A tool as the chat template's `tools` variable sees it (OpenAI function shape).
@@ -49,8 +70,19 @@ pub struct Sampling {
     pub top_p: f32,
     pub top_k: i32,
     pub min_p: f32,
+    /// Multiplicative penalty on recently generated tokens (llama.cpp's `repeat_penalty`);
+    /// 1.0 is off.
     pub repeat_penalty: f32,
-    pub seed: u32,
+    /// OpenAI's `frequency_penalty`: subtracted once per earlier occurrence; 0.0 is off.
+    pub frequency_penalty: f32,
+    /// OpenAI's `presence_penalty`: subtracted once if the token occurred at all; 0.0 is off.
+    pub presence_penalty: f32,
+    /// The sampler's seed. `None` draws a fresh random seed for each generation, so retries
+    /// at a temperature above zero give different samples.
+    pub seed: Option<u32>,
+    /// Added to a token's logit before sampling (OpenAI's `logit_bias`, token id → bias);
+    /// `f32::NEG_INFINITY` bans the token.
+    pub logit_bias: Vec<(i32, f32)>,
 }
 
 impl Default for Sampling {
@@ -61,7 +93,10 @@ impl Default for Sampling {
             top_k: 0,
             min_p: 0.0,
             repeat_penalty: 1.0,
-            seed: 0,
+            frequency_penalty: 0.0,
+            presence_penalty: 0.0,
+            seed: None,
+            logit_bias: Vec::new(),
         }
     }
 }
@@ -79,6 +114,15 @@ pub enum GrammarSpec {
     },
     /// A JSON schema, converted to GBNF by the engine and enforced strictly.
     JsonSchema(serde_json::Value),
+    /// Free text until `trigger` appears in the output; from there the grammar admits the
+    /// trigger, whitespace, one JSON value valid against `schema`, whitespace and `close`
+    /// (llama.cpp's lazy grammar, as llama-server uses for tool calls: a model may answer in
+    /// prose, but a call it opens is always well-formed).
+    LazyJsonSchema {
+        schema: serde_json::Value,
+        trigger: String,
+        close: String,
+    },
 }
 
 /// One generation request.
@@ -86,10 +130,40 @@ pub enum GrammarSpec {
 pub struct GenerateRequest {
     pub prompt: Prompt,
     pub sampling: Sampling,
-    pub max_tokens: u32,
+    /// At most this many generated tokens; `None` generates until the context is full. When
+    /// given, the prompt plus `max_tokens` must fit in the context, else `generate` answers
+    /// [`EngineError::ContextExceeded`] (a reply must not end silently at "length").
+    pub max_tokens: Option<u32>,
     /// Stop strings: generation ends before the first occurrence; it never reaches the output.
     pub stop: Vec<String>,
     pub grammar: Option<GrammarSpec>,
+    /// Log probabilities: `Some(n)` reports each generated token's log probability and the
+    /// `n` most likely alternatives (`0..=MAX_TOP_LOGPROBS`) in [`GenEvent::Text::logprobs`].
+    pub logprobs: Option<u32>,
+}
+
+/// The most alternatives [`GenerateRequest::logprobs`] may ask for (OpenAI's limit).
+pub const MAX_TOP_LOGPROBS: u32 = 20;
+
+/// One generated token's log probability, with the most likely alternatives when asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenLogprob {
+    pub token: i32,
+    /// The token's text as bytes (a token may hold part of a UTF-8 character).
+    pub bytes: Vec<u8>,
+    /// Natural log of the token's probability under the model's distribution (after logit
+    /// bias, before temperature and truncation), as OpenAI reports it.
+    pub logprob: f32,
+    /// The most likely tokens at this position, most likely first.
+    pub top: Vec<TopLogprob>,
+}
+
+/// An alternative token at one position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopLogprob {
+    pub token: i32,
+    pub bytes: Vec<u8>,
+    pub logprob: f32,
 }
 
 /// Why generation ended.
@@ -103,7 +177,8 @@ pub enum StopReason {
     MaxTokens,
     /// The context filled up.
     ContextFull,
-    /// The consumer went away.
+    /// The consumer went away, or stopped reading for longer than the engine's write-stall
+    /// bound.
     Cancelled,
 }
 
@@ -140,13 +215,22 @@ pub struct Timings {
 #[derive(Debug, Clone, PartialEq)]
 pub enum GenEvent {
     /// A piece of valid UTF-8 text and the token ids that produced it (a piece may span
-    /// several tokens when a character was split across them).
-    Text { piece: String, tokens: Vec<i32> },
-    /// The end; always the last event.
+    /// several tokens when a character was split across them). `logprobs` has one entry per
+    /// token when the request asked for them, and is empty otherwise.
+    Text {
+        piece: String,
+        tokens: Vec<i32>,
+        logprobs: Vec<TokenLogprob>,
+    },
+    /// The end; the last event of a generation that ran to a stop.
     Done {
         reason: StopReason,
         timings: Timings,
     },
+    /// The engine failed mid-generation (a llama.cpp decode error, a grammar that would not
+    /// compile on the slot): the last event of a generation that did not. Never dressed up as
+    /// a stop or a length limit.
+    Failed { error: String, timings: Timings },
 }
 
 /// A running generation. Dropping it cancels the work.
@@ -155,9 +239,29 @@ pub struct Generation {
     pub events: mpsc::Receiver<GenEvent>,
     /// Prompt length in tokens, known before the first piece.
     pub prompt_tokens: u32,
+    /// Set by [`Generation::halt`]; the engine checks it before each token.
+    pub halt: Arc<AtomicBool>,
 }
 
 impl Generation {
+    /// A generation reading `events`, halted through `halt`.
+    pub fn new(events: mpsc::Receiver<GenEvent>, prompt_tokens: u32, halt: Arc<AtomicBool>) -> Self {
+        Generation {
+            events,
+            prompt_tokens,
+            halt,
+        }
+    }
+
+    /// Asks the engine to stop generating as if a stop string had matched: no token after the
+    /// current one is generated, and the stream still ends with [`GenEvent::Done`] (reason
+    /// [`StopReason::Stop`]) and its timings. A consumer that has what it wanted (one tool
+    /// call, the turn's action limit) uses this instead of dropping the stream, which would
+    /// lose the accounting.
+    pub fn halt(&self) {
+        self.halt.store(true, Ordering::Relaxed);
+    }
+
     /// The next event, or `None` once the stream has ended.
     pub async fn next(&mut self) -> Option<GenEvent> {
         self.events.recv().await
@@ -173,6 +277,8 @@ pub struct ModelInfo {
     pub n_ctx_train: u32,
     /// Context size of each slot.
     pub n_ctx: u32,
+    /// Tokens in the vocabulary (valid token ids are `0..n_vocab`).
+    pub n_vocab: u32,
     /// Number of parallel slots.
     pub slots: u32,
     /// The profile in force (its file stem, or "generic").
@@ -184,6 +290,14 @@ pub struct ModelInfo {
 pub enum EngineError {
     #[error("the prompt is {prompt_tokens} tokens but the context holds {n_ctx}")]
     PromptTooLong { prompt_tokens: u32, n_ctx: u32 },
+    #[error(
+        "the prompt ({prompt_tokens} tokens) plus max_tokens ({max_tokens}) exceeds the context of {n_ctx} tokens"
+    )]
+    ContextExceeded {
+        prompt_tokens: u32,
+        max_tokens: u32,
+        n_ctx: u32,
+    },
     #[error("the request queue is full ({capacity} waiting)")]
     QueueFull { capacity: usize },
     #[error("invalid grammar: {0}")]
@@ -207,6 +321,10 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     fn generate(&self, req: GenerateRequest) -> BoxFuture<'_, Result<Generation, EngineError>>;
     /// Tokenize text as the model would (special tokens parsed).
     fn tokenize(&self, text: &str) -> Result<Vec<i32>, EngineError>;
+    /// Whether the chat template shows the `tools` variable to the model (probed once, at
+    /// load). When it does not, a caller must describe tools some other way (a system
+    /// message) or they silently vanish.
+    fn renders_tools(&self) -> bool;
     /// Render chat messages (and tools) into the prompt text the model will see.
     fn render_chat(
         &self,

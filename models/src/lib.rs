@@ -21,7 +21,8 @@ pub mod template;
 
 pub use engine::{
     ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation, GrammarSpec,
-    ModelInfo, Prompt, Sampling, StopReason, Timings, ToolSpec,
+    MAX_TOP_LOGPROBS, ModelInfo, Prompt, Sampling, StopReason, Timings, TokenLogprob, ToolSpec,
+    TopLogprob,
 };
 pub use llama::{LlamaEngine, LoadError, LoadOptions};
 pub use profile::{GrammarMode, Profile, ProfileError};

@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -26,6 +27,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::logit_bias::LlamaLogitBias;
 use tokio::sync::mpsc;
 
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
@@ -37,6 +39,8 @@ use crate::gguf::{self, GgufError, GgufInfo};
 use crate::profile::{Profile, ProfileError};
 use crate::template::{CHATML_TEMPLATE, ChatTemplate, TemplateError};
 
+/// How many recent tokens the repetition, frequency and presence penalties look at.
+const PENALTY_LAST_N: i32 = 64;
 /// Events buffered per generation before the slot waits for the consumer.
 const EVENT_BUFFER: usize = 64;
 /// Context size for models whose profile names none, capped by the training context.
@@ -65,6 +69,9 @@ pub struct LoadOptions {
     /// Keep full-size KV caches for sliding-window layers, so any cached prefix is reusable
     /// (more memory); otherwise a prefix is reused only when the window still covers it.
     pub swa_full: bool,
+    /// How long a slot waits on a consumer that stopped reading (its event buffer full)
+    /// before cancelling the generation and freeing the slot.
+    pub write_stall: std::time::Duration,
 }
 
 impl LoadOptions {
@@ -80,6 +87,7 @@ impl LoadOptions {
             queue_capacity: 64,
             profile: None,
             swa_full: false,
+            write_stall: std::time::Duration::from_secs(30),
         }
     }
 }
@@ -165,6 +173,8 @@ struct Job {
     max_tokens: u32,
     stop: Vec<String>,
     tx: mpsc::Sender<GenEvent>,
+    /// Set by `Generation::halt`: stop as if a stop string had matched.
+    halt: Arc<AtomicBool>,
     admitted: Instant,
 }
 
@@ -240,6 +250,8 @@ pub struct LlamaEngine {
     gguf: GgufInfo,
     profile: Profile,
     template: ChatTemplate,
+    /// Whether the chat template shows `tools` (probed once at load).
+    renders_tools: bool,
     bos_text: String,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
@@ -377,6 +389,8 @@ impl LlamaEngine {
                 }
             })?;
 
+        let renders_tools = probe_renders_tools(&template);
+
         // By default the slots share the cores: llama.cpp's OpenMP workers spin while they
         // wait, so more threads than cores in total slows every slot down several times.
         let threads = opts.threads.unwrap_or_else(|| {
@@ -436,6 +450,7 @@ impl LlamaEngine {
             id,
             n_ctx_train: n_ctx_train.unwrap_or(n_ctx),
             n_ctx,
+            n_vocab: u32::try_from(model.n_vocab()).unwrap_or(0),
             slots: opts.slots,
             profile: profile.name.clone(),
         };
@@ -445,6 +460,7 @@ impl LlamaEngine {
             gguf,
             profile,
             template,
+            renders_tools,
             bos_text,
             shared,
             workers,
@@ -525,6 +541,24 @@ impl LlamaEngine {
                     triggers: None,
                 }
             }
+            GrammarSpec::LazyJsonSchema {
+                schema,
+                trigger,
+                close,
+            } => {
+                if trigger.is_empty() {
+                    return Err(EngineError::InvalidGrammar(
+                        "a lazy grammar needs a non-empty trigger".to_owned(),
+                    ));
+                }
+                let value = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
+                    .map_err(|e| EngineError::InvalidSchema(e.to_string()))?;
+                GrammarJob {
+                    gbnf: wrap_value_grammar(&value, trigger, close),
+                    root: "root".to_owned(),
+                    triggers: Some(vec![trigger.clone()]),
+                }
+            }
         };
         compile_grammar(&self.model, &job).map_err(EngineError::InvalidGrammar)?;
         Ok(job)
@@ -586,6 +620,17 @@ impl Engine for LlamaEngine {
                     n_ctx: self.info.n_ctx,
                 });
             }
+            let max_tokens = match req.max_tokens {
+                Some(max_tokens) if prompt_tokens.saturating_add(max_tokens) > self.info.n_ctx => {
+                    return Err(EngineError::ContextExceeded {
+                        prompt_tokens,
+                        max_tokens,
+                        n_ctx: self.info.n_ctx,
+                    });
+                }
+                Some(max_tokens) => max_tokens,
+                None => self.info.n_ctx - prompt_tokens,
+            };
             let grammar = req
                 .grammar
                 .as_ref()
@@ -598,11 +643,13 @@ impl Engine for LlamaEngine {
                 }
             }
             let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+            let halt = Arc::new(AtomicBool::new(false));
             let job = Job {
+                halt: Arc::clone(&halt),
                 tokens,
                 sampling: req.sampling.clone(),
                 grammar,
-                max_tokens: req.max_tokens,
+                max_tokens,
                 stop,
                 tx,
                 admitted,
@@ -627,10 +674,7 @@ impl Engine for LlamaEngine {
                 s.dispatch();
             }
             self.shared.wake.notify_all();
-            Ok(Generation {
-                events: rx,
-                prompt_tokens,
-            })
+            Ok(Generation::new(rx, prompt_tokens, halt))
         })
     }
 
@@ -642,6 +686,10 @@ impl Engine for LlamaEngine {
             .into_iter()
             .map(|t| t.0)
             .collect())
+    }
+
+    fn renders_tools(&self) -> bool {
+        self.renders_tools
     }
 
     fn render_chat(
@@ -865,16 +913,23 @@ impl Slot<'_> {
                     .blocking_send(GenEvent::Text {
                         piece,
                         tokens: std::mem::take(tokens),
+                        logprobs: Vec::new(),
                     })
                     .is_ok()
         };
 
+        // A halt ends like a stop string but keeps what was held back: it is real output.
+        let mut halted = false;
         let reason = loop {
             if tx.is_closed() {
                 break StopReason::Cancelled;
             }
             if timings.generated_tokens >= job.max_tokens {
                 break StopReason::MaxTokens;
+            }
+            if job.halt.load(Ordering::Relaxed) {
+                halted = true;
+                break StopReason::Stop;
             }
             let token = sampler.sample(&self.ctx, logits_idx, &mut self.candidates);
             if timings.generated_tokens == 0 {
@@ -921,7 +976,7 @@ impl Slot<'_> {
         };
 
         let mut reason = reason;
-        if !matches!(reason, StopReason::Stop | StopReason::Cancelled) {
+        if halted || !matches!(reason, StopReason::Stop | StopReason::Cancelled) {
             // Whatever was held back (a split character, a false start of a stop string) is
             // real output now that nothing more follows.
             let tail = utf8.finish();
@@ -967,13 +1022,28 @@ impl JobSampler {
         // Out-of-range values switch a stage off instead of reaching llama.cpp, where a NaN
         // temperature or a non-positive penalty would make every logit NaN.
         let mut stages = Vec::new();
-        if s.repeat_penalty.is_finite() && s.repeat_penalty > 0.0 && s.repeat_penalty != 1.0 {
+        if !s.logit_bias.is_empty() {
+            let biases: Vec<LlamaLogitBias> = s
+                .logit_bias
+                .iter()
+                .map(|&(t, b)| LlamaLogitBias::new(LlamaToken(t), b))
+                .collect();
+            stages.push(LlamaSampler::logit_bias(model.n_vocab(), &biases));
+        }
+        let repeat = if s.repeat_penalty.is_finite() && s.repeat_penalty > 0.0 {
+            s.repeat_penalty
+        } else {
+            1.0
+        };
+        let finite = |x: f32| if x.is_finite() { x } else { 0.0 };
+        let (freq, present) = (finite(s.frequency_penalty), finite(s.presence_penalty));
+        if repeat != 1.0 || freq != 0.0 || present != 0.0 {
             stages.push(LlamaSampler::penalties(
                 model.n_vocab(),
-                64,
-                s.repeat_penalty,
-                0.0,
-                0.0,
+                PENALTY_LAST_N,
+                repeat,
+                freq,
+                present,
             ));
         }
         if !(s.temperature.is_finite() && s.temperature > 0.0) {
@@ -989,7 +1059,7 @@ impl JobSampler {
                 stages.push(LlamaSampler::min_p(s.min_p, 1));
             }
             stages.push(LlamaSampler::temp(s.temperature));
-            stages.push(LlamaSampler::dist(s.seed));
+            stages.push(LlamaSampler::dist(s.seed.unwrap_or_else(random_seed)));
         }
         let plain_greedy = stages.len() == 1 && !(s.temperature.is_finite() && s.temperature > 0.0);
         let grammar = grammar.map(|g| compile_grammar(model, g)).transpose()?;
@@ -1071,6 +1141,59 @@ impl JobSampler {
         }
         self.chain.accept(token);
         token
+    }
+}
+
+/// The GBNF for `open ws value ws close`, where `value` is the grammar llama.cpp generated
+/// from a JSON schema (its start rule renamed from `root` to `json-value`).
+fn wrap_value_grammar(value_gbnf: &str, open: &str, close: &str) -> String {
+    let literal = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+    let mut out = format!(
+        "root ::= {} [ \\t\\n]* json-value [ \\t\\n]* {}\n",
+        literal(open),
+        literal(close)
+    );
+    for line in value_gbnf.lines() {
+        match line.strip_prefix("root ::=") {
+            Some(rest) => out.push_str(&format!("json-value ::={rest}\n")),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// A fresh seed for a request that named none: distinct per call and per process.
+fn random_seed() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish() as u32
+}
+
+/// Whether a chat template shows the `tools` variable: rendering a probe conversation with and
+/// without a tool gives different text.
+fn probe_renders_tools(template: &ChatTemplate) -> bool {
+    let messages = [ChatMessage::new("user", "ping")];
+    let tool = ToolSpec {
+        name: "bellows_probe_tool".to_owned(),
+        description: "probe".to_owned(),
+        parameters: serde_json::json!({"type": "object", "properties": {}}),
+    };
+    match (
+        template.render(&messages, std::slice::from_ref(&tool), true),
+        template.render(&messages, &[], true),
+    ) {
+        (Ok(with), Ok(without)) => with != without,
+        _ => false,
     }
 }
 

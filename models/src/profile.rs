@@ -202,6 +202,8 @@ struct SamplingSection {
     top_k: Option<i32>,
     min_p: Option<f32>,
     repeat_penalty: Option<f32>,
+    frequency_penalty: Option<f32>,
+    presence_penalty: Option<f32>,
     seed: Option<u32>,
 }
 
@@ -249,7 +251,10 @@ impl Profile {
             top_k: s.top_k.unwrap_or(d.top_k),
             min_p: s.min_p.unwrap_or(d.min_p),
             repeat_penalty: s.repeat_penalty.unwrap_or(d.repeat_penalty),
-            seed: s.seed.unwrap_or(d.seed),
+            frequency_penalty: s.frequency_penalty.unwrap_or(d.frequency_penalty),
+            presence_penalty: s.presence_penalty.unwrap_or(d.presence_penalty),
+            seed: s.seed.or(d.seed),
+            logit_bias: Vec::new(),
         };
         // A range check, so that NaN is refused as well.
         if !(0.0..=f32::MAX).contains(&sampling.temperature) {

@@ -2,7 +2,8 @@
 //! to exercise everything above the engine without a GGUF.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -48,6 +49,7 @@ impl Script {
 #[derive(Debug)]
 pub struct ScriptedEngine {
     info: ModelInfo,
+    renders_tools: bool,
     queue: Mutex<VecDeque<Script>>,
     fallback: Script,
     /// Requests seen, for assertions.
@@ -61,9 +63,11 @@ impl ScriptedEngine {
                 id: id.to_owned(),
                 n_ctx_train: 8192,
                 n_ctx: 2048,
+                n_vocab: 32000,
                 slots: 4,
                 profile: "scripted".to_owned(),
             },
+            renders_tools: true,
             queue: Mutex::new(VecDeque::new()),
             fallback,
             seen: Mutex::new(Vec::new()),
@@ -73,6 +77,12 @@ impl ScriptedEngine {
     /// Sets the context size reported and enforced.
     pub fn with_ctx(mut self, n_ctx: u32) -> ScriptedEngine {
         self.info.n_ctx = n_ctx;
+        self
+    }
+
+    /// Makes the engine's "chat template" ignore tools, as many small models' templates do.
+    pub fn ignoring_tools(mut self) -> ScriptedEngine {
+        self.renders_tools = false;
         self
     }
 
@@ -108,6 +118,15 @@ impl Engine for ScriptedEngine {
                     n_ctx: self.info.n_ctx,
                 });
             }
+            if let Some(max_tokens) = req.max_tokens
+                && prompt_tokens.saturating_add(max_tokens) > self.info.n_ctx
+            {
+                return Err(EngineError::ContextExceeded {
+                    prompt_tokens,
+                    max_tokens,
+                    n_ctx: self.info.n_ctx,
+                });
+            }
             let script = self
                 .queue
                 .lock()
@@ -119,6 +138,8 @@ impl Engine for ScriptedEngine {
                 .unwrap_or_else(|e| e.into_inner())
                 .push(req.clone());
             let (tx, rx) = mpsc::channel(4);
+            let halt = Arc::new(AtomicBool::new(false));
+            let halted = Arc::clone(&halt);
             tokio::spawn(async move {
                 let mut timings = Timings {
                     prompt_tokens,
@@ -126,7 +147,11 @@ impl Engine for ScriptedEngine {
                 };
                 let mut reason = script.reason;
                 for (i, piece) in script.pieces.into_iter().enumerate() {
-                    if i as u32 >= req.max_tokens {
+                    if halted.load(Ordering::Relaxed) {
+                        reason = StopReason::Stop;
+                        break;
+                    }
+                    if req.max_tokens.is_some_and(|m| i as u32 >= m) {
                         reason = StopReason::MaxTokens;
                         break;
                     }
@@ -137,9 +162,19 @@ impl Engine for ScriptedEngine {
                         timings.time_to_first_token = admitted.elapsed();
                     }
                     timings.generated_tokens += 1;
+                    let logprobs = match req.logprobs {
+                        None => Vec::new(),
+                        Some(_) => vec![crate::engine::TokenLogprob {
+                            token: i as i32,
+                            bytes: piece.as_bytes().to_vec(),
+                            logprob: 0.0,
+                            top: Vec::new(),
+                        }],
+                    };
                     let ev = GenEvent::Text {
                         piece,
                         tokens: vec![i as i32],
+                        logprobs,
                     };
                     if tx.send(ev).await.is_err() {
                         return; // The consumer dropped the generation: cancelled.
@@ -148,10 +183,7 @@ impl Engine for ScriptedEngine {
                 timings.generation = admitted.elapsed();
                 let _ = tx.send(GenEvent::Done { reason, timings }).await;
             });
-            Ok(Generation {
-                events: rx,
-                prompt_tokens,
-            })
+            Ok(Generation::new(rx, prompt_tokens, halt))
         })
     }
 
@@ -163,18 +195,30 @@ impl Engine for ScriptedEngine {
             .collect())
     }
 
+    fn renders_tools(&self) -> bool {
+        self.renders_tools
+    }
+
     fn render_chat(
         &self,
         messages: &[ChatMessage],
         tools: &[ToolSpec],
     ) -> Result<String, EngineError> {
         let mut out = String::new();
-        for t in tools {
+        for t in tools.iter().filter(|_| self.renders_tools) {
             out.push_str(&format!("<|tool|>{} {}\n", t.name, t.parameters));
         }
         for m in messages {
+            let from = match (&m.name, &m.tool_call_id) {
+                (None, None) => String::new(),
+                (name, id) => format!(
+                    " [{}{}]",
+                    name.as_deref().unwrap_or(""),
+                    id.as_deref().map(|i| format!(" {i}")).unwrap_or_default()
+                ),
+            };
             out.push_str(&format!(
-                "<|im_start|>{}\n{}<|im_end|>\n",
+                "<|im_start|>{}{from}\n{}<|im_end|>\n",
                 m.role, m.content
             ));
         }

@@ -268,7 +268,9 @@ async fn generation_stops_when_the_context_fills() {
     let mut opts = LoadOptions::new(tiny());
     opts.n_ctx = Some(48);
     let e = LlamaEngine::load(opts).expect("load");
-    let out = run(&e, text_request(PROMPT, 1000)).await;
+    let mut req = text_request(PROMPT, 1);
+    req.max_tokens = None;
+    let out = run(&e, req).await;
     assert_eq!(out.reason, StopReason::ContextFull, "{out:?}");
     assert!(out.prompt_tokens + out.timings.generated_tokens <= 49);
 }
@@ -293,7 +295,7 @@ async fn strict_grammar_output_parses() {
         );
         req.sampling = Sampling {
             temperature: 1.0,
-            seed,
+            seed: Some(seed),
             ..Sampling::default()
         };
         let out = run(&e, req).await;
@@ -328,7 +330,7 @@ async fn lazy_grammar_switches_on_at_its_trigger() {
     );
     req.sampling = Sampling {
         temperature: 1.0,
-        seed: 7,
+        seed: Some(7),
         ..Sampling::default()
     };
     let out = run(&e, req).await;
@@ -355,7 +357,7 @@ async fn json_schema_output_parses_and_fits_the_schema() {
         let mut req = grammar_request(GrammarSpec::JsonSchema(schema.clone()), 200);
         req.sampling = Sampling {
             temperature: 1.0,
-            seed,
+            seed: Some(seed),
             ..Sampling::default()
         };
         let out = run(&e, req).await;
@@ -420,14 +422,8 @@ async fn invalid_grammar_and_schema_are_refused_before_streaming() {
 async fn chat_prompts_render_through_the_gguf_template() {
     let e = engine(1);
     let messages = vec![
-        models::ChatMessage {
-            role: "system".to_owned(),
-            content: "Be brief.".to_owned(),
-        },
-        models::ChatMessage {
-            role: "user".to_owned(),
-            content: "Hi".to_owned(),
-        },
+        models::ChatMessage::new("system".to_owned(), "Be brief.".to_owned()),
+        models::ChatMessage::new("user".to_owned(), "Hi".to_owned()),
     ];
     let text = e.render_chat(&messages, &[]).expect("render");
     assert_eq!(
@@ -465,7 +461,8 @@ async fn seeded_sampling_is_reproducible_and_odd_values_are_harmless() {
         top_k: 40,
         min_p: 0.05,
         repeat_penalty: 1.1,
-        seed,
+        seed: Some(seed),
+        ..Sampling::default()
     };
     let mut req = text_request(PROMPT, 40);
     req.sampling = sampling(1);
@@ -485,7 +482,10 @@ async fn seeded_sampling_is_reproducible_and_odd_values_are_harmless() {
         top_k: -3,
         min_p: 7.0,
         repeat_penalty: -1.0,
-        seed: 0,
+        frequency_penalty: f32::NAN,
+        presence_penalty: f32::INFINITY,
+        seed: Some(0),
+        logit_bias: Vec::new(),
     };
     let odd = run(&engine(1), req).await;
     assert_eq!(odd.timings.generated_tokens, 40);

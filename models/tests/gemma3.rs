@@ -15,10 +15,7 @@ async fn gemma3_prefix_cache_is_safe_past_the_sliding_window() {
     assert_eq!(e.info().profile, "gemma3-270m");
     let rendered = e
         .render_chat(
-            &[ChatMessage {
-                role: "user".to_owned(),
-                content: "Hi".to_owned(),
-            }],
+            &[ChatMessage::new("user".to_owned(), "Hi".to_owned())],
             &[],
         )
         .expect("render");
@@ -70,10 +67,7 @@ async fn gemma3_prefix_cache_is_safe_past_the_sliding_window() {
     assert_eq!(third.timings.cached_tokens, 0, "{:?}", third.timings);
 
     let chat = Prompt::Chat {
-        messages: vec![ChatMessage {
-            role: "user".to_owned(),
-            content: "Say hello.".to_owned(),
-        }],
+        messages: vec![ChatMessage::new("user".to_owned(), "Say hello.".to_owned())],
         tools: vec![],
     };
     let out = run(

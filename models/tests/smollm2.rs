@@ -16,16 +16,14 @@ async fn smollm2_answers_a_short_question() {
     assert_eq!(e.info().profile, "smollm2-135m-instruct");
     let req = GenerateRequest {
         prompt: Prompt::Chat {
-            messages: vec![ChatMessage {
-                role: "user".to_owned(),
-                content: "What is the capital of France? Answer in one word.".to_owned(),
-            }],
+            messages: vec![ChatMessage::new("user".to_owned(), "What is the capital of France? Answer in one word.".to_owned())],
             tools: vec![],
         },
         sampling: Sampling::default(),
-        max_tokens: 24,
+        max_tokens: Some(24),
         stop: vec![],
         grammar: None,
+        logprobs: None,
     };
     let out = run(&e, req.clone()).await;
     assert!(out.text.contains("Paris"), "{:?}", out.text);

@@ -4,10 +4,7 @@
 use models::{ChatMessage, ChatTemplate, Profile, TemplateError, ToolSpec};
 
 fn msg(role: &str, content: &str) -> ChatMessage {
-    ChatMessage {
-        role: role.to_owned(),
-        content: content.to_owned(),
-    }
+    ChatMessage::new(role.to_owned(), content.to_owned())
 }
 
 fn conversation() -> Vec<ChatMessage> {

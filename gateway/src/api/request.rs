@@ -41,6 +41,18 @@ pub struct ChatCompletionRequest {
     pub stream_options: Option<StreamOptions>,
     #[serde(default)]
     pub logprobs: Option<bool>,
+    #[serde(default)]
+    pub top_logprobs: Option<u32>,
+    #[serde(default)]
+    pub frequency_penalty: Option<f32>,
+    #[serde(default)]
+    pub presence_penalty: Option<f32>,
+    /// Token id (as a string) → bias in `[-100, 100]`.
+    #[serde(default)]
+    pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+    /// llama-server's extension: a GBNF grammar constraining the reply.
+    #[serde(default)]
+    pub grammar: Option<String>,
     /// The bellows extension object.
     #[serde(default)]
     pub bellows: Option<BellowsOptions>,
@@ -72,6 +84,15 @@ pub struct CompletionRequest {
     pub suffix: Option<String>,
     #[serde(default)]
     pub logprobs: Option<u32>,
+    #[serde(default)]
+    pub frequency_penalty: Option<f32>,
+    #[serde(default)]
+    pub presence_penalty: Option<f32>,
+    #[serde(default)]
+    pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+    /// llama-server's extension: a GBNF grammar constraining the text.
+    #[serde(default)]
+    pub grammar: Option<String>,
     #[serde(default)]
     pub stream: Option<bool>,
     #[serde(default)]

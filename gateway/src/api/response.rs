@@ -53,13 +53,47 @@ pub struct ChatChoice {
     pub index: u32,
     pub message: AssistantMessage,
     pub finish_reason: FinishReason,
-    pub logprobs: Option<()>,
+    pub logprobs: Option<ChatLogprobs>,
+}
+
+/// A chat choice's (or chunk's) log probabilities: one entry per generated token.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ChatLogprobs {
+    pub content: Vec<TokenLogprobOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenLogprobOut {
+    pub token: String,
+    pub logprob: f32,
+    pub bytes: Vec<u8>,
+    pub top_logprobs: Vec<TopLogprobOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TopLogprobOut {
+    pub token: String,
+    pub logprob: f32,
+    pub bytes: Vec<u8>,
+}
+
+/// A text completion's log probabilities, in the legacy completions shape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CompletionLogprobs {
+    pub tokens: Vec<String>,
+    pub token_logprobs: Vec<f32>,
+    pub top_logprobs: Vec<serde_json::Map<String, serde_json::Value>>,
+    pub text_offset: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct AssistantMessage {
     pub role: &'static str,
     pub content: Option<String>,
+    /// The model's reasoning (`<think>…</think>`), apart from its answer, as llama-server,
+    /// vLLM and DeepSeek's API return it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     pub refusal: Option<String>,
@@ -126,7 +160,7 @@ pub struct ChunkChoice {
     pub index: u32,
     pub delta: Delta,
     pub finish_reason: Option<FinishReason>,
-    pub logprobs: Option<()>,
+    pub logprobs: Option<ChatLogprobs>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -135,6 +169,8 @@ pub struct Delta {
     pub role: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallDelta>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -179,7 +215,7 @@ pub struct Completion {
 pub struct CompletionChoice {
     pub index: u32,
     pub text: String,
-    pub logprobs: Option<()>,
+    pub logprobs: Option<CompletionLogprobs>,
     pub finish_reason: Option<FinishReason>,
 }
 
@@ -206,6 +242,9 @@ pub struct ModelCardExt {
     pub n_ctx_train: u32,
     pub slots: u32,
     pub profile: String,
+    /// The name of the loaded model when this card is an alias.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<String>,
 }
 
 /// `POST /tokenize`.
@@ -234,4 +273,45 @@ pub struct ErrorDetail {
     pub kind: &'static str,
     pub param: Option<String>,
     pub code: &'static str,
+}
+
+impl TokenLogprobOut {
+    /// The wire form of an engine logprob entry.
+    pub fn from_engine(t: &models::TokenLogprob) -> TokenLogprobOut {
+        TokenLogprobOut {
+            token: String::from_utf8_lossy(&t.bytes).into_owned(),
+            logprob: t.logprob,
+            bytes: t.bytes.clone(),
+            top_logprobs: t
+                .top
+                .iter()
+                .map(|a| TopLogprobOut {
+                    token: String::from_utf8_lossy(&a.bytes).into_owned(),
+                    logprob: a.logprob,
+                    bytes: a.bytes.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl CompletionLogprobs {
+    /// Appends engine entries; `offset` is the text length before them, advanced per token.
+    pub fn extend(&mut self, entries: &[models::TokenLogprob], offset: &mut u32) {
+        for t in entries {
+            let token = String::from_utf8_lossy(&t.bytes).into_owned();
+            self.text_offset.push(*offset);
+            *offset += t.bytes.len() as u32;
+            self.tokens.push(token);
+            self.token_logprobs.push(t.logprob);
+            let mut top = serde_json::Map::new();
+            for a in &t.top {
+                top.insert(
+                    String::from_utf8_lossy(&a.bytes).into_owned(),
+                    serde_json::json!(a.logprob),
+                );
+            }
+            self.top_logprobs.push(top);
+        }
+    }
 }

@@ -8,8 +8,8 @@ use hyper::{Response, StatusCode};
 
 use crate::api::request::ChatCompletionRequest;
 use crate::api::response::{
-    AssistantMessage, ChatChoice, ChatCompletion, FailureExt, FunctionCall, MessageExt, ToolCall,
-    ToolCallExt,
+    AssistantMessage, ChatChoice, ChatCompletion, ChatLogprobs, FailureExt, FunctionCall,
+    MessageExt, TokenLogprobOut, ToolCall, ToolCallExt,
 };
 use crate::body::{self, Body};
 use crate::error::ApiError;
@@ -24,17 +24,17 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
     let info = state.engine.info();
     let mut valid = validate::chat(raw, info, &state.defaults)?;
     if let Prompt::Chat { messages, tools } = &mut valid.generate.prompt {
-        let engine = &state.engine;
-        tools::fit_to_template(messages, tools, |m, t| engine.render_chat(m, t))?;
+        tools::fit_to_template(messages, tools, state.engine.renders_tools());
     }
-    let model = info.id.clone();
+    // Any model name is served: the answer carries the name the client used.
+    let model = valid.model.take().unwrap_or_else(|| info.id.clone());
     let started = Instant::now();
     let mut inflight = Inflight::queued(&state.metrics);
     let generation = match state.engine.generate(valid.generate).await {
         Ok(g) => g,
         Err(e) => {
             inflight.settle();
-            return Err(e.into());
+            return Err(ApiError::from_engine(e, valid.max_tokens_param));
         }
     };
     let turn = Turn::new(
@@ -56,7 +56,7 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
         };
         return Ok(super::stream::respond(state, turn, framing));
     }
-    let completion = collect(turn, id, created, model).await?;
+    let completion = collect(turn, id, created, model, valid.logprobs).await?;
     Ok(body::json(StatusCode::OK, &completion))
 }
 
@@ -76,8 +76,11 @@ async fn collect(
     id: String,
     created: u64,
     model: String,
+    logprobs: bool,
 ) -> Result<ChatCompletion, ApiError> {
     let mut content = String::new();
+    let mut reasoning = String::new();
+    let mut token_logprobs = Vec::new();
     let mut calls: Vec<Pending> = Vec::new();
     let mut failures = Vec::new();
     let finish = loop {
@@ -86,6 +89,9 @@ async fn collect(
                 for o in outs {
                     match o {
                         Out::Content(t) => content.push_str(&t),
+                        Out::Reasoning(t) => reasoning.push_str(&t),
+                        Out::Logprobs(entries) => token_logprobs
+                            .extend(entries.iter().map(TokenLogprobOut::from_engine)),
                         Out::CallStart { index, id, name } => calls.push(Pending {
                             index,
                             id,
@@ -115,7 +121,7 @@ async fn collect(
             None => return Err(ApiError::Engine("the reply ended without finishing".into())),
         }
     };
-    // A call that failed after its name was certain is dropped: its raw text is in `content`.
+    // A call that failed after its name was streamed is dropped: its raw text is in `content`.
     let tool_calls: Vec<ToolCall> = calls
         .into_iter()
         .filter(|c| c.done)
@@ -144,12 +150,15 @@ async fn collect(
             message: AssistantMessage {
                 role: "assistant",
                 content,
+                reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
                 tool_calls,
                 refusal: None,
                 bellows: (!failures.is_empty()).then_some(MessageExt { failures }),
             },
             finish_reason: finish.reason,
-            logprobs: None,
+            logprobs: logprobs.then_some(ChatLogprobs {
+                content: token_logprobs,
+            }),
         }],
         usage: finish.usage,
     })

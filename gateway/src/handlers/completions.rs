@@ -7,7 +7,7 @@ use bytes::Bytes;
 use hyper::{Response, StatusCode};
 
 use crate::api::request::CompletionRequest;
-use crate::api::response::{Completion, CompletionChoice};
+use crate::api::response::{Completion, CompletionChoice, CompletionLogprobs};
 use crate::body::{self, Body};
 use crate::error::ApiError;
 use crate::reply::{Inflight, Out, Step, Turn};
@@ -20,14 +20,14 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
     let raw: CompletionRequest = validate::parse(&body)?;
     let info = state.engine.info();
     let valid = validate::completion(raw, info, &state.defaults)?;
-    let model = info.id.clone();
+    let model = valid.model.clone().unwrap_or_else(|| info.id.clone());
     let started = Instant::now();
     let mut inflight = Inflight::queued(&state.metrics);
     let generation = match state.engine.generate(valid.generate).await {
         Ok(g) => g,
         Err(e) => {
             inflight.settle();
-            return Err(e.into());
+            return Err(ApiError::from_engine(e, "max_tokens"));
         }
     };
     let mut turn = Turn::new(
@@ -50,12 +50,16 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
         return Ok(super::stream::respond(state, turn, framing));
     }
     let mut text = String::new();
+    let mut logprobs = CompletionLogprobs::default();
+    let mut offset = 0;
     let finish = loop {
         match turn.next().await? {
             Some(Step::Out(outs)) => {
                 for o in outs {
-                    if let Out::Content(t) = o {
-                        text.push_str(&t);
+                    match o {
+                        Out::Content(t) => text.push_str(&t),
+                        Out::Logprobs(entries) => logprobs.extend(&entries, &mut offset),
+                        _ => {}
                     }
                 }
             }
@@ -71,7 +75,7 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
         choices: vec![CompletionChoice {
             index: 0,
             text,
-            logprobs: None,
+            logprobs: valid.logprobs.then_some(logprobs),
             finish_reason: Some(finish.reason),
         }],
         usage: Some(finish.usage),

@@ -20,10 +20,12 @@ pub fn health(state: &AppState) -> Response<Body> {
     )
 }
 
-fn card(state: &AppState) -> ModelCard {
+/// The card for the loaded model under `name` (its id, an alias, or any name a client asks
+/// for: one model is loaded, and every name is served by it).
+fn card(state: &AppState, name: &str) -> ModelCard {
     let info = state.engine.info();
     ModelCard {
-        id: info.id.clone(),
+        id: name.to_owned(),
         object: "model",
         created: state.started,
         owned_by: "bellows",
@@ -32,28 +34,33 @@ fn card(state: &AppState) -> ModelCard {
             n_ctx_train: info.n_ctx_train,
             slots: info.slots,
             profile: info.profile.clone(),
+            alias_of: (name != info.id).then(|| info.id.clone()),
         },
     }
 }
 
-/// `GET /v1/models` and `GET /v1/models/{id}`.
+/// `GET /v1/models` (the model and its aliases) and `GET /v1/models/{id}` (any name: the
+/// loaded model answers to every name, as llama-server's single-model mode does).
 pub fn models(state: &AppState, path: &str) -> Result<Response<Body>, ApiError> {
     let wanted = path
         .strip_prefix("/v1/models/")
         .or_else(|| path.strip_prefix("/models/"));
     match wanted {
-        None => Ok(body::json(
-            StatusCode::OK,
-            &ModelList {
-                object: "list",
-                data: vec![card(state)],
-            },
-        )),
-        Some(id) if id == state.engine.info().id => Ok(body::json(StatusCode::OK, &card(state))),
-        Some(id) => Err(ApiError::ModelNotFound(
-            id.to_owned(),
-            state.engine.info().id.clone(),
-        )),
+        None => {
+            let id = &state.engine.info().id;
+            let mut data = vec![card(state, id)];
+            for alias in state.aliases.iter().filter(|a| *a != id) {
+                data.push(card(state, alias));
+            }
+            Ok(body::json(
+                StatusCode::OK,
+                &ModelList {
+                    object: "list",
+                    data,
+                },
+            ))
+        }
+        Some(id) => Ok(body::json(StatusCode::OK, &card(state, id))),
     }
 }
 

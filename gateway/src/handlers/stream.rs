@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use hyper::Response;
 
 use crate::body::{self, Body};
@@ -11,21 +12,45 @@ use crate::state::AppState;
 
 /// Starts a task that drives `turn` and writes its events; returns the SSE response at once.
 ///
-/// The task stops as soon as the client goes away (the body's receiver closes): dropping the
-/// turn drops the engine's [`models::Generation`], which cancels the work and frees the slot.
+/// The task stops as soon as the client goes away (the body's receiver closes), or when the
+/// client stops reading for longer than the write-stall bound (the body's small buffer stays
+/// full): dropping the turn drops the engine's [`models::Generation`], which cancels the work
+/// and frees the slot.
 pub fn respond(state: &Arc<AppState>, mut turn: Turn, framing: impl Framing) -> Response<Body> {
     let (tx, body) = body::channel();
     let metrics = state.metrics.clone();
+    let stall = state.write_stall;
+    let closed = {
+        let tx = tx.clone();
+        async move { tx.closed().await }
+    };
+    // False when the client is gone or stalled: the stream ends.
+    let send = move |frame: Bytes| {
+        let tx = tx.clone();
+        async move {
+            match tokio::time::timeout(stall, tx.send(frame)).await {
+                Ok(sent) => sent.is_ok(),
+                Err(_) => {
+                    tracing::warn!(
+                        stall_ms = stall.as_millis() as u64,
+                        "client stopped reading; cancelling the stream"
+                    );
+                    false
+                }
+            }
+        }
+    };
     tokio::spawn(async move {
+        tokio::pin!(closed);
         if let Some(head) = framing.head()
-            && tx.send(head).await.is_err()
+            && !send(head).await
         {
             return;
         }
         loop {
             let step = tokio::select! {
                 step = turn.next() => step,
-                () = tx.closed() => return,
+                () = &mut closed => return,
             };
             let frames = match step {
                 Ok(Some(Step::Out(outs))) => framing.frame(outs),
@@ -38,7 +63,7 @@ pub fn respond(state: &Arc<AppState>, mut turn: Turn, framing: impl Framing) -> 
                 }
             };
             for frame in frames {
-                if tx.send(frame).await.is_err() {
+                if !send(frame).await {
                     return;
                 }
             }

@@ -291,6 +291,9 @@ impl Engine for FullEngine {
     fn tokenize(&self, text: &str) -> Result<Vec<i32>, EngineError> {
         self.inner.tokenize(text)
     }
+    fn renders_tools(&self) -> bool {
+        self.inner.renders_tools()
+    }
     fn render_chat(&self, m: &[ChatMessage], t: &[ToolSpec]) -> Result<String, EngineError> {
         self.inner.render_chat(m, t)
     }

@@ -37,9 +37,10 @@ pub fn text_request(prompt: &str, max_tokens: u32) -> GenerateRequest {
     GenerateRequest {
         prompt: Prompt::Text(prompt.to_owned()),
         sampling: Sampling::default(),
-        max_tokens,
+        max_tokens: Some(max_tokens),
         stop: Vec::new(),
         grammar: None,
+        logprobs: None,
     }
 }
 
@@ -70,7 +71,7 @@ pub async fn run(engine: &dyn Engine, req: GenerateRequest) -> Output {
     while let Some(ev) = generation.next().await {
         assert!(!done, "an event after Done");
         match ev {
-            GenEvent::Text { piece, tokens } => {
+            GenEvent::Text { piece, tokens, .. } => {
                 assert!(!piece.is_empty(), "empty text piece");
                 out.text.push_str(&piece);
                 out.pieces.push(piece);
@@ -81,6 +82,7 @@ pub async fn run(engine: &dyn Engine, req: GenerateRequest) -> Output {
                 out.timings = timings;
                 done = true;
             }
+            GenEvent::Failed { error, .. } => panic!("the engine failed: {error}"),
         }
     }
     assert!(done, "the stream ended without Done");
