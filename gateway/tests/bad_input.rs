@@ -116,7 +116,6 @@ fn cases() -> Vec<Case> {
             "invalid_value",
         )
         .param("messages[0].tool_calls[0].function.arguments"),
-        case("unknown model", &chat(r#""model":"gpt-9""#), 404, "model_not_found").param("model"),
         case("model is a number", &chat(r#""model":7"#), 400, "invalid_value").param("model"),
         case("n = 2", &chat(r#""n":2"#), 400, "unsupported_parameter").param("n"),
         case("n = 0", &chat(r#""n":0"#), 400, "unsupported_parameter").param("n"),
@@ -136,7 +135,38 @@ fn cases() -> Vec<Case> {
         case("stream is a string", &chat(r#""stream":"yes""#), 400, "invalid_value").param("stream"),
         case("stream_options without stream", &chat(r#""stream_options":{"include_usage":true}"#), 400, "invalid_value")
             .param("stream_options"),
-        case("logprobs", &chat(r#""logprobs":true"#), 400, "unsupported_parameter").param("logprobs"),
+        case("top_logprobs without logprobs", &chat(r#""top_logprobs":2"#), 400, "invalid_value")
+            .param("top_logprobs"),
+        case("top_logprobs over 20", &chat(r#""logprobs":true,"top_logprobs":21"#), 400, "invalid_value")
+            .param("top_logprobs"),
+        case("zero max_completion_tokens", &chat(r#""max_completion_tokens":0"#), 400, "invalid_value")
+            .param("max_completion_tokens"),
+        case("max_tokens past the context", &chat(r#""max_tokens":100"#), 400, "context_and_max_tokens_exceeded")
+            .param("max_tokens"),
+        case(
+            "max_completion_tokens past the context",
+            &chat(r#""max_completion_tokens":100"#),
+            400,
+            "context_and_max_tokens_exceeded",
+        )
+        .param("max_completion_tokens"),
+        case("logit_bias key not a token", &chat(r#""logit_bias":{"abc":1}"#), 400, "invalid_value")
+            .param("logit_bias.abc"),
+        case("logit_bias token past the vocabulary", &chat(r#""logit_bias":{"99999999":1}"#), 400, "invalid_value")
+            .param("logit_bias.99999999"),
+        case("logit_bias out of range", &chat(r#""logit_bias":{"5":101}"#), 400, "invalid_value")
+            .param("logit_bias.5"),
+        case("frequency_penalty out of range", &chat(r#""frequency_penalty":3"#), 400, "invalid_value")
+            .param("frequency_penalty"),
+        case("presence_penalty out of range", &chat(r#""presence_penalty":-2.5"#), 400, "invalid_value")
+            .param("presence_penalty"),
+        case(
+            "grammar with tools",
+            &chat(r#""grammar":"root ::= \"x\"","tools":[{"type":"function","function":{"name":"f"}}]"#),
+            400,
+            "unsupported_parameter",
+        )
+        .param("grammar"),
         case("tools is an object", &chat(r#""tools":{}"#), 400, "invalid_value").param("tools"),
         case(
             "tool of unknown type",
