@@ -76,8 +76,9 @@ kinds! {
         InheritedPath = "inherited_path",
         /// CRLF line endings normalised to LF.
         Crlf = "crlf",
-        /// An `EDIT` header whose blocks all have an empty SEARCH part became a `CREATE`,
-        /// or a `CREATE` written with a non-empty SEARCH part became an `EDIT`.
+        /// A `CREATE` written with a non-empty SEARCH part became an `EDIT`: its SEARCH lines
+        /// must still match the file, so nothing is overwritten that the model did not quote.
+        /// (The other direction never happens: only a `CREATE` header yields `create`.)
         EditCreateSwap = "edit_create_swap",
         /// A native-looking JSON tool call inside text mode.
         NativeInTextMode = "native_in_text_mode",
@@ -108,6 +109,12 @@ kinds! {
         /// A call written in the OpenAI `tool_calls` item shape,
         /// `{"type": "function", "function": {"name": …, "arguments": …}}`.
         NestedFunction = "nested_function",
+        /// An edit block with an empty SEARCH part, anywhere but under a `CREATE` header. It
+        /// stays an `edit` whose block has an empty `search`: append the REPLACE text to the
+        /// file, or create the file when it is missing (aider's reading of an empty SEARCH). It
+        /// is never turned into a `create`, which would overwrite a whole file. One per such
+        /// block; a proposal holding an empty-SEARCH block always carries it.
+        EmptySearchEdit = "empty_search_edit",
     }
 }
 

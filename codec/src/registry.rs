@@ -871,8 +871,9 @@ fn validate_run(
 }
 
 /// `edit`: `{path, blocks}`; or, as an `argument_alias` repair, a single block given at the
-/// top level (`{path, old_string, new_string}`, Anthropic's spelling). An edit whose only
-/// block has an empty SEARCH part creates a file: it becomes `create` (`edit_create_swap`).
+/// top level (`{path, old_string, new_string}`, Anthropic's spelling). A block with an empty
+/// SEARCH part stays in the edit (append, or create the file when missing) with an
+/// `empty_search_edit` repair per such block; it never becomes a whole-file `create`.
 fn validate_edit(
     spec: &'static ToolSpec,
     obj: &Map<String, Value>,
@@ -909,21 +910,9 @@ fn validate_edit(
     if blocks.is_empty() {
         return Err(FailureKind::BadBlockCount);
     }
-    let empty_searches = blocks.iter().filter(|b| b.search.is_empty()).count();
-    if empty_searches == 0 {
-        return Ok(Action::Edit { path, blocks });
-    }
-    if blocks.len() == 1 {
-        repairs.push(RepairKind::EditCreateSwap);
-        let content = blocks
-            .into_iter()
-            .next()
-            .map(|b| b.replace)
-            .unwrap_or_default();
-        return Ok(Action::Create { path, content });
-    }
-    // Several blocks, some with nothing to search for: there is no single reading of that.
-    Err(FailureKind::BadArguments)
+    let empty = blocks.iter().filter(|b| b.search.is_empty());
+    repairs.extend(empty.map(|_| RepairKind::EmptySearchEdit));
+    Ok(Action::Edit { path, blocks })
 }
 
 /// Why a RUN line's words did not split.

@@ -1432,13 +1432,14 @@ impl Group {
                 }
             },
         };
-        let one_empty = blocks.len() == 1 && blocks[0].search.is_empty();
+        // Only a `CREATE` header yields `create`: an empty SEARCH part anywhere else is an
+        // append (or a new file), never a whole-file overwrite.
         let action = match verb {
             Some(true) if blocks.len() > 1 => {
                 fail(FailureKind::BadBlockCount, raw, out);
                 return;
             }
-            Some(true) if one_empty => Action::Create {
+            Some(true) if blocks[0].search.is_empty() => Action::Create {
                 path: path.clone(),
                 content: blocks_content(blocks),
             },
@@ -1449,21 +1450,14 @@ impl Group {
                     blocks,
                 }
             }
-            Some(false) if one_empty => {
-                repairs.push(RepairKind::EditCreateSwap);
-                Action::Create {
+            _ => {
+                let empty = blocks.iter().filter(|b| b.search.is_empty());
+                repairs.extend(empty.map(|_| RepairKind::EmptySearchEdit));
+                Action::Edit {
                     path: path.clone(),
-                    content: blocks_content(blocks),
+                    blocks,
                 }
             }
-            None if one_empty => Action::Create {
-                path: path.clone(),
-                content: blocks_content(blocks),
-            },
-            _ => Action::Edit {
-                path: path.clone(),
-                blocks,
-            },
         };
         ctx.last_edit_path = Some(path);
         emit(action, repairs, ctx, out);

@@ -336,12 +336,12 @@ fn builtin_validation() {
         (
             "edit",
             json!({"path": "new.py", "blocks": [{"search": "", "replace": "print(1)\n"}]}),
-            r#"ok {"name":"create","arguments":{"path":"new.py","content":"print(1)\n"}} [edit_create_swap]"#,
+            r#"ok {"name":"edit","arguments":{"path":"new.py","blocks":[{"search":"","replace":"print(1)\n"}]}} [empty_search_edit]"#,
         ),
         (
             "edit",
             json!({"path": "a.py", "blocks": [{"search": "", "replace": "a\n"}, {"search": "b\n", "replace": "c\n"}]}),
-            "err bad_arguments",
+            r#"ok {"name":"edit","arguments":{"path":"a.py","blocks":[{"search":"","replace":"a\n"},{"search":"b\n","replace":"c\n"}]}} [empty_search_edit]"#,
         ),
         (
             "edit",
