@@ -66,9 +66,13 @@ kinds! {
         MarkerTrailingSpace = "marker_trailing_space",
         /// A divider of 3–6 or 8–9 `=`.
         DividerLength = "divider_length",
-        /// A block wrapped in a code fence.
+        /// A block wrapped in a code fence: backticks, or one of the tag fences aider uses when
+        /// a file holds backticks (`<source>`, `<code>`, `<pre>`, `<codeblock>`,
+        /// `<sourcecode>`).
         FencedBlock = "fenced_block",
-        /// The path on the line before the fence (aider style) instead of an `EDIT` header.
+        /// The path on the line before the fence or the SEARCH marker (aider style) instead of
+        /// an `EDIT` header, possibly decorated as aider allows (`**a.py**`, `` `a.py` ``,
+        /// `a.py:`, `### a.py`).
         PathBeforeFence = "path_before_fence",
         /// The path on the fence line itself: "```src/a.py".
         PathOnFence = "path_on_fence",
@@ -115,6 +119,14 @@ kinds! {
         /// is never turned into a `create`, which would overwrite a whole file. One per such
         /// block; a proposal holding an empty-SEARCH block always carries it.
         EmptySearchEdit = "empty_search_edit",
+        /// A second divider line ended a REPLACE part that no REPLACE marker closed: the
+        /// stream ended, or a SEARCH marker came first. Aider accepts a divider
+        /// in place of the REPLACE marker; the lines after it are not part of the block and are
+        /// read as prose again. (A divider followed by the block's REPLACE marker is content.)
+        DividerClosesReplace = "divider_closes_replace",
+        /// `<<<<<<< SEARCH>`: a stray `>` after a SEARCH marker's word (aider's SEARCH pattern
+        /// allows it).
+        MarkerTrailingAngle = "marker_trailing_angle",
     }
 }
 

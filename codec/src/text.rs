@@ -15,9 +15,16 @@
 //!   `READ a.py:x`, `RUN 'unclosed`) is a [`FailureKind::BadVerbLine`].
 //! * A block starts only at a SEARCH marker line at the start of a line (or a fence line whose
 //!   next line is one, or an aider-style path line followed by such a fence or marker). Markers
-//!   quoted inside a sentence are prose. Only the first divider between SEARCH and REPLACE
-//!   counts; `=====` lines inside the REPLACE part are content, and the REPLACE part ends only at
-//!   a REPLACE marker.
+//!   quoted inside a sentence are prose. Fences are backticks or the tag fences aider falls back
+//!   to (`<source>` … `</source>`, see [`TAG_FENCES`]); a path line may be decorated as aider
+//!   allows (`**a.py**`, `` `a.py` ``, `a.py:`, `### a.py`).
+//! * Only the first divider between SEARCH and REPLACE splits them. A later divider line in the
+//!   REPLACE part is undecided until what follows shows what it was: content when the block's
+//!   REPLACE marker comes (a setext heading, a conflict-looking file), the end of the REPLACE
+//!   part — as aider reads it — when a SEARCH marker or the end of the stream comes first
+//!   ([`RepairKind::DividerClosesReplace`]); the lines after it are then prose again. Markers
+//!   must start their line: aider also takes indented ones, but an indented `=======` in a
+//!   SEARCH part (an RST underline in a docstring) would then split it.
 //! * A code fence whose info string names a programming language (```` ```python ````,
 //!   ```` ```dockerfile ````) and whose first line is not a SEARCH marker is code: it is passed
 //!   through as text to its closing fence, so `RUN` in a Dockerfile or `{` in JavaScript never
@@ -186,9 +193,10 @@ const TRANSPARENT_FENCES: &[&str] = &[
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TextFormat;
 
-/// Line-start bytes: verbs and path lines (letters, digits, path punctuation), markers, fences.
+/// Line-start bytes: verbs and path lines (letters, digits, path punctuation, a heading's `#`),
+/// markers, fences (backticks and aider's `<source>` tags).
 const LINE_START_BYTES: &[u8] =
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789./_~*<>`";
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789./_~*<>`#";
 
 impl Format for TextFormat {
     fn id(&self) -> FormatId {
@@ -209,10 +217,11 @@ impl Format for TextFormat {
         }
         let b = s.as_bytes();
         match b[0] {
-            b'<' | b'>' => match search_marker_at(b, 0, at.eos) {
-                Look::Yes(_) => Detect::Start(Box::new(Group::new(GroupState::Between))),
-                Look::More => Detect::NeedMore,
-                Look::No => Detect::No,
+            b'<' | b'>' => match (search_marker_at(b, 0, at.eos), detect_tag_fence(b, at.eos)) {
+                (Look::Yes(_), _) => Detect::Start(Box::new(Group::new(GroupState::Between))),
+                (_, d @ Detect::Start(_)) => d,
+                (Look::More, _) | (_, Detect::NeedMore) => Detect::NeedMore,
+                (Look::No, Detect::No) => Detect::No,
             },
             b'`' => detect_fence(b, at.eos),
             b'A'..=b'Z' => match detect_verb(b, at.eos) {
@@ -379,6 +388,23 @@ fn detect_fence(b: &[u8], eos: bool) -> Detect {
     }
 }
 
+/// An aider tag fence (`<source>`) whose next line is a SEARCH marker.
+fn detect_tag_fence(b: &[u8], eos: bool) -> Detect {
+    match tag_fence_at(b, 0, eos) {
+        Look::Yes(()) => {}
+        Look::More => return Detect::NeedMore,
+        Look::No => return Detect::No,
+    }
+    let Some((_, next)) = line_at(b, 0, eos) else {
+        return Detect::NeedMore;
+    };
+    match search_marker_at(b, next, eos) {
+        Look::Yes(_) => Detect::Start(Box::new(Group::new(GroupState::FenceLine))),
+        Look::More => Detect::NeedMore,
+        Look::No => Detect::No,
+    }
+}
+
 fn is_path_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric()
         || matches!(c, b'.' | b'_' | b'/' | b'-' | b'~' | b'+' | b'@')
@@ -390,10 +416,24 @@ fn detect_path_line(b: &[u8], eos: bool) -> Detect {
     // Decide on the first byte a path line cannot contain (in prose, the first space), so a
     // line is not scanned to its end just to learn it is a sentence.
     let path_or_decoration = |c: u8| is_path_byte(c) || matches!(c, b'`' | b'*' | b':' | b'\r');
+    // A markdown heading's `#`s and the blanks after them may come first (aider strips them
+    // from a file name: `strip_filename` in `aider/coders/editblock_coder.py`).
+    let hashes = b.iter().take_while(|&&c| c == b'#').count();
+    let lead = if hashes == 0 {
+        0
+    } else {
+        hashes
+            + b[hashes..]
+                .iter()
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count()
+    };
     let k = b
         .iter()
         .take(MAX_LOOKAHEAD_LINE + 1)
-        .position(|&c| !path_or_decoration(c));
+        .skip(lead)
+        .position(|&c| !path_or_decoration(c))
+        .map(|k| k + lead);
     match k {
         Some(k) if b[k] == b'\n' => {}
         Some(_) => return Detect::No,
@@ -415,24 +455,66 @@ fn detect_path_line(b: &[u8], eos: bool) -> Detect {
         Look::More => return Detect::NeedMore,
         Look::No => {}
     }
-    match fence_at(b, next, eos) {
-        Look::Yes(_) => {}
+    match any_fence_at(b, next, eos) {
+        Look::Yes(()) => {}
         Look::More => return Detect::NeedMore,
         Look::No => return Detect::No,
     }
-    let Some((_, after)) = line_at(b, next, eos) else {
+    let Some((fence, after)) = line_at(b, next, eos) else {
         return Detect::NeedMore;
     };
     match search_marker_at(b, after, eos) {
+        Look::Yes(_) => return Detect::Start(Box::new(Group::new(GroupState::PathLine))),
+        Look::More => return Detect::NeedMore,
+        Look::No => {}
+    }
+    // Aider looks back through fence lines for the file name, up to three lines above the
+    // marker (`find_filename`): the path may have been closed into a fence of its own, as in
+    // "a.py", "```", "```python", then the marker.
+    if !is_bare_fence(fence) {
+        return Detect::No;
+    }
+    match any_fence_at(b, after, eos) {
+        Look::Yes(()) => {}
+        Look::More => return Detect::NeedMore,
+        Look::No => return Detect::No,
+    }
+    let Some((_, marker)) = line_at(b, after, eos) else {
+        return Detect::NeedMore;
+    };
+    match search_marker_at(b, marker, eos) {
         Look::Yes(_) => Detect::Start(Box::new(Group::new(GroupState::PathLine))),
         Look::More => Detect::NeedMore,
         Look::No => Detect::No,
     }
 }
 
-/// `**src/a.py**`, `` `src/a.py` ``, `src/a.py:` → `src/a.py`.
+/// A backtick fence line with no info string: it may close a fence as well as open one.
+fn is_bare_fence(line: &[u8]) -> bool {
+    fence_info(strip_cr(line)) == Some("")
+}
+
+/// Could a partial line (no newline yet) still become a lone path line?
+fn could_be_path_line(p: &[u8]) -> bool {
+    p.len() <= MAX_LOOKAHEAD_LINE
+        && p.iter().all(|&c| {
+            is_path_byte(c) || matches!(c, b'`' | b'*' | b':' | b'#' | b' ' | b'\t' | b'\r')
+        })
+}
+
+/// A lone, possibly decorated path line (without newline or CR): the path.
+fn lone_path(content: &str) -> Option<&str> {
+    let p = strip_decoration(content);
+    (content.len() <= MAX_LOOKAHEAD_LINE && strong_path(p)).then_some(p)
+}
+
+/// `**src/a.py**`, `` `src/a.py` ``, `src/a.py:`, `### src/a.py` → `src/a.py`.
 fn strip_decoration(s: &str) -> &str {
     let s = s.trim_end_matches([' ', '\t']);
+    let s = match s.strip_prefix('#') {
+        Some(h) => h.trim_start_matches('#').trim_start_matches([' ', '\t']),
+        None => s,
+    };
     let s = s.strip_suffix(':').unwrap_or(s);
     s.trim_matches(['`', '*'])
 }
@@ -486,16 +568,18 @@ const R_CASE: u8 = 4;
 const R_RUN_TOGETHER: u8 = 8;
 const R_TRAILING: u8 = 16;
 const R_DIVIDER: u8 = 32;
+const R_ANGLE: u8 = 64;
 
 /// Expands a repair bit set into kinds, in a fixed order.
 fn push_marker_repairs(bits: u8, out: &mut Vec<RepairKind>) {
-    const ORDER: [(u8, RepairKind); 6] = [
+    const ORDER: [(u8, RepairKind); 7] = [
         (R_DIRECTION, RepairKind::MarkerArrowDirection),
         (R_COUNT, RepairKind::MarkerArrowCount),
         (R_CASE, RepairKind::MarkerCase),
         (R_RUN_TOGETHER, RepairKind::MarkerRunTogether),
         (R_DIVIDER, RepairKind::DividerLength),
         (R_TRAILING, RepairKind::MarkerTrailingSpace),
+        (R_ANGLE, RepairKind::MarkerTrailingAngle),
     ];
     for (bit, kind) in ORDER {
         if bits & bit != 0 {
@@ -532,13 +616,20 @@ fn classify(line: &[u8]) -> Option<(Marker, u8)> {
         r |= R_COUNT;
     }
     let rest = &t[n..];
-    let word = match rest.strip_prefix(b" ") {
+    let mut word = match rest.strip_prefix(b" ") {
         Some(w) => w,
         None => {
             r |= R_RUN_TOGETHER;
             rest
         }
     };
+    // `<<<<<<< SEARCH>` (aider's SEARCH pattern takes an optional `>`).
+    if let Some(w) = word.strip_suffix(b">")
+        && w.eq_ignore_ascii_case(b"SEARCH")
+    {
+        word = w;
+        r |= R_ANGLE;
+    }
     let marker = if word.eq_ignore_ascii_case(b"SEARCH") {
         if word != b"SEARCH" {
             r |= R_CASE;
@@ -590,6 +681,7 @@ fn could_be_search_marker(p: &[u8]) -> bool {
     if !tail.is_empty() && word.len() != w.len() {
         return false;
     }
+    let tail = tail.strip_prefix(b">").unwrap_or(tail);
     tail.iter().all(|&c| matches!(c, b' ' | b'\t' | b'\r'))
 }
 
@@ -619,6 +711,88 @@ fn could_be_closing_fence(p: &[u8]) -> bool {
             && p[ticks..]
                 .iter()
                 .all(|&c| matches!(c, b' ' | b'\t' | b'\r')))
+}
+
+/// The tag fences aider switches to when a file itself holds triple backticks
+/// (`all_fences` in aider's `aider/coders/base_coder.py`): `<source>` … `</source>` and the
+/// like. As there, the opening tag may carry a language word (`<source>python`).
+const TAG_FENCES: &[&str] = &["source", "code", "pre", "codeblock", "sourcecode"];
+
+/// How an open fence closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fence {
+    /// Three or more backticks.
+    Ticks,
+    /// `</tag>` for one of [`TAG_FENCES`].
+    Tag(&'static str),
+}
+
+/// An opening tag-fence line: `<source>` or `<source>python` (a language word, no blanks).
+fn tag_fence_open(line: &[u8]) -> Option<&'static str> {
+    let t = trim_end_blank(line).strip_prefix(b"<")?;
+    TAG_FENCES.iter().copied().find(|tag| {
+        t.strip_prefix(tag.as_bytes())
+            .and_then(|r| r.strip_prefix(b">"))
+            .is_some_and(|info| {
+                info.iter()
+                    .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'_' | b'#'))
+            })
+    })
+}
+
+/// The closing line of a tag fence: `</source>`.
+fn is_tag_fence_close(line: &[u8], tag: &str) -> bool {
+    trim_end_blank(line)
+        .strip_prefix(b"</")
+        .and_then(|r| r.strip_prefix(tag.as_bytes()))
+        .is_some_and(|r| r == b">")
+}
+
+/// Is the line at `from` an opening tag fence?
+fn tag_fence_at(b: &[u8], from: usize, eos: bool) -> Look<()> {
+    match line_at(b, from, eos) {
+        Some((line, _)) if line.len() > MAX_LOOKAHEAD_LINE => Look::No,
+        Some((line, _)) => match tag_fence_open(strip_cr(line)) {
+            Some(_) => Look::Yes(()),
+            None => Look::No,
+        },
+        None => {
+            let rest = &b[from.min(b.len())..];
+            if could_be_tag_fence(rest) {
+                Look::More
+            } else {
+                Look::No
+            }
+        }
+    }
+}
+
+/// Could these bytes (no newline yet) grow into an opening or closing tag-fence line?
+fn could_be_tag_fence(p: &[u8]) -> bool {
+    if p.len() > MAX_LOOKAHEAD_LINE {
+        return false;
+    }
+    let Some(t) = p.strip_prefix(b"<") else {
+        return p.is_empty();
+    };
+    let t = t.strip_prefix(b"/").unwrap_or(t);
+    TAG_FENCES.iter().any(|tag| {
+        let tag = tag.as_bytes();
+        if t.len() <= tag.len() {
+            tag.starts_with(t)
+        } else {
+            t.starts_with(tag) && t[tag.len()] == b'>'
+        }
+    })
+}
+
+/// Is the line at `from` an opening fence of either kind?
+fn any_fence_at(b: &[u8], from: usize, eos: bool) -> Look<()> {
+    match (fence_at(b, from, eos), tag_fence_at(b, from, eos)) {
+        (Look::Yes(_), _) | (_, Look::Yes(())) => Look::Yes(()),
+        (Look::More, _) | (_, Look::More) => Look::More,
+        _ => Look::No,
+    }
 }
 
 /// POSIX word splitting (quotes and backslashes, no expansion). `Err` on an unclosed quote.
@@ -1103,6 +1277,9 @@ enum Header {
     },
     Fence(String),
     PathLine(String),
+    /// What the group consumed turned out to be prose (a code fence holding a file name with
+    /// no block after it): it ends as text.
+    Prose,
 }
 
 /// The state of an edit group, one line at a time.
@@ -1120,6 +1297,25 @@ enum GroupState {
     Search { search: String },
     /// Inside the REPLACE part.
     Replace { search: String, replace: String },
+    /// After a divider line inside the REPLACE part. Aider ends a REPLACE part at a divider as
+    /// well as at a REPLACE marker (`find_original_update_blocks` in
+    /// `aider/coders/editblock_coder.py`), so the divider may be the block's end, or content
+    /// (a setext heading, a conflict-looking file). A REPLACE marker decides for content; a
+    /// SEARCH marker or the end of the stream decide for the end. `bits` are
+    /// the divider's spelling repairs; `after` holds the whole lines since it, not yet in
+    /// `raw`.
+    ReplaceOrEnd {
+        search: String,
+        replace: String,
+        divider: String,
+        bits: u8,
+        after: String,
+    },
+    /// A language fence whose first line is a lone path: the fence may only hold the file name
+    /// for the block after it (aider's `find_filename` looks back through fence lines; Deepseek
+    /// Coder writes "```python", "a.py", "```", "```python", then the marker). `closed` once
+    /// the fence's closing line came; the next fence line is then `pending_fence`.
+    FencedPath { path: String, closed: bool },
     /// A code fence without markers: lines pass through as text to the closing fence.
     /// `mid_line` is true when the current line is known not to be the closing fence.
     PassThrough { mid_line: bool },
@@ -1138,10 +1334,14 @@ struct Group {
     /// Where the current line began in the current input, when it began there.
     line_from: Option<usize>,
     /// An opening fence line between blocks, held until the next line shows a block follows.
-    pending_fence: Option<String>,
+    pending_fence: Option<(String, Fence)>,
+    /// Whole lines the group consumed but does not own, handed back to the scanner as prose
+    /// when it ends (the lines after a divider that turned out to close a REPLACE part).
+    handback: String,
     repairs: Vec<RepairKind>,
     blocks: Vec<Block>,
-    fenced: bool,
+    /// The fence the current block sits in, until its closing line.
+    fence: Option<Fence>,
     /// The opening fence named a programming language (its code passes through if no block).
     language_fence: bool,
     crlf: bool,
@@ -1171,9 +1371,10 @@ impl Group {
             line: String::new(),
             line_from: Some(0),
             pending_fence: None,
+            handback: String::new(),
             repairs: Vec::new(),
             blocks: Vec::new(),
-            fenced: false,
+            fence: None,
             language_fence: false,
             crlf: false,
             eol: true,
@@ -1232,6 +1433,14 @@ impl Group {
                 self.state = GroupState::Between;
                 Flow::Continue
             }
+            GroupState::FenceLine if tag_fence_open(bytes).is_some() => {
+                self.fence = tag_fence_open(bytes).map(Fence::Tag);
+                self.repairs.push(RepairKind::FencedBlock);
+                self.crlf |= cr;
+                self.take_line_into_raw(line);
+                self.state = GroupState::Between;
+                Flow::Continue
+            }
             GroupState::FenceLine => {
                 let info = fence_info(bytes).unwrap_or("");
                 if strong_path(info) {
@@ -1241,7 +1450,7 @@ impl Group {
                     self.language_fence =
                         !TRANSPARENT_FENCES.contains(&info.to_ascii_lowercase().as_str());
                 }
-                self.fenced = true;
+                self.fence = Some(Fence::Ticks);
                 self.repairs.push(RepairKind::FencedBlock);
                 self.crlf |= cr;
                 self.take_line_into_raw(line);
@@ -1282,6 +1491,19 @@ impl Group {
             },
             GroupState::Replace { search, replace } => {
                 match classify(bytes) {
+                    Some((Marker::Divider, bits)) => {
+                        self.state = GroupState::ReplaceOrEnd {
+                            search: std::mem::take(search),
+                            replace: std::mem::take(replace),
+                            divider: line.to_owned(),
+                            bits,
+                            after: String::new(),
+                        };
+                        // The divider belongs to the group whichever way it is decided.
+                        self.crlf |= cr;
+                        self.take_line_into_raw(line);
+                        return Flow::Continue;
+                    }
                     Some((Marker::Replace, r)) => {
                         push_marker_repairs(r, &mut self.repairs);
                         let block = Block {
@@ -1293,7 +1515,7 @@ impl Group {
                     }
                     _ => match content.strip_suffix(">>>>>>> REPLACE") {
                         // The last line ran into the marker: `x = 1>>>>>>> REPLACE`.
-                        Some(body) if !body.is_empty() && !body.ends_with(['>', ' ']) => {
+                        Some(body) if closes_run_together(content) => {
                             replace.push_str(body);
                             replace.push('\n');
                             self.repairs.push(RepairKind::MissingFinalNewline);
@@ -1314,8 +1536,128 @@ impl Group {
                 self.take_line_into_raw(line);
                 Flow::Continue
             }
+            GroupState::FencedPath { path, closed } => {
+                if !*closed {
+                    if is_closing_fence(bytes) {
+                        *closed = true;
+                        // That fence wrapped the file name, not a block.
+                        self.fence = None;
+                        self.repairs.retain(|r| *r != RepairKind::FencedBlock);
+                        self.crlf |= cr;
+                        self.take_line_into_raw(line);
+                        return Flow::Continue;
+                    }
+                    // More code in the fence: it was code all along.
+                    return Flow::PassThrough;
+                }
+                let search = matches!(classify(bytes), Some((Marker::Search, _)));
+                match self.pending_fence.take() {
+                    None => {
+                        let kind = match fence_info(bytes) {
+                            Some(i) if !strong_path(i) => Some(Fence::Ticks),
+                            Some(_) => None,
+                            None => tag_fence_open(bytes).map(Fence::Tag),
+                        };
+                        if let Some(kind) = kind {
+                            self.pending_fence = Some((line.to_owned(), kind));
+                            return Flow::Continue;
+                        }
+                    }
+                    Some((f, kind)) if search => {
+                        let path = std::mem::take(path);
+                        self.header = Header::PathLine(path);
+                        self.repairs.push(RepairKind::PathBeforeFence);
+                        self.language_fence = false;
+                        self.state = GroupState::Between;
+                        self.pending_fence = Some((f, kind));
+                        return self.between(line, content, cr);
+                    }
+                    Some(pending) => self.pending_fence = Some(pending),
+                }
+                // No block follows: the fence and its file name were prose.
+                push_text(out, &std::mem::take(&mut self.raw));
+                self.header = Header::Prose;
+                self.state = GroupState::Between;
+                Flow::End {
+                    line_consumed: false,
+                }
+            }
+            GroupState::ReplaceOrEnd { after, .. } => {
+                let closes = matches!(classify(bytes), Some((Marker::Replace, _)))
+                    || closes_run_together(content);
+                if closes {
+                    // The divider and the lines after it were content.
+                    self.fold_divider();
+                    return self.on_line(line, ctx, out);
+                }
+                // Only structure ends the block here: a fence line, a header or prose can all be
+                // REPLACE content (a README's setext heading followed by a code fence).
+                let ends = matches!(classify(bytes), Some((Marker::Search, _)));
+                if !ends {
+                    after.push_str(line);
+                    if self.eol {
+                        after.push('\n');
+                    }
+                    return Flow::Continue;
+                }
+                let after = self.end_at_divider();
+                if after.is_empty() {
+                    // Nothing between: the next block follows, as after a REPLACE marker.
+                    return self.between(line, content, cr);
+                }
+                self.handback = after;
+                Flow::End {
+                    line_consumed: false,
+                }
+            }
             GroupState::PassThrough { .. } => Flow::Continue,
         }
+    }
+
+    /// `ReplaceOrEnd` → `Replace`: the divider line and the lines after it are REPLACE content.
+    fn fold_divider(&mut self) {
+        let state = std::mem::replace(&mut self.state, GroupState::Between);
+        let GroupState::ReplaceOrEnd {
+            search,
+            mut replace,
+            divider,
+            after,
+            ..
+        } = state
+        else {
+            self.state = state;
+            return;
+        };
+        for l in std::iter::once(divider.as_str()).chain(after.split_terminator('\n')) {
+            let c = strip_cr(l.as_bytes());
+            self.crlf |= c.len() < l.len();
+            // `c` is `l` minus a final CR, so the cut is on a char boundary.
+            replace.push_str(&l[..c.len()]);
+            replace.push('\n');
+        }
+        self.raw.push_str(&after);
+        self.state = GroupState::Replace { search, replace };
+    }
+
+    /// `ReplaceOrEnd` → `Between`: the divider closed the block. Returns the lines after it,
+    /// which are not the group's.
+    fn end_at_divider(&mut self) -> String {
+        let state = std::mem::replace(&mut self.state, GroupState::Between);
+        let GroupState::ReplaceOrEnd {
+            search,
+            replace,
+            bits,
+            after,
+            ..
+        } = state
+        else {
+            self.state = state;
+            return String::new();
+        };
+        push_marker_repairs(bits, &mut self.repairs);
+        self.repairs.push(RepairKind::DividerClosesReplace);
+        self.blocks.push(Block { search, replace });
+        after
     }
 
     /// A line between blocks (or before the first one).
@@ -1327,11 +1669,20 @@ impl Group {
             && matches!(self.header, Header::None)
             && !matches!(marker, Some((Marker::Search, _)))
         {
+            if let Some(path) = lone_path(content) {
+                self.state = GroupState::FencedPath {
+                    path: path.to_owned(),
+                    closed: false,
+                };
+                self.crlf |= cr;
+                self.take_line_into_raw(line);
+                return Flow::Continue;
+            }
             return Flow::PassThrough;
         }
         if let Some((Marker::Search, r)) = marker {
-            if let Some(f) = self.pending_fence.take() {
-                self.fenced = true;
+            if let Some((f, kind)) = self.pending_fence.take() {
+                self.fence = Some(kind);
                 self.repairs.push(RepairKind::FencedBlock);
                 self.take_line_into_raw(&f);
             }
@@ -1343,19 +1694,44 @@ impl Group {
             };
             return Flow::Continue;
         }
-        if self.pending_fence.is_some() {
+        if let Some((f, _)) = &mut self.pending_fence {
+            // After a path line, a bare fence (closing the path's own fence) may be followed
+            // by the block's opening fence: aider looks back through both.
+            let second = match fence_info(bytes) {
+                Some(i) if !strong_path(i) => Some(Fence::Ticks),
+                Some(_) => None,
+                None => tag_fence_open(bytes).map(Fence::Tag),
+            };
+            if let Some(kind) = second
+                && matches!(self.header, Header::PathLine(_))
+                && self.blocks.is_empty()
+                && !f.contains('\n')
+                && is_bare_fence(f.as_bytes())
+            {
+                f.push('\n');
+                f.push_str(line);
+                self.pending_fence = self.pending_fence.take().map(|(f, _)| (f, kind));
+                return Flow::Continue;
+            }
             return Flow::End {
                 line_consumed: false,
             };
         }
-        if self.fenced && is_closing_fence(bytes) {
-            self.fenced = false;
+        if self.fence.is_some_and(|f| closes_fence(bytes, f)) {
+            self.fence = None;
             self.take_line_into_raw(line);
             return Flow::Continue;
         }
-        if !self.fenced && fence_info(bytes).is_some_and(|i| !strong_path(i)) {
-            self.pending_fence = Some(line.to_owned());
-            return Flow::Continue;
+        if self.fence.is_none() {
+            let kind = match fence_info(bytes) {
+                Some(i) if !strong_path(i) => Some(Fence::Ticks),
+                Some(_) => None,
+                None => tag_fence_open(bytes).map(Fence::Tag),
+            };
+            if let Some(kind) = kind {
+                self.pending_fence = Some((line.to_owned(), kind));
+                return Flow::Continue;
+            }
         }
         let before_first = self.blocks.is_empty();
         if before_first
@@ -1366,7 +1742,8 @@ impl Group {
             return Flow::Continue;
         }
         // Inside a fence that carries no path yet, the header may come first.
-        let header = if before_first && self.fenced && matches!(self.header, Header::None) {
+        let header = if before_first && self.fence.is_some() && matches!(self.header, Header::None)
+        {
             parse_header(content.trim_end_matches([' ', '\t']))
         } else {
             None
@@ -1392,6 +1769,7 @@ impl Group {
         }
         could_be_search_marker(partial)
             || partial.first().is_none_or(|&c| c == b'`')
+            || could_be_tag_fence(partial)
             || (self.blocks.is_empty()
                 && (partial.iter().all(|&c| matches!(c, b' ' | b'\t' | b'\r'))
                     || b"EDIT".starts_with(&partial[..partial.len().min(4)])
@@ -1403,7 +1781,7 @@ impl Group {
     /// Closes the group: a proposal for its blocks, or a failure.
     fn close(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
         let raw = std::mem::take(&mut self.raw);
-        if matches!(self.header, Header::Doc) {
+        if matches!(self.header, Header::Doc | Header::Prose) {
             push_text(out, &raw);
             return;
         }
@@ -1420,7 +1798,7 @@ impl Group {
         let (path, verb) = match header {
             Header::Verb { create, path } => (path, Some(create)),
             Header::Fence(p) | Header::PathLine(p) => (p, None),
-            Header::Doc => return,
+            Header::Doc | Header::Prose => return,
             Header::None => match ctx.last_edit_path.clone() {
                 Some(p) => {
                     repairs.push(RepairKind::InheritedPath);
@@ -1515,6 +1893,21 @@ impl Group {
     }
 }
 
+/// A REPLACE part's last line run into its marker: `x = 1>>>>>>> REPLACE`.
+fn closes_run_together(content: &str) -> bool {
+    content
+        .strip_suffix(">>>>>>> REPLACE")
+        .is_some_and(|body| !body.is_empty() && !body.ends_with(['>', ' ']))
+}
+
+/// Does `line` close a block's `fence`?
+fn closes_fence(line: &[u8], fence: Fence) -> bool {
+    match fence {
+        Fence::Ticks => is_closing_fence(line),
+        Fence::Tag(tag) => is_tag_fence_close(line, tag),
+    }
+}
+
 /// The content of a `CREATE`: the replace part of its one block.
 fn blocks_content(mut blocks: Vec<Block>) -> String {
     blocks.pop().map(|b| b.replace).unwrap_or_default()
@@ -1537,8 +1930,8 @@ impl Body for Group {
             let Some(k) = rest.bytes().position(|c| c == b'\n') else {
                 self.line.push_str(rest);
                 i = s.len();
-                if self.raw.len() + self.line.len() > MAX_HELD {
-                    let mut raw = std::mem::take(&mut self.raw);
+                if self.held_len() + self.line.len() > MAX_HELD {
+                    let mut raw = self.take_held();
                     raw.push_str(&std::mem::take(&mut self.line));
                     fail(FailureKind::TooLong, raw, out);
                     return Step::Done { consumed: s.len() };
@@ -1548,7 +1941,9 @@ impl Body for Group {
                     && self.blocks.is_empty()
                     && matches!(self.header, Header::None)
                 {
-                    if !could_be_search_marker(self.line.as_bytes()) {
+                    if !could_be_search_marker(self.line.as_bytes())
+                        && !could_be_path_line(self.line.as_bytes())
+                    {
                         // A language fence whose first line cannot be a marker: code.
                         push_text(out, &std::mem::take(&mut self.raw));
                         // The line may still be the closing fence: keep it until it is known.
@@ -1583,10 +1978,11 @@ impl Body for Group {
             let flow = self.on_line(&line, ctx, out);
             self.line_from = Some(i);
             match flow {
-                Flow::Continue if self.raw.len() > MAX_HELD => {
+                Flow::Continue if self.held_len() > MAX_HELD => {
                     // Past the cap the group is given up; what it held goes out in the failure
                     // and the rest of the stream is prose again.
-                    fail(FailureKind::TooLong, std::mem::take(&mut self.raw), out);
+                    let raw = self.take_held();
+                    fail(FailureKind::TooLong, raw, out);
                     return Step::Done { consumed: i };
                 }
                 Flow::Continue => {}
@@ -1605,10 +2001,7 @@ impl Body for Group {
                     line_consumed: false,
                 } => {
                     self.close(ctx, out);
-                    let mut unread = self.pending_fence.take().map(|mut f| {
-                        f.push('\n');
-                        f
-                    });
+                    let mut unread = self.take_lookahead();
                     match (unread.as_mut(), line_from) {
                         (None, Some(from)) => return Step::Done { consumed: from },
                         (Some(u), _) => {
@@ -1667,9 +2060,11 @@ impl Body for Group {
                 }
             }
         }
-        if let Some(f) = self.pending_fence.take() {
-            let mut u = f;
-            u.push('\n');
+        if matches!(self.state, GroupState::ReplaceOrEnd { .. }) {
+            // The stream ended after a divider with no REPLACE marker: it closed the block.
+            self.handback = self.end_at_divider();
+        }
+        if let Some(mut u) = self.take_lookahead() {
             if let Some(b) = back.take() {
                 u.push_str(&b);
             }
@@ -1709,19 +2104,60 @@ impl Body for Group {
                 self.close(ctx, out);
                 back
             }
-            GroupState::PassThrough { .. } => None,
+            GroupState::FencedPath { closed, .. } => {
+                // The stream ended before a block: the fence and its file name were prose.
+                // What follows a closed fence is read again; an open fence's rest is code.
+                push_text(out, &std::mem::take(&mut self.raw));
+                if closed {
+                    back
+                } else {
+                    if let Some(b) = back {
+                        push_text(out, &b);
+                    }
+                    None
+                }
+            }
+            // Decided above: the divider closed the block.
+            GroupState::ReplaceOrEnd { .. } | GroupState::PassThrough { .. } => None,
         }
     }
 }
 
 impl Group {
+    /// Whole lines held past the group's end (a pending fence line, or the lines after a
+    /// divider that closed a REPLACE part), each with its newline, to be read again as prose.
+    fn take_lookahead(&mut self) -> Option<String> {
+        let mut u = std::mem::take(&mut self.handback);
+        if let Some((f, _)) = self.pending_fence.take() {
+            u.push_str(&f);
+            u.push('\n');
+        }
+        (!u.is_empty()).then_some(u)
+    }
+
+    /// Bytes held: `raw` plus the lines held after a divider in the REPLACE part.
+    fn held_len(&self) -> usize {
+        match &self.state {
+            GroupState::ReplaceOrEnd { after, .. } => self.raw.len() + after.len(),
+            _ => self.raw.len(),
+        }
+    }
+
+    /// Everything held, for a `too_long` failure.
+    fn take_held(&mut self) -> String {
+        let mut raw = std::mem::take(&mut self.raw);
+        if let GroupState::ReplaceOrEnd { after, .. } = &mut self.state {
+            raw.push_str(&std::mem::take(after));
+        }
+        raw
+    }
+
     /// Ends the group before the partial line in `self.line` (and any pending fence line).
     fn unread(&mut self, s: &str, i: usize) -> Step {
         let partial = std::mem::take(&mut self.line);
-        match (self.pending_fence.take(), self.line_from) {
+        match (self.take_lookahead(), self.line_from) {
             (None, Some(from)) => Step::Done { consumed: from },
             (Some(mut f), _) => {
-                f.push('\n');
                 f.push_str(&partial);
                 Step::Ended {
                     held: f,
@@ -1762,6 +2198,27 @@ mod tests {
         assert_eq!(classify(b"<<<<<<<<<< SEARCH"), None);
         assert_eq!(classify(b"<<<<<<< HEAD"), None);
         assert_eq!(classify(b"<<<<<<<  SEARCH"), None);
+        assert_eq!(
+            classify(b"<<<<<<< SEARCH>"),
+            Some((Marker::Search, R_ANGLE))
+        );
+        assert_eq!(classify(b"<<<<<<< SEARCH >"), None);
+        assert_eq!(classify(b">>>>>>> REPLACE>"), None);
+    }
+
+    #[test]
+    fn tag_fences_open_and_close() {
+        assert_eq!(tag_fence_open(b"<source>"), Some("source"));
+        assert_eq!(tag_fence_open(b"<source>python  "), Some("source"));
+        assert_eq!(tag_fence_open(b"<sourcecode>"), Some("sourcecode"));
+        assert_eq!(tag_fence_open(b"<code>x</code>"), None);
+        assert_eq!(tag_fence_open(b"<div>"), None);
+        assert!(is_tag_fence_close(b"</pre> ", "pre"));
+        assert!(!is_tag_fence_close(b"</pre>", "code"));
+        assert!(could_be_tag_fence(b"<sou"));
+        assert!(could_be_tag_fence(b"</codeb"));
+        assert!(could_be_tag_fence(b"<source>py"));
+        assert!(!could_be_tag_fence(b"<tool_call>"));
     }
 
     #[test]
@@ -1769,6 +2226,7 @@ mod tests {
         assert!(could_be_search_marker(b"<<<"));
         assert!(could_be_search_marker(b"<<<<<<< SEA"));
         assert!(could_be_search_marker(b"<<<<<<< search "));
+        assert!(could_be_search_marker(b"<<<<<<< SEARCH>"));
         assert!(!could_be_search_marker(b"<<<<<<< HEAD"));
         assert!(!could_be_search_marker(b"<p>"));
     }

@@ -211,7 +211,8 @@ proptest! {
             "<<<<", "```\n", "```python\n", "<tool_call>", "</tool_call>", "{\"name\": \"read\", ",
             "\"arguments\": {\"path\": \"x\"}}", "<function=read>", "<parameter=path>", "</parameter>",
             "</function>", "[TOOL_CALLS]", "[read(path='x')]", "<|python_tag|>", "{", "}", "\"", "\\",
-            "\n", "\r\n", " ", "x", "é", "DONE ok\n", "RUN 'a\n",
+            "\n", "\r\n", " ", "x", "é", "DONE ok\n", "RUN 'a\n", "<source>\n", "</source>\n",
+            "<<<<<<< SEARCH>\n", "### a.py\n", "a.py\n",
         ]), 0..40),
         cuts in prop::collection::vec(0.0..1.0f64, 0..16),
     ) {
