@@ -386,6 +386,14 @@ impl Registry {
         }
     }
 
+    /// True when the builtin tools exist in this registry (false for
+    /// [`Registry::client_only`]). Without them nothing decodes to a builtin action: the text
+    /// protocol (verb lines, edit blocks) is not even looked for, and a builtin name in a
+    /// native call is an unknown tool unless the client declared it.
+    pub fn has_builtins(&self) -> bool {
+        !self.client_only
+    }
+
     /// The builtin spec for `name` (exact), if this registry has builtins.
     fn builtin_spec(&self, name: &str) -> Option<&'static ToolSpec> {
         if self.client_only {

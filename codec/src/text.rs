@@ -211,8 +211,10 @@ impl Format for TextFormat {
         LINE_START_BYTES
     }
 
-    fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
-        if !at.line_start || s.is_empty() {
+    fn detect(&self, s: &str, at: Position, ctx: &Ctx<'_>) -> Detect {
+        // Every construct of the text protocol is a builtin action: in a registry without
+        // builtins its bytes are prose, and are not even held.
+        if !at.line_start || s.is_empty() || !ctx.registry.has_builtins() {
             return Detect::No;
         }
         let b = s.as_bytes();

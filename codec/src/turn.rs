@@ -122,7 +122,11 @@ enum Outcome {
 impl TurnDecoder {
     /// A decoder for one reply.
     pub fn new(mode: Mode, registry: Arc<Registry>) -> TurnDecoder {
-        let formats = formats_for(mode);
+        let mut formats = formats_for(mode);
+        // The text protocol decodes only to builtin actions: without builtins it is not enabled.
+        if !registry.has_builtins() {
+            formats.retain(|f| f.id() != FormatId::Text);
+        }
         let mut anywhere = [0u32; 256];
         let mut at_line_start = [0u32; 256];
         for (k, f) in formats.iter().enumerate().take(32) {
