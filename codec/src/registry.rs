@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::action::{Action, Block};
-use crate::event::{FailureKind, RepairKind};
+use crate::action::{Action, Block, GoldError};
+use crate::repair::{FailureKind, RepairKind};
 
 /// The JSON type of one builtin argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1050,4 +1050,33 @@ fn text_protocol_gbnf() -> String {
         "line ::= [^\\n]* \"\\n\"\n",
     ));
     g
+}
+
+// `Action::from_gold` lives here, beside the validation it runs, so the action types at the
+// bottom of the crate do not depend on the registry.
+impl Action {
+    /// Parses a `{"name", "arguments"}` object (a corpus `gold` entry). Builtin tools are
+    /// validated by the builtin registry (bodies normalised to whole lines, as decoding
+    /// does); any other name is taken as a client tool with its arguments as given.
+    pub fn from_gold(value: &serde_json::Value) -> Result<Action, GoldError> {
+        let (Some(name), Some(arguments)) = (
+            value.get("name").and_then(|n| n.as_str()),
+            value.get("arguments"),
+        ) else {
+            return Err(GoldError::Shape);
+        };
+        if builtin(name).is_none() {
+            return Ok(Action::Client {
+                name: name.to_owned(),
+                arguments: arguments.clone(),
+            });
+        }
+        Registry::builtin()
+            .validate(name, arguments)
+            .map(|(action, _repairs)| action)
+            .map_err(|kind| GoldError::Invalid {
+                name: name.to_owned(),
+                kind,
+            })
+    }
 }

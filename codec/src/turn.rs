@@ -30,12 +30,9 @@ use std::sync::Arc;
 
 use crate::action::ActionProposal;
 use crate::event::{Event, FailureKind};
-use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step};
+pub use crate::format::MAX_HELD;
+use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step, push_text};
 use crate::registry::Registry;
-
-/// The most bytes the scanner (and the builtin text bodies) hold before giving up on a
-/// candidate with a [`FailureKind::TooLong`] failure.
-pub const MAX_HELD: usize = 1 << 20;
 
 const SWAR_LO: u64 = 0x0101_0101_0101_0101;
 const SWAR_HI: u64 = 0x8080_8080_8080_8080;
@@ -550,18 +547,6 @@ enum Found {
     No,
     NeedMore,
     Start(Box<dyn Body>, FormatId),
-}
-
-/// Appends prose to `out`, merging it into a trailing `Text` event.
-pub(crate) fn push_text(out: &mut Vec<Event>, s: &str) {
-    if s.is_empty() {
-        return;
-    }
-    if let Some(Event::Text(t)) = out.last_mut() {
-        t.push_str(s);
-    } else {
-        out.push(Event::Text(s.to_owned()));
-    }
 }
 
 /// Renders events as a stable, line-per-event text trace for snapshot tests and tools.
