@@ -493,9 +493,21 @@ pub(super) fn parse_run(rest: &str) -> VerbParse {
     if rest.ends_with(['.', ':', '!', '?', ',']) {
         return VerbParse::Prose;
     }
-    if rest.split_whitespace().filter(|w| is_stopword(w)).count() >= 2
-        || rest.split_whitespace().skip(1).any(is_function_word)
-    {
+    // Only bare words count: a quoted word is an argument as written (`-m 'fix the bug'`), and
+    // quoting may hold blanks of any kind. A line whose quotes do not pair (an apostrophe in
+    // a sentence) is judged by its blank-separated words.
+    let sentence = match split_words(rest) {
+        Ok(words) => {
+            let bare = || words.iter().filter(|w| !w.1).map(|w| w.0.as_str());
+            bare().filter(|w| is_stopword(w)).count() >= 2
+                || words.iter().skip(1).any(|w| !w.1 && is_function_word(&w.0))
+        }
+        Err(()) => {
+            rest.split_whitespace().filter(|w| is_stopword(w)).count() >= 2
+                || rest.split_whitespace().skip(1).any(is_function_word)
+        }
+    };
+    if sentence {
         return VerbParse::Prose;
     }
     // The registry's splitter: POSIX quoting, and shell syntax (pipes, redirections) is an
@@ -719,6 +731,32 @@ mod tests {
         );
         assert_eq!(
             parse_verb_line("RUN the tests to check it"),
+            VerbParse::Prose
+        );
+        // Quoted words are arguments, whatever they say or whatever blanks they hold.
+        assert_eq!(
+            parse_verb_line("RUN git commit -m 'fix the bug'"),
+            VerbParse::Action(Action::Run {
+                argv: vec![
+                    "git".into(),
+                    "commit".into(),
+                    "-m".into(),
+                    "fix the bug".into()
+                ]
+            })
+        );
+        assert_eq!(
+            parse_verb_line("RUN '\u{b}a\u{b}' '\ta\t'"),
+            VerbParse::Action(Action::Run {
+                argv: vec!["\u{b}a\u{b}".into(), "\ta\t".into()]
+            })
+        );
+        assert_eq!(
+            parse_verb_line("RUN 'make' and see if it works"),
+            VerbParse::Prose
+        );
+        assert_eq!(
+            parse_verb_line("RUN tests to see if it's ok"),
             VerbParse::Prose
         );
         assert_eq!(parse_verb_line("RUN echo 'oops"), VerbParse::Bad);
