@@ -4,8 +4,8 @@
 //! form of `gold` in corpora and of native tool calls) is produced by explicit conversion, so
 //! wire formats live at the edges (see STYLE.md, "Wire types live at the edge").
 
-use crate::event::RepairKind;
-use crate::format::FormatId;
+use crate::format_id::FormatId;
+use crate::repair::{FailureKind, RepairKind};
 
 /// One SEARCH/REPLACE block. Both bodies are whole lines, each ending in `\n` (or empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,10 +81,7 @@ pub enum GoldError {
     Shape,
     /// A builtin tool's arguments that fail its argument table.
     #[error("gold arguments for {name:?} are invalid: {kind}")]
-    Invalid {
-        name: String,
-        kind: crate::event::FailureKind,
-    },
+    Invalid { name: String, kind: FailureKind },
 }
 
 impl Action {
@@ -150,31 +147,6 @@ impl Action {
     /// and of proposals in `bellows eval --json`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({ "name": self.name(), "arguments": self.arguments() })
-    }
-
-    /// Parses a `{"name", "arguments"}` object (a corpus `gold` entry). Builtin tools are
-    /// validated by the builtin registry (bodies normalised to whole lines, as decoding
-    /// does); any other name is taken as a client tool with its arguments as given.
-    pub fn from_gold(value: &serde_json::Value) -> Result<Action, GoldError> {
-        let (Some(name), Some(arguments)) = (
-            value.get("name").and_then(|n| n.as_str()),
-            value.get("arguments"),
-        ) else {
-            return Err(GoldError::Shape);
-        };
-        if crate::registry::builtin(name).is_none() {
-            return Ok(Action::Client {
-                name: name.to_owned(),
-                arguments: arguments.clone(),
-            });
-        }
-        crate::registry::Registry::builtin()
-            .validate(name, arguments)
-            .map(|(action, _repairs)| action)
-            .map_err(|kind| GoldError::Invalid {
-                name: name.to_owned(),
-                kind,
-            })
     }
 }
 

@@ -11,63 +11,22 @@
 //! go back to the scanner as prose, minus the trigger, so nothing is lost).
 
 use crate::event::Event;
+pub use crate::format_id::FormatId;
 use crate::registry::Registry;
 
-/// Which format produced a proposal; also the single-format decoder modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FormatId {
-    /// bellows' text protocol: verb lines and SEARCH/REPLACE blocks.
-    Text,
-    /// Hermes / Qwen2.5: `<tool_call>{json}</tool_call>`.
-    Hermes,
-    /// Qwen3-Coder: `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`.
-    Qwen3Xml,
-    /// Llama 3.x: `<|python_tag|>{json}` or a bare `{"name":…,"parameters":…}` line.
-    Llama3,
-    /// Mistral: `[TOOL_CALLS][{json},…]` (and the v11 `[TOOL_CALLS]name[ARGS]{json}`).
-    Mistral,
-    /// Pythonic: `[f(a=1), g(b="x")]`.
-    Pythonic,
-    /// A bare `{"name":…,"arguments":…}` object, optionally in a ```json fence.
-    BareJson,
-    /// OpenAI `tool_calls` stream deltas from an upstream server (not in-band text).
-    OpenAi,
-}
+/// The most bytes the scanner (and the builtin text bodies) hold before giving up on a
+/// candidate with a [`FailureKind::TooLong`](crate::event::FailureKind::TooLong) failure.
+pub const MAX_HELD: usize = 1 << 20;
 
-impl FormatId {
-    pub const ALL: &'static [FormatId] = &[
-        FormatId::Text,
-        FormatId::Hermes,
-        FormatId::Qwen3Xml,
-        FormatId::Llama3,
-        FormatId::Mistral,
-        FormatId::Pythonic,
-        FormatId::BareJson,
-        FormatId::OpenAi,
-    ];
-
-    /// The stable name used on the command line (`--mode`), in corpora and in profiles.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            FormatId::Text => "text",
-            FormatId::Hermes => "hermes",
-            FormatId::Qwen3Xml => "qwen3_xml",
-            FormatId::Llama3 => "llama3",
-            FormatId::Mistral => "mistral",
-            FormatId::Pythonic => "pythonic",
-            FormatId::BareJson => "bare_json",
-            FormatId::OpenAi => "openai",
-        }
+/// Appends prose to `out`, merging it into a trailing `Text` event.
+pub(crate) fn push_text(out: &mut Vec<Event>, s: &str) {
+    if s.is_empty() {
+        return;
     }
-
-    pub fn parse(s: &str) -> Option<FormatId> {
-        FormatId::ALL.iter().copied().find(|f| f.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for FormatId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+    if let Some(Event::Text(t)) = out.last_mut() {
+        t.push_str(s);
+    } else {
+        out.push(Event::Text(s.to_owned()));
     }
 }
 

@@ -7,15 +7,18 @@
 //! text deltas ──▶ TurnDecoder (prose scanner + one active Body) ──▶ Event*
 //! ```
 //!
+//! Modules, from the bottom up (`tests/layers.rs` keeps it so: a module only uses lower ones):
+//!
+//! * [`repair`], [`format_id`] — plain names: repair and failure kinds, format ids.
 //! * [`action`] — the typed action space and its JSON form.
+//! * [`event`] — decoder events (re-exporting the kinds).
 //! * [`registry`] — the tool table: builtin tools plus client-declared ones; generates the
-//!   system prompt, the JSON schemas and the GBNF grammar.
-//! * [`render`] — canonical text-protocol rendering, the inverse of decoding.
-//! * [`event`] — decoder events, repair kinds, failure kinds.
-//! * [`format`] — the contract between the prose scanner and a format's body parser.
+//!   system prompt, the JSON schemas and the GBNF grammar, and validates arguments.
+//! * [`format`](mod@format) — the contract between the prose scanner and a format's body parser.
 //! * [`text`] — the text protocol (verb lines, SEARCH/REPLACE blocks).
 //! * [`native`] — native tool-call formats (Hermes, Qwen3 XML, Llama-3, Mistral, pythonic,
 //!   bare JSON, OpenAI stream deltas).
+//! * [`render`] — canonical text-protocol rendering, the inverse of decoding.
 //! * [`turn`] — [`TurnDecoder`]: one incremental decoder for a whole reply, in `auto` or one
 //!   format's mode.
 //! * [`score`] — conversion-rate accounting for `bellows eval`.
@@ -23,14 +26,18 @@
 pub mod action;
 pub mod event;
 pub mod format;
+pub mod format_id;
 pub mod native;
 pub mod registry;
 pub mod render;
+pub mod repair;
 pub mod score;
 pub mod text;
 pub mod turn;
 
 pub use action::{Action, ActionProposal, Block};
-pub use event::{Event, FailureKind, RepairKind};
+pub use event::Event;
+pub use format_id::FormatId;
 pub use registry::Registry;
+pub use repair::{FailureKind, RepairKind};
 pub use turn::{Mode, TurnDecoder};

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::action::{Action, Block};
-use crate::event::{FailureKind, RepairKind};
+use crate::action::{Action, Block, GoldError};
+use crate::repair::{FailureKind, RepairKind};
 
 /// The JSON type of one builtin argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -384,6 +384,14 @@ impl Registry {
             client: Vec::new(),
             client_only: true,
         }
+    }
+
+    /// True when the builtin tools exist in this registry (false for
+    /// [`Registry::client_only`]). Without them nothing decodes to a builtin action: the text
+    /// protocol (verb lines, edit blocks) is not even looked for, and a builtin name in a
+    /// native call is an unknown tool unless the client declared it.
+    pub fn has_builtins(&self) -> bool {
+        !self.client_only
     }
 
     /// The builtin spec for `name` (exact), if this registry has builtins.
@@ -871,8 +879,9 @@ fn validate_run(
 }
 
 /// `edit`: `{path, blocks}`; or, as an `argument_alias` repair, a single block given at the
-/// top level (`{path, old_string, new_string}`, Anthropic's spelling). An edit whose only
-/// block has an empty SEARCH part creates a file: it becomes `create` (`edit_create_swap`).
+/// top level (`{path, old_string, new_string}`, Anthropic's spelling). A block with an empty
+/// SEARCH part stays in the edit (append, or create the file when missing) with an
+/// `empty_search_edit` repair per such block; it never becomes a whole-file `create`.
 fn validate_edit(
     spec: &'static ToolSpec,
     obj: &Map<String, Value>,
@@ -909,21 +918,9 @@ fn validate_edit(
     if blocks.is_empty() {
         return Err(FailureKind::BadBlockCount);
     }
-    let empty_searches = blocks.iter().filter(|b| b.search.is_empty()).count();
-    if empty_searches == 0 {
-        return Ok(Action::Edit { path, blocks });
-    }
-    if blocks.len() == 1 {
-        repairs.push(RepairKind::EditCreateSwap);
-        let content = blocks
-            .into_iter()
-            .next()
-            .map(|b| b.replace)
-            .unwrap_or_default();
-        return Ok(Action::Create { path, content });
-    }
-    // Several blocks, some with nothing to search for: there is no single reading of that.
-    Err(FailureKind::BadArguments)
+    let empty = blocks.iter().filter(|b| b.search.is_empty());
+    repairs.extend(empty.map(|_| RepairKind::EmptySearchEdit));
+    Ok(Action::Edit { path, blocks })
 }
 
 /// Why a RUN line's words did not split.
@@ -1053,4 +1050,33 @@ fn text_protocol_gbnf() -> String {
         "line ::= [^\\n]* \"\\n\"\n",
     ));
     g
+}
+
+// `Action::from_gold` lives here, beside the validation it runs, so the action types at the
+// bottom of the crate do not depend on the registry.
+impl Action {
+    /// Parses a `{"name", "arguments"}` object (a corpus `gold` entry). Builtin tools are
+    /// validated by the builtin registry (bodies normalised to whole lines, as decoding
+    /// does); any other name is taken as a client tool with its arguments as given.
+    pub fn from_gold(value: &serde_json::Value) -> Result<Action, GoldError> {
+        let (Some(name), Some(arguments)) = (
+            value.get("name").and_then(|n| n.as_str()),
+            value.get("arguments"),
+        ) else {
+            return Err(GoldError::Shape);
+        };
+        if builtin(name).is_none() {
+            return Ok(Action::Client {
+                name: name.to_owned(),
+                arguments: arguments.clone(),
+            });
+        }
+        Registry::builtin()
+            .validate(name, arguments)
+            .map(|(action, _repairs)| action)
+            .map_err(|kind| GoldError::Invalid {
+                name: name.to_owned(),
+                kind,
+            })
+    }
 }

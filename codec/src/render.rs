@@ -26,6 +26,10 @@
 //!   (`>>>>>>> REPLACE`, `<<<<<<< SEARCH`, and their repairable spellings), a divider line in a
 //!   SEARCH part, or a fence line, cannot be told apart from the structure; the protocol has no
 //!   escape for it. `=======` lines inside a REPLACE part are content and do round-trip.
+//! * **An edit block with an empty SEARCH part** (append, or create the file when missing) is
+//!   written as itself under `EDIT`; decoding it always reports `empty_search_edit`, once per
+//!   such block, so the decoded proposal is the one the decoder would have produced. Only
+//!   `CREATE` decodes to `create`.
 //! * **Nothing single-line may contain a newline**, quoted or not.
 //! * **Client tools** have no verb: they are rendered as a Hermes-style
 //!   `<tool_call>{"name": …, "arguments": …}</tool_call>` line, as the system prompt teaches.

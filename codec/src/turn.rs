@@ -30,12 +30,9 @@ use std::sync::Arc;
 
 use crate::action::ActionProposal;
 use crate::event::{Event, FailureKind};
-use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step};
+pub use crate::format::MAX_HELD;
+use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step, push_text};
 use crate::registry::Registry;
-
-/// The most bytes the scanner (and the builtin text bodies) hold before giving up on a
-/// candidate with a [`FailureKind::TooLong`] failure.
-pub const MAX_HELD: usize = 1 << 20;
 
 const SWAR_LO: u64 = 0x0101_0101_0101_0101;
 const SWAR_HI: u64 = 0x8080_8080_8080_8080;
@@ -122,7 +119,11 @@ enum Outcome {
 impl TurnDecoder {
     /// A decoder for one reply.
     pub fn new(mode: Mode, registry: Arc<Registry>) -> TurnDecoder {
-        let formats = formats_for(mode);
+        let mut formats = formats_for(mode);
+        // The text protocol decodes only to builtin actions: without builtins it is not enabled.
+        if !registry.has_builtins() {
+            formats.retain(|f| f.id() != FormatId::Text);
+        }
         let mut anywhere = [0u32; 256];
         let mut at_line_start = [0u32; 256];
         for (k, f) in formats.iter().enumerate().take(32) {
@@ -546,18 +547,6 @@ enum Found {
     No,
     NeedMore,
     Start(Box<dyn Body>, FormatId),
-}
-
-/// Appends prose to `out`, merging it into a trailing `Text` event.
-pub(crate) fn push_text(out: &mut Vec<Event>, s: &str) {
-    if s.is_empty() {
-        return;
-    }
-    if let Some(Event::Text(t)) = out.last_mut() {
-        t.push_str(s);
-    } else {
-        out.push(Event::Text(s.to_owned()));
-    }
 }
 
 /// Renders events as a stable, line-per-event text trace for snapshot tests and tools.

@@ -31,6 +31,11 @@ const FRAGMENTS: &[&str] = &[
     "```python\n",
     "```json\n",
     "```\n",
+    "<source>\n",
+    "<source>python\n",
+    "</source>\n",
+    "<<<<<<< SEARCH>\n",
+    "### src/a.py\n",
     "src/a.py\n",
     "x = 1\n",
     "\n",
@@ -191,7 +196,18 @@ fn an_edit_is_emitted_once_the_next_line_shows_no_block_follows() {
 
 #[test]
 fn an_overlong_block_fails_as_too_long_and_keeps_its_text() {
-    let mut s = String::from("EDIT a.py\n<<<<<<< SEARCH\n");
+    overlong_fails_as_too_long("EDIT a.py\n<<<<<<< SEARCH\n");
+}
+
+/// The lines held after a divider in a REPLACE part (content or past the block's end, not
+/// known yet) count against the same cap.
+#[test]
+fn overlong_lines_after_a_replace_divider_fail_as_too_long_and_keep_their_text() {
+    overlong_fails_as_too_long("EDIT a.py\n<<<<<<< SEARCH\na\n=======\nb\n=======\n");
+}
+
+fn overlong_fails_as_too_long(head: &str) {
+    let mut s = String::from(head);
     while s.len() <= MAX_HELD {
         s.push_str("0123456789abcdef\n");
     }

@@ -336,12 +336,12 @@ fn builtin_validation() {
         (
             "edit",
             json!({"path": "new.py", "blocks": [{"search": "", "replace": "print(1)\n"}]}),
-            r#"ok {"name":"create","arguments":{"path":"new.py","content":"print(1)\n"}} [edit_create_swap]"#,
+            r#"ok {"name":"edit","arguments":{"path":"new.py","blocks":[{"search":"","replace":"print(1)\n"}]}} [empty_search_edit]"#,
         ),
         (
             "edit",
             json!({"path": "a.py", "blocks": [{"search": "", "replace": "a\n"}, {"search": "b\n", "replace": "c\n"}]}),
-            "err bad_arguments",
+            r#"ok {"name":"edit","arguments":{"path":"a.py","blocks":[{"search":"","replace":"a\n"},{"search":"b\n","replace":"c\n"}]}} [empty_search_edit]"#,
         ),
         (
             "edit",
@@ -585,5 +585,115 @@ fn client_only_registry_frees_builtin_names() {
         codec::Registry::builtin()
             .add_client_tool("Read", "", serde_json::json!({"type": "object"}))
             .is_err()
+    );
+}
+
+/// A reply mixing the text protocol and a Hermes call for a client tool.
+const MIXED_REPLY_PROSE: &str = "I will look first.
+READ calc.py
+RUN make test
+calc.py
+```python
+<<<<<<< SEARCH
+x = 1
+=======
+x = 2
+>>>>>>> REPLACE
+```
+EDIT notes.txt
+<<<<<<< SEARCH
+=======
+checked
+>>>>>>> REPLACE
+DONE fixed
+";
+const MIXED_REPLY_CALL: &str =
+    "<tool_call>{\"name\": \"lookup\", \"arguments\": {\"q\": \"average\"}}</tool_call>";
+
+fn lookup_tool(reg: &mut Registry) {
+    reg.add_client_tool(
+        "lookup",
+        "Look something up.",
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+    )
+    .expect("a valid client tool");
+}
+
+/// Decodes `reply` whole and one char at a time; the two must agree.
+fn decode_both_ways(reg: &Registry, reply: &str) -> Vec<codec::Event> {
+    use codec::{Mode, TurnDecoder, turn::trace};
+    let reg = std::sync::Arc::new(reg.clone());
+    let mut whole = TurnDecoder::new(Mode::Auto, reg.clone());
+    let mut events = whole.feed(reply);
+    events.extend(whole.finish());
+    let mut by_char = TurnDecoder::new(Mode::Auto, reg);
+    let mut char_events = Vec::new();
+    for (i, c) in reply.char_indices() {
+        char_events.extend(by_char.feed(&reply[i..i + c.len_utf8()]));
+    }
+    char_events.extend(by_char.finish());
+    assert_eq!(trace(&events), trace(&char_events));
+    events
+}
+
+/// `Registry::client_only()` promises that nothing decodes to a builtin action: the verbs and
+/// edit blocks of the text protocol stay prose, byte for byte, and only the client's own call
+/// is proposed.
+#[test]
+fn a_client_only_registry_decodes_no_builtin_action() {
+    let mut reg = Registry::client_only();
+    lookup_tool(&mut reg);
+    assert!(!reg.has_builtins());
+    let reply = format!("{MIXED_REPLY_PROSE}{MIXED_REPLY_CALL}");
+    let events = decode_both_ways(&reg, &reply);
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            codec::Event::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, MIXED_REPLY_PROSE);
+    let proposals: Vec<&codec::ActionProposal> = events
+        .iter()
+        .filter_map(|e| match e {
+            codec::Event::Proposal { proposal, .. } => Some(proposal),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(proposals.len(), 1, "{events:?}");
+    assert_eq!(
+        proposals[0].action,
+        Action::Client {
+            name: "lookup".into(),
+            arguments: json!({"q": "average"})
+        }
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, codec::Event::Failure { .. })),
+        "{events:?}"
+    );
+}
+
+/// The same reply with the builtin registry (plus the client tool) decodes every action.
+#[test]
+fn the_builtin_registry_decodes_the_same_reply_to_actions() {
+    let mut reg = Registry::builtin();
+    lookup_tool(&mut reg);
+    assert!(reg.has_builtins());
+    let reply = format!("{MIXED_REPLY_PROSE}{MIXED_REPLY_CALL}");
+    let names: Vec<String> = decode_both_ways(&reg, &reply)
+        .iter()
+        .filter_map(|e| match e {
+            codec::Event::Proposal { proposal, .. } => Some(proposal.action.name().to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["read", "run", "edit", "edit", "done", "lookup"],
+        "every verb, both edits and the client call"
     );
 }

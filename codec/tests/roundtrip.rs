@@ -72,7 +72,7 @@ fn action() -> impl Strategy<Value = Action> {
         (word(), word()).prop_map(|(from, to)| Action::Move { from, to }),
         (
             word(),
-            prop::collection::vec((body(1), replace_body()), 1..4)
+            prop::collection::vec((body(0), replace_body()), 1..4)
         )
             .prop_map(|(path, blocks)| {
                 Action::Edit {
@@ -159,7 +159,14 @@ proptest! {
         let got = proposals(&events);
         prop_assert_eq!(got.len(), 1, "rendered {:?}, events {:?}", text, events);
         prop_assert_eq!(&got[0].action, &a, "rendered {:?}", text);
-        prop_assert!(got[0].repairs.is_empty(), "repairs {:?} for {:?}", got[0].repairs, text);
+        // The one repair a canonical rendering carries: an edit block with an empty SEARCH part
+        // (append, or create when missing) is always reported, once per such block.
+        let empty_searches = match &a {
+            Action::Edit { blocks, .. } => blocks.iter().filter(|b| b.search.is_empty()).count(),
+            _ => 0,
+        };
+        let want = vec![codec::RepairKind::EmptySearchEdit; empty_searches];
+        prop_assert_eq!(&got[0].repairs, &want, "repairs for {:?}", text);
         prop_assert_eq!(got[0].format, FormatId::Text);
         prop_assert!(
             !events.iter().any(|e| matches!(e, Event::Failure { .. })),
@@ -204,7 +211,8 @@ proptest! {
             "<<<<", "```\n", "```python\n", "<tool_call>", "</tool_call>", "{\"name\": \"read\", ",
             "\"arguments\": {\"path\": \"x\"}}", "<function=read>", "<parameter=path>", "</parameter>",
             "</function>", "[TOOL_CALLS]", "[read(path='x')]", "<|python_tag|>", "{", "}", "\"", "\\",
-            "\n", "\r\n", " ", "x", "é", "DONE ok\n", "RUN 'a\n",
+            "\n", "\r\n", " ", "x", "é", "DONE ok\n", "RUN 'a\n", "<source>\n", "</source>\n",
+            "<<<<<<< SEARCH>\n", "### a.py\n", "a.py\n",
         ]), 0..40),
         cuts in prop::collection::vec(0.0..1.0f64, 0..16),
     ) {

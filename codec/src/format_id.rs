@@ -1,0 +1,60 @@
+//! [`FormatId`]: which format a proposal was written in. A plain name at the bottom of the crate,
+//! so the action types can carry it without depending on the format machinery.
+
+/// Which format produced a proposal; also the single-format decoder modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FormatId {
+    /// bellows' text protocol: verb lines and SEARCH/REPLACE blocks.
+    Text,
+    /// Hermes / Qwen2.5: `<tool_call>{json}</tool_call>`.
+    Hermes,
+    /// Qwen3-Coder: `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`.
+    Qwen3Xml,
+    /// Llama 3.x: `<|python_tag|>{json}` or a bare `{"name":…,"parameters":…}` line.
+    Llama3,
+    /// Mistral: `[TOOL_CALLS][{json},…]` (and the v11 `[TOOL_CALLS]name[ARGS]{json}`).
+    Mistral,
+    /// Pythonic: `[f(a=1), g(b="x")]`.
+    Pythonic,
+    /// A bare `{"name":…,"arguments":…}` object, optionally in a ```json fence.
+    BareJson,
+    /// OpenAI `tool_calls` stream deltas from an upstream server (not in-band text).
+    OpenAi,
+}
+
+impl FormatId {
+    pub const ALL: &'static [FormatId] = &[
+        FormatId::Text,
+        FormatId::Hermes,
+        FormatId::Qwen3Xml,
+        FormatId::Llama3,
+        FormatId::Mistral,
+        FormatId::Pythonic,
+        FormatId::BareJson,
+        FormatId::OpenAi,
+    ];
+
+    /// The stable name used on the command line (`--mode`), in corpora and in profiles.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FormatId::Text => "text",
+            FormatId::Hermes => "hermes",
+            FormatId::Qwen3Xml => "qwen3_xml",
+            FormatId::Llama3 => "llama3",
+            FormatId::Mistral => "mistral",
+            FormatId::Pythonic => "pythonic",
+            FormatId::BareJson => "bare_json",
+            FormatId::OpenAi => "openai",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FormatId> {
+        FormatId::ALL.iter().copied().find(|f| f.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for FormatId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
