@@ -95,8 +95,23 @@ fn assemble_stream(events: &[Value]) -> Vec<(String, String)> {
     calls
 }
 
+/// The `tool_calls` deltas of a stream, and the content, as (events with a call delta, content).
+fn call_events_and_content(events: &[Value]) -> (usize, String) {
+    let with_calls = events
+        .iter()
+        .filter(|e| e["choices"][0]["delta"]["tool_calls"].is_array())
+        .count();
+    let content = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    (with_calls, content)
+}
+
+/// Without a grammar, nothing of a call reaches the client before its arguments validated:
+/// the call arrives whole (name, then all its arguments), however the model's text was cut.
 #[tokio::test]
-async fn native_call_streams_name_first_then_argument_fragments() {
+async fn without_a_grammar_a_streamed_call_is_sent_whole_once_valid() {
     let engine = scripted("unused");
     // One byte per piece: the hardest chunking for the decoder.
     engine.push(Script::chunked(HERMES_CALL, 1));
@@ -113,21 +128,144 @@ async fn native_call_streams_name_first_then_argument_fragments() {
         serde_json::from_str::<Value>(&calls[0].1).unwrap(),
         json!({"location": "Paris"})
     );
-    // Arguments arrive in several fragments, not one blob at the end.
+    // The start and the whole arguments: two call deltas, no partial fragments.
+    let (with_calls, content) = call_events_and_content(&events);
+    assert_eq!(with_calls, 2, "{events:?}");
+    let last = events.last().unwrap();
+    assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
+    // No content leaked from the call's markup.
+    assert_eq!(content.trim(), "");
+    server.stop().await.unwrap();
+}
+
+/// Under a grammar that guarantees the call (`tool_choice: "required"`), argument fragments
+/// stream as they are generated.
+#[tokio::test]
+async fn under_a_guaranteeing_grammar_arguments_stream_in_fragments() {
+    let engine = scripted("unused");
+    engine.push(Script::chunked(
+        r#"{"name": "get_weather", "arguments": {"location": "Paris"}}"#,
+        1,
+    ));
+    let server = start_engine(engine.clone()).await;
+    let r = server
+        .post(
+            "/v1/chat/completions",
+            &tools_body(r#""stream":true,"tool_choice":"required""#),
+        )
+        .await;
+    let events = r.events();
+    let calls = assemble_stream(&events);
+    assert_eq!(calls.len(), 1, "{events:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&calls[0].1).unwrap(),
+        json!({"location": "Paris"})
+    );
     let fragments = events
         .iter()
         .filter(|e| e["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] != "")
         .filter(|e| e["choices"][0]["delta"]["tool_calls"].is_array())
         .count();
     assert!(fragments > 1, "{fragments} fragments");
-    let last = events.last().unwrap();
-    assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
-    // No content leaked from the call's markup.
-    let content: String = events
-        .iter()
-        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
-        .collect();
-    assert_eq!(content.trim(), "");
+    assert_eq!(
+        events.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+    server.stop().await.unwrap();
+}
+
+/// A call whose arguments fail the schema, streamed byte by byte: no `tool_calls` delta at
+/// all, its text comes back as content unchanged, and the finish reason is "stop".
+#[tokio::test]
+async fn a_streamed_call_that_fails_validation_sends_nothing_but_its_text() {
+    let bad = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": 5}}\n</tool_call>";
+    let engine = scripted("unused");
+    engine.push(Script::chunked(bad, 1));
+    let server = start_engine(engine.clone()).await;
+    let events = server
+        .post("/v1/chat/completions", &tools_body(r#""stream":true"#))
+        .await
+        .events();
+    let (with_calls, content) = call_events_and_content(&events);
+    assert_eq!(with_calls, 0, "{events:?}");
+    assert_eq!(content, bad);
+    assert_eq!(events.last().unwrap()["choices"][0]["finish_reason"], "stop");
+    assert_eq!(
+        server
+            .metric(r#"bellows_decode_failures_total{kind="bad_arguments"}"#)
+            .await,
+        1.0
+    );
+    server.stop().await.unwrap();
+}
+
+/// With client tools, bellows' own protocol is not decoded: verb lines and an aider-style
+/// fenced edit are the model's prose and come back byte for byte; only the declared tool's
+/// call becomes a tool call.
+#[tokio::test]
+async fn with_client_tools_verbs_and_edit_blocks_stay_prose() {
+    let prose = "To fix this, RUN make test first.\nRUN make test\nREAD src/a.py\nsrc/a.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n";
+    let reply = format!("{prose}{HERMES_CALL}");
+    for chunk in [1, 3, 4096] {
+        let engine = scripted("unused");
+        engine.push(Script::chunked(&reply, chunk));
+        engine.push(Script::chunked(&reply, chunk));
+        let server = start_engine(engine.clone()).await;
+        let v = server
+            .post("/v1/chat/completions", &tools_body(""))
+            .await
+            .json();
+        let msg = &v["choices"][0]["message"];
+        assert_eq!(msg["content"], prose, "chunk {chunk}: {v}");
+        let calls = msg["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "chunk {chunk}: {v}");
+        assert_eq!(calls[0]["function"]["name"], "get_weather");
+        assert!(msg.get("bellows").is_none(), "no failure either: {v}");
+        let events = server
+            .post("/v1/chat/completions", &tools_body(r#""stream":true"#))
+            .await
+            .events();
+        let (_, content) = call_events_and_content(&events);
+        assert_eq!(content, prose, "chunk {chunk}, streamed");
+        assert_eq!(assemble_stream(&events).len(), 1);
+        server.stop().await.unwrap();
+    }
+}
+
+/// `parallel_tool_calls: false`: at most one call; generation is halted after it.
+#[tokio::test]
+async fn parallel_tool_calls_false_yields_one_call() {
+    let two = format!("{HERMES_CALL}\n<tool_call>\n{{\"name\": \"get_time\", \"arguments\": {{}}}}\n</tool_call>");
+    let engine = scripted("unused");
+    engine.push(Script::chunked(&two, 2));
+    engine.push(Script::chunked(&two, 2));
+    let server = start_engine(engine.clone()).await;
+    let v = server
+        .post("/v1/chat/completions", &tools_body(""))
+        .await
+        .json();
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(),
+        2,
+        "{v}"
+    );
+    let v = server
+        .post(
+            "/v1/chat/completions",
+            &tools_body(r#""parallel_tool_calls":false"#),
+        )
+        .await
+        .json();
+    let calls = v["choices"][0]["message"]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "{v}");
+    assert_eq!(calls[0]["function"]["name"], "get_weather");
+    assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
+    // The engine stopped early: fewer tokens than the whole two-call reply.
+    let all = two.len().div_ceil(2) as u64;
+    assert!(
+        v["usage"]["completion_tokens"].as_u64().unwrap() < all,
+        "{v}"
+    );
     server.stop().await.unwrap();
 }
 
@@ -245,7 +383,8 @@ async fn a_call_to_an_undeclared_builtin_is_not_sent_as_a_tool_call() {
         .json();
     let msg = &v["choices"][0]["message"];
     assert!(msg.get("tool_calls").is_none(), "{v}");
-    assert!(msg["content"].as_str().unwrap().contains("a.txt"), "{v}");
+    // The model's words come back unchanged, with the failure named.
+    assert_eq!(msg["content"], text, "{v}");
     assert_eq!(msg["bellows"]["failures"][0]["kind"], "unknown_tool");
     server.stop().await.unwrap();
 }
