@@ -15,6 +15,7 @@ use gateway::server::Server;
 use gateway::state::AppState;
 use models::{Script, ScriptedEngine};
 
+const BAD_CALL: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": 5}}\n</tool_call>";
 const HERMES_CALL: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>";
 
 fn python() -> PathBuf {
@@ -74,6 +75,8 @@ async fn openai_python_client_on_the_scripted_engine() {
         Script::chunked(HERMES_CALL, 1),
         Script::chunked("It is sunny in Paris.", 6),
         Script::chunked("a time", 2),
+        Script::chunked("Served under any name.", 4),
+        Script::chunked(BAD_CALL, 1),
     ] {
         engine.push(script);
     }
@@ -83,6 +86,8 @@ async fn openai_python_client_on_the_scripted_engine() {
         "chat stream",
         "tools non-stream",
         "tools stream",
+        "any model name",
+        "invalid call withheld",
         "errors",
     ] {
         assert!(out.contains(&format!("ok: {check}")), "{out}");
@@ -93,6 +98,9 @@ async fn openai_python_client_on_the_scripted_engine() {
         panic!("chat prompt")
     };
     assert_eq!(messages.last().unwrap().content, "sunny, 21 C");
+    // …with the id of the call it answers, as the client sent it back.
+    let id = messages.last().unwrap().tool_call_id.as_deref().unwrap_or("");
+    assert!(id.starts_with("call_"), "{id:?}");
 }
 
 fn smollm2() -> String {
