@@ -274,6 +274,29 @@ mod tests {
         ];
         let kinds: Vec<&str> = samples.iter().map(ApiError::kind).collect();
         assert_eq!(kinds, ApiError::KINDS);
+        // One sample per variant, in declaration order: this match has no wildcard, so a new
+        // variant does not compile until it has a place here (and so in the samples above).
+        let position = |e: &ApiError| match e {
+            ApiError::BodyTooLarge { .. } => 0,
+            ApiError::BodyRead(_) => 1,
+            ApiError::InvalidJson(_) => 2,
+            ApiError::InvalidValue { .. } => 3,
+            ApiError::MissingField { .. } => 4,
+            ApiError::Unsupported { .. } => 5,
+            ApiError::PromptTooLong { .. } => 6,
+            ApiError::ContextExceeded { .. } => 7,
+            ApiError::InvalidGrammar(_) => 8,
+            ApiError::InvalidSchema(_) => 9,
+            ApiError::Unauthorized => 10,
+            ApiError::QueueFull { .. } => 11,
+            ApiError::NotFound(_) => 12,
+            ApiError::MethodNotAllowed { .. } => 13,
+            ApiError::Template(_) => 14,
+            ApiError::ShuttingDown => 15,
+            ApiError::Engine(_) => 16,
+        };
+        let positions: Vec<usize> = samples.iter().map(position).collect();
+        assert_eq!(positions, (0..=16).collect::<Vec<_>>());
     }
 
     #[test]

@@ -7,10 +7,11 @@
 //! gauges, proposals, repairs, failures and cancellations.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use codec::{Event, TurnDecoder};
-use models::{GenEvent, Generation, StopReason, TokenLogprob};
+use models::{GenEvent, Generation, Progress, StopReason, TokenLogprob};
 
 use crate::api::response::{FinishReason, ToolCallExt, Usage};
 use crate::error::ApiError;
@@ -70,10 +71,10 @@ pub struct Inflight {
     metrics: Metrics,
     busy: bool,
     settled: bool,
-    /// Tokens seen so far, counted into the token metrics if the request is cancelled (a
-    /// finished request counts the engine's own figures instead).
+    /// The engine's live counts, turned into the token metrics if the request is cancelled
+    /// (a finished request counts the engine's final timings instead).
     prompt_tokens: u32,
-    generated_tokens: u64,
+    progress: Option<Arc<Progress>>,
 }
 
 impl Inflight {
@@ -85,7 +86,7 @@ impl Inflight {
             busy: false,
             settled: false,
             prompt_tokens: 0,
-            generated_tokens: 0,
+            progress: None,
         }
     }
 
@@ -112,15 +113,39 @@ impl Drop for Inflight {
         }
         if !self.settled {
             self.metrics.cancellations.inc();
-            // The engine's timings never arrive for a cancelled request; count what was seen,
-            // so the token metrics cover every request that reached the engine.
-            self.metrics
-                .prompt_tokens
-                .inc_by(u64::from(self.prompt_tokens));
-            self.metrics.generated_tokens.inc_by(self.generated_tokens);
+            // The engine's timings never arrive for a cancelled request. Its live counts do:
+            // once the engine has let go of the work, what it evaluated and generated is
+            // counted, so the token metrics cover every request that reached the engine and
+            // show how soon a cancellation stopped it.
+            if let Some(progress) = self.progress.take() {
+                let metrics = self.metrics.clone();
+                let prompt = self.prompt_tokens;
+                let count = move |p: &Progress| {
+                    metrics.prompt_tokens.inc_by(u64::from(prompt));
+                    metrics.cached_tokens.inc_by(u64::from(p.cached()));
+                    metrics.generated_tokens.inc_by(u64::from(p.generated()));
+                };
+                match tokio::runtime::Handle::try_current() {
+                    Ok(rt) => {
+                        rt.spawn(async move {
+                            // Bounded: an engine that never lets go is counted as it stands.
+                            let _ = tokio::time::timeout(
+                                CANCELLED_COUNT_WAIT,
+                                progress.finished(),
+                            )
+                            .await;
+                            count(&progress);
+                        });
+                    }
+                    Err(_) => count(&progress),
+                }
+            }
         }
     }
 }
+
+/// How long a cancelled request's token counts wait for the engine to let go of it.
+const CANCELLED_COUNT_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// What the gateway knows about each call the codec opened.
 #[derive(Debug)]
@@ -163,6 +188,7 @@ impl Turn {
         started: Instant,
     ) -> Turn {
         inflight.prompt_tokens = generation.prompt_tokens;
+        inflight.progress = Some(Arc::clone(&generation.progress));
         Turn {
             decoder: plan.decoder(),
             generation,
@@ -258,7 +284,6 @@ impl Turn {
 
     fn observe_piece(&mut self, tokens: usize) {
         let now = Instant::now();
-        self.inflight.generated_tokens += tokens as u64;
         match self.last_piece {
             None => {
                 self.inflight.started();

@@ -198,8 +198,12 @@ fn errors_are_clear() {
     assert!(!bad_mode.status.success());
     assert!(String::from_utf8_lossy(&bad_mode.stderr).contains("unknown mode \"yaml\""));
 
-    let zero = bellows(&["eval", "--chunk", "0", "x.jsonl"]);
+    // On a corpus that exists, so the refusal can only come from the range check.
+    let real = corpus_file("chunk0.jsonl", CORPUS);
+    let zero = bellows(&["eval", "--chunk", "0", real.to_str().unwrap()]);
     assert!(!zero.status.success(), "--chunk 0 is refused");
+    let err = String::from_utf8_lossy(&zero.stderr);
+    assert!(err.contains("--chunk") && err.contains('0'), "stderr: {err}");
 
     let help = bellows(&["eval", "--help"]);
     let h = stdout(&help);

@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -241,6 +241,73 @@ pub struct Generation {
     pub prompt_tokens: u32,
     /// Set by [`Generation::halt`]; the engine checks it before each token.
     pub halt: Arc<AtomicBool>,
+    /// Tokens the engine has generated and reused so far, updated as it goes: a consumer that
+    /// drops the stream (the client went away) still learns what the request cost.
+    pub progress: Arc<Progress>,
+}
+
+/// Live counts of one generation, kept by the engine while it runs, and a signal when the
+/// engine is done with it (finished, cancelled or refused at shutdown).
+#[derive(Debug, Default)]
+pub struct Progress {
+    generated: AtomicU32,
+    cached: AtomicU32,
+    done: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+/// Held by the engine for one generation; marks its [`Progress`] done when dropped, whatever
+/// way the work ended.
+#[derive(Debug)]
+pub struct ProgressGuard(pub Arc<Progress>);
+
+impl std::ops::Deref for ProgressGuard {
+    type Target = Progress;
+    fn deref(&self) -> &Progress {
+        &self.0
+    }
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.0.done.store(true, Ordering::Release);
+        self.0.notify.notify_waiters();
+    }
+}
+
+impl Progress {
+    /// Waits until the engine is done with this generation; the counts are final then.
+    pub async fn finished(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.done.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Whether the engine is done with this generation.
+    pub fn is_finished(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    pub fn set_generated(&self, n: u32) {
+        self.generated.store(n, Ordering::Relaxed);
+    }
+    pub fn set_cached(&self, n: u32) {
+        self.cached.store(n, Ordering::Relaxed);
+    }
+    /// Tokens generated so far.
+    pub fn generated(&self) -> u32 {
+        self.generated.load(Ordering::Relaxed)
+    }
+    /// Prompt tokens reused from the cache.
+    pub fn cached(&self) -> u32 {
+        self.cached.load(Ordering::Relaxed)
+    }
 }
 
 impl Generation {
@@ -250,7 +317,14 @@ impl Generation {
             events,
             prompt_tokens,
             halt,
+            progress: Arc::new(Progress::default()),
         }
+    }
+
+    /// The same generation, reporting its counts through `progress`.
+    pub fn with_progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// Asks the engine to stop generating as if a stop string had matched: no token after the

@@ -21,7 +21,7 @@ pub mod template;
 
 pub use engine::{
     ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation, GrammarSpec,
-    MAX_TOP_LOGPROBS, ModelInfo, Prompt, Sampling, StopReason, Timings, TokenLogprob, ToolSpec,
+    MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings, TokenLogprob, ToolSpec,
     TopLogprob,
 };
 pub use llama::{LlamaEngine, LoadError, LoadOptions};

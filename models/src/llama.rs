@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     BoxFuture, ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation,
-    GrammarSpec, ModelInfo, Prompt, Sampling, StopReason, Timings, ToolSpec,
+    GrammarSpec, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings, ToolSpec,
 };
 use crate::gguf::{self, GgufError, GgufInfo};
 use crate::profile::{Profile, ProfileError};
@@ -175,6 +175,8 @@ struct Job {
     tx: mpsc::Sender<GenEvent>,
     /// Set by `Generation::halt`: stop as if a stop string had matched.
     halt: Arc<AtomicBool>,
+    /// Marks the generation's counts final when the job is dropped.
+    progress: ProgressGuard,
     admitted: Instant,
 }
 
@@ -629,7 +631,8 @@ impl Engine for LlamaEngine {
                     });
                 }
                 Some(max_tokens) => max_tokens,
-                None => self.info.n_ctx - prompt_tokens,
+                // Until the context is full: the slot stops there with `ContextFull`.
+                None => u32::MAX,
             };
             let grammar = req
                 .grammar
@@ -644,8 +647,10 @@ impl Engine for LlamaEngine {
             }
             let (tx, rx) = mpsc::channel(EVENT_BUFFER);
             let halt = Arc::new(AtomicBool::new(false));
+            let progress = Arc::new(Progress::default());
             let job = Job {
                 halt: Arc::clone(&halt),
+                progress: ProgressGuard(Arc::clone(&progress)),
                 tokens,
                 sampling: req.sampling.clone(),
                 grammar,
@@ -674,7 +679,7 @@ impl Engine for LlamaEngine {
                 s.dispatch();
             }
             self.shared.wake.notify_all();
-            Ok(Generation::new(rx, prompt_tokens, halt))
+            Ok(Generation::new(rx, prompt_tokens, halt).with_progress(progress))
         })
     }
 
@@ -882,6 +887,7 @@ impl Slot<'_> {
         let tx = &job.tx;
         let n_common = self.reuse_prefix(&job.tokens);
         timings.cached_tokens = n_common as u32;
+        job.progress.set_cached(timings.cached_tokens);
         let eval_start = Instant::now();
         if let Err(e) = self.eval(&job.tokens[n_common..], || tx.is_closed()) {
             if tx.is_closed() {
@@ -937,6 +943,7 @@ impl Slot<'_> {
                 gen_start = Instant::now();
             }
             timings.generated_tokens += 1;
+            job.progress.set_generated(timings.generated_tokens);
             if vocab.is_eog(token) {
                 break StopReason::Eog;
             }

@@ -140,6 +140,8 @@ impl Engine for ScriptedEngine {
             let (tx, rx) = mpsc::channel(4);
             let halt = Arc::new(AtomicBool::new(false));
             let halted = Arc::clone(&halt);
+            let progress = Arc::new(crate::engine::Progress::default());
+            let counts = crate::engine::ProgressGuard(Arc::clone(&progress));
             tokio::spawn(async move {
                 let mut timings = Timings {
                     prompt_tokens,
@@ -162,6 +164,7 @@ impl Engine for ScriptedEngine {
                         timings.time_to_first_token = admitted.elapsed();
                     }
                     timings.generated_tokens += 1;
+                    counts.set_generated(timings.generated_tokens);
                     let logprobs = match req.logprobs {
                         None => Vec::new(),
                         Some(_) => vec![crate::engine::TokenLogprob {
@@ -183,7 +186,7 @@ impl Engine for ScriptedEngine {
                 timings.generation = admitted.elapsed();
                 let _ = tx.send(GenEvent::Done { reason, timings }).await;
             });
-            Ok(Generation::new(rx, prompt_tokens, halt))
+            Ok(Generation::new(rx, prompt_tokens, halt).with_progress(progress))
         })
     }
 

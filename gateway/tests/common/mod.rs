@@ -153,9 +153,14 @@ impl Resp {
     }
 }
 
+/// The JSON documents of an SSE body, without `[DONE]`. Every frame must be a `data:` event.
 pub fn sse_events(text: &str) -> Vec<serde_json::Value> {
     text.split("\n\n")
-        .filter_map(|e| e.strip_prefix("data: "))
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            e.strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("not a data event: {e:?}"))
+        })
         .filter(|d| *d != "[DONE]")
         .map(|d| serde_json::from_str(d).unwrap())
         .collect()
@@ -268,6 +273,20 @@ pub async fn wait_metric(server: &TestServer, series: &str, value: f64) -> f64 {
     for _ in 0..400 {
         last = server.metric(series).await;
         if last == value {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    last
+}
+
+/// Polls the metrics until `series` is above `floor` (bounded: about 10 s), returning the last
+/// value seen.
+pub async fn wait_metric_above(server: &TestServer, series: &str, floor: f64) -> f64 {
+    let mut last = f64::NAN;
+    for _ in 0..400 {
+        last = server.metric(series).await;
+        if last > floor {
             return last;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
