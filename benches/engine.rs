@@ -309,7 +309,10 @@ async fn bench_model(
         let r = run(&engine, request(prompt.clone(), 48, None)).await;
         new_tokens.push(r.timings.prompt_tokens as usize - seen);
         seen = r.timings.prompt_tokens as usize + r.timings.generated_tokens as usize;
-        messages.push(ChatMessage::new("assistant".to_owned(), r.text.trim().to_owned()));
+        messages.push(ChatMessage::new(
+            "assistant".to_owned(),
+            r.text.trim().to_owned(),
+        ));
         eprintln!(
             "{label}: agent turn {} done ({} tokens)",
             turns.len() + 1,

@@ -15,7 +15,8 @@ use gateway::server::Server;
 use gateway::state::AppState;
 use models::{Script, ScriptedEngine};
 
-const BAD_CALL: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": 5}}\n</tool_call>";
+const BAD_CALL: &str =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": 5}}\n</tool_call>";
 const HERMES_CALL: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>";
 
 fn python() -> PathBuf {
@@ -99,7 +100,12 @@ async fn openai_python_client_on_the_scripted_engine() {
     };
     assert_eq!(messages.last().unwrap().content, "sunny, 21 C");
     // …with the id of the call it answers, as the client sent it back.
-    let id = messages.last().unwrap().tool_call_id.as_deref().unwrap_or("");
+    let id = messages
+        .last()
+        .unwrap()
+        .tool_call_id
+        .as_deref()
+        .unwrap_or("");
     assert!(id.starts_with("call_"), "{id:?}");
 }
 

@@ -80,7 +80,12 @@ pub struct ServeArgs {
     /// Another name for the model in `GET /v1/models` (repeatable). Requests may name the
     /// model anything (clients send `gpt-4o`, `default`, …): one model is loaded and it
     /// answers to every name; aliases only make names visible to clients that list models.
-    #[arg(long = "alias", env = "BELLOWS_ALIAS", value_name = "NAME", value_delimiter = ',')]
+    #[arg(
+        long = "alias",
+        env = "BELLOWS_ALIAS",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
     pub alias: Vec<String>,
 
     /// Seconds a streaming response may wait on a client that stopped reading before the

@@ -129,11 +129,8 @@ impl Drop for Inflight {
                     Ok(rt) => {
                         rt.spawn(async move {
                             // Bounded: an engine that never lets go is counted as it stands.
-                            let _ = tokio::time::timeout(
-                                CANCELLED_COUNT_WAIT,
-                                progress.finished(),
-                            )
-                            .await;
+                            let _ = tokio::time::timeout(CANCELLED_COUNT_WAIT, progress.finished())
+                                .await;
                             count(&progress);
                         });
                     }
@@ -398,8 +395,7 @@ impl Turn {
                         index: streamed,
                         kind: kind.as_str(),
                     });
-                }
-                // MERGE: Event::Reasoning(text) => Out::Reasoning(text)
+                } // MERGE: Event::Reasoning(text) => Out::Reasoning(text)
             }
         }
         out
@@ -448,5 +444,9 @@ fn push_content(out: &mut Vec<Out>, text: String) {
 
 // MERGE: replace with the proposal's raw span once the codec carries it.
 fn proposal_raw(p: &codec::ActionProposal) -> String {
-    crate::tools::render_call(codec::format::FormatId::Hermes, p.action.name(), &p.action.arguments())
+    crate::tools::render_call(
+        codec::format::FormatId::Hermes,
+        p.action.name(),
+        &p.action.arguments(),
+    )
 }

@@ -168,7 +168,10 @@ fn builtin_action(name: &str, arguments: &serde_json::Value) -> Option<codec::Ac
 pub fn render_call(format: FormatId, name: &str, arguments: &serde_json::Value) -> String {
     let object = |key: &str| {
         let mut m = serde_json::Map::new();
-        m.insert("name".to_owned(), serde_json::Value::String(name.to_owned()));
+        m.insert(
+            "name".to_owned(),
+            serde_json::Value::String(name.to_owned()),
+        );
         m.insert(key.to_owned(), arguments.clone());
         serde_json::Value::Object(m)
     };
@@ -204,7 +207,8 @@ pub fn render_call(format: FormatId, name: &str, arguments: &serde_json::Value) 
 fn pythonic_call(name: &str, arguments: &serde_json::Value) -> Option<String> {
     fn ident(s: &str) -> bool {
         let mut c = s.chars();
-        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        c.next()
+            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
             && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
     }
     fn literal(v: &serde_json::Value) -> String {
@@ -219,7 +223,9 @@ fn pythonic_call(name: &str, arguments: &serde_json::Value) -> Option<String> {
             serde_json::Value::Object(o) => {
                 let items: Vec<String> = o
                     .iter()
-                    .map(|(k, v)| format!("{}: {}", serde_json::Value::String(k.clone()), literal(v)))
+                    .map(|(k, v)| {
+                        format!("{}: {}", serde_json::Value::String(k.clone()), literal(v))
+                    })
                     .collect();
                 format!("{{{}}}", items.join(", "))
             }
@@ -302,9 +308,7 @@ pub fn plan(
             },
             // At least one action, anywhere among prose and other actions.
             Choice::Required => Some(gbnf("prose* action (prose | action)*".to_owned())),
-            Choice::Named(NamedTool::Builtin(name)) => {
-                Some(gbnf(format!("prose* {name}-action")))
-            }
+            Choice::Named(NamedTool::Builtin(name)) => Some(gbnf(format!("prose* {name}-action"))),
             // A client tool in the text protocol is called natively; one call, bare JSON.
             Choice::Named(NamedTool::Client(i)) => Some(call_grammar(specs[*i..=*i].iter())),
         };
@@ -466,9 +470,11 @@ fn resolve_choice(
 ) -> Result<Choice, ApiError> {
     let has_tools = !specs.is_empty() || builtins.is_some();
     match choice {
-        None | Some(ToolChoice::Mode(ToolChoiceMode::Auto)) => {
-            Ok(if has_tools { Choice::Auto } else { Choice::None })
-        }
+        None | Some(ToolChoice::Mode(ToolChoiceMode::Auto)) => Ok(if has_tools {
+            Choice::Auto
+        } else {
+            Choice::None
+        }),
         Some(ToolChoice::Mode(ToolChoiceMode::None)) => Ok(Choice::None),
         Some(ToolChoice::Mode(ToolChoiceMode::Required)) => {
             if !has_tools {

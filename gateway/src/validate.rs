@@ -272,10 +272,7 @@ pub fn completion(
 fn chat_logprobs(logprobs: Option<bool>, top: Option<u32>) -> Result<Option<u32>, ApiError> {
     match (logprobs.unwrap_or(false), top) {
         (false, None) => Ok(None),
-        (false, Some(_)) => Err(ApiError::invalid(
-            "top_logprobs",
-            "needs `logprobs: true`",
-        )),
+        (false, Some(_)) => Err(ApiError::invalid("top_logprobs", "needs `logprobs: true`")),
         (true, Some(n)) if n > MAX_TOP_LOGPROBS => Err(ApiError::invalid(
             "top_logprobs",
             format!("{n} is more than the {MAX_TOP_LOGPROBS} alternatives served"),
@@ -392,10 +389,7 @@ fn prepend_system(messages: &mut Vec<ChatMessage>, text: String) {
         Some(first) if first.role == "system" => {
             first.content = format!("{text}\n\n{}", first.content);
         }
-        _ => messages.insert(
-            0,
-            ChatMessage::new("system".to_owned(), text),
-        ),
+        _ => messages.insert(0, ChatMessage::new("system".to_owned(), text)),
     }
 }
 
@@ -432,7 +426,11 @@ fn sampling(base: &Sampling, k: &Knobs<'_>, info: &ModelInfo) -> Result<Sampling
             k.frequency_penalty,
             &mut s.frequency_penalty,
         ),
-        ("presence_penalty", k.presence_penalty, &mut s.presence_penalty),
+        (
+            "presence_penalty",
+            k.presence_penalty,
+            &mut s.presence_penalty,
+        ),
     ] {
         if let Some(v) = value {
             if !(-2.0..=2.0).contains(&v) {
@@ -473,7 +471,9 @@ fn logit_bias(
         let bias = value
             .as_f64()
             .filter(|b| (-100.0..=100.0).contains(b))
-            .ok_or_else(|| ApiError::invalid(param(), format!("{value} is not a number in [-100, 100]")))?;
+            .ok_or_else(|| {
+                ApiError::invalid(param(), format!("{value} is not a number in [-100, 100]"))
+            })?;
         let bias = if bias <= -100.0 {
             f32::NEG_INFINITY
         } else {

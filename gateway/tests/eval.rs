@@ -200,10 +200,13 @@ fn errors_are_clear() {
 
     // On a corpus that exists, so the refusal can only come from the range check.
     let real = corpus_file("chunk0.jsonl", CORPUS);
-    let zero = bellows(&["eval", "--chunk", "0", real.to_str().unwrap()]);
+    let zero = bellows(&["eval", "--chunk", "0", real.to_str().expect("a UTF-8 path")]);
     assert!(!zero.status.success(), "--chunk 0 is refused");
     let err = String::from_utf8_lossy(&zero.stderr);
-    assert!(err.contains("--chunk") && err.contains('0'), "stderr: {err}");
+    assert!(
+        err.contains("--chunk") && err.contains('0'),
+        "stderr: {err}"
+    );
 
     let help = bellows(&["eval", "--help"]);
     let h = stdout(&help);

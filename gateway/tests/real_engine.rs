@@ -217,7 +217,10 @@ async fn a_dropped_stream_frees_the_only_slot() {
     // carried on, the count would arrive only at its end, as `full`).
     let total = wait_metric_above(&server, "bellows_generated_tokens_total", full).await;
     let cancelled = total - full;
-    assert!(cancelled >= 1.0 && cancelled < full, "total {total}, full {full}");
+    assert!(
+        cancelled >= 1.0 && cancelled < full,
+        "total {total}, full {full}"
+    );
     // With one slot, this request is served by the slot the cancelled one let go of.
     let r = server
         .post("/v1/chat/completions", &chat_body_for(r#""max_tokens":3"#))

@@ -44,7 +44,11 @@ fn prereqs_check(lib_dir: &Path) -> String {
         .env("PREREQS_LIB_DIRS", lib_dir)
         .output()
         .expect("bash runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -60,7 +64,11 @@ fn prereqs_tells_libclang_cpp_from_libclang() {
     for real in ["libclang.so", "libclang-14.so.1", "libclang.so.14"] {
         let one = dir.join(real);
         std::fs::write(&one, b"").expect("write");
-        assert_eq!(prereqs_check(&dir), "", "{real} is a libclang bindgen loads");
+        assert_eq!(
+            prereqs_check(&dir),
+            "",
+            "{real} is a libclang bindgen loads"
+        );
         std::fs::remove_file(&one).expect("remove");
     }
     let _ = std::fs::remove_dir_all(&dir);

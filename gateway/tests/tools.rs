@@ -189,7 +189,10 @@ async fn a_streamed_call_that_fails_validation_sends_nothing_but_its_text() {
     let (with_calls, content) = call_events_and_content(&events);
     assert_eq!(with_calls, 0, "{events:?}");
     assert_eq!(content, bad);
-    assert_eq!(events.last().unwrap()["choices"][0]["finish_reason"], "stop");
+    assert_eq!(
+        events.last().unwrap()["choices"][0]["finish_reason"],
+        "stop"
+    );
     assert_eq!(
         server
             .metric(r#"bellows_decode_failures_total{kind="bad_arguments"}"#)
@@ -235,7 +238,9 @@ async fn with_client_tools_verbs_and_edit_blocks_stay_prose() {
 /// `parallel_tool_calls: false`: at most one call; generation is halted after it.
 #[tokio::test]
 async fn parallel_tool_calls_false_yields_one_call() {
-    let two = format!("{HERMES_CALL}\n<tool_call>\n{{\"name\": \"get_time\", \"arguments\": {{}}}}\n</tool_call>");
+    let two = format!(
+        "{HERMES_CALL}\n<tool_call>\n{{\"name\": \"get_time\", \"arguments\": {{}}}}\n</tool_call>"
+    );
     let engine = scripted("unused");
     engine.push(Script::chunked(&two, 2));
     engine.push(Script::chunked(&two, 2));
@@ -245,7 +250,10 @@ async fn parallel_tool_calls_false_yields_one_call() {
         .await
         .json();
     assert_eq!(
-        v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(),
+        v["choices"][0]["message"]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len(),
         2,
         "{v}"
     );

@@ -38,13 +38,17 @@ fn body(model: &str, extra: &str) -> String {
 
 #[tokio::test]
 async fn any_model_name_is_served_and_aliases_are_listed() {
-    let state = AppState::new(engine("ok"))
-        .with_aliases(vec!["default".to_owned(), "smollm2".to_owned()]);
+    let state =
+        AppState::new(engine("ok")).with_aliases(vec!["default".to_owned(), "smollm2".to_owned()]);
     let server = start_state(state).await;
     for name in ["gpt-4o", "default", "anything/at-all:7b", MODEL] {
         let r = server.post("/v1/chat/completions", &body(name, "")).await;
         assert_eq!(r.status, 200, "{name}: {}", r.text());
-        assert_eq!(r.json()["model"], name, "the answer names the model as asked");
+        assert_eq!(
+            r.json()["model"],
+            name,
+            "the answer names the model as asked"
+        );
         let r = server
             .post(
                 "/v1/completions",
@@ -264,7 +268,10 @@ async fn the_profiles_lazy_grammar_shapes_auto_tool_calls() {
     else {
         panic!("lazy grammar: {:?}", seen.grammar)
     };
-    assert_eq!((trigger.as_str(), close.as_str()), ("<tool_call>", "</tool_call>"));
+    assert_eq!(
+        (trigger.as_str(), close.as_str()),
+        ("<tool_call>", "</tool_call>")
+    );
     assert_eq!(schema["properties"]["name"]["const"], "get_weather");
     let fragments = events
         .iter()
@@ -375,6 +382,9 @@ async fn text_format_profiles_decode_client_tools_in_native_formats_only() {
     let msg = &v["choices"][0]["message"];
     // The verb line is prose, byte for byte (the call's own line ending stays content too).
     assert_eq!(msg["content"], "DELETE src/a.py\n\n", "{v}");
-    assert_eq!(msg["tool_calls"][0]["function"]["name"], "get_weather", "{v}");
+    assert_eq!(
+        msg["tool_calls"][0]["function"]["name"], "get_weather",
+        "{v}"
+    );
     server.stop().await.unwrap();
 }

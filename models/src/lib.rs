@@ -21,8 +21,8 @@ pub mod template;
 
 pub use engine::{
     ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation, GrammarSpec,
-    MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings, TokenLogprob, ToolSpec,
-    TopLogprob,
+    MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings,
+    TokenLogprob, ToolSpec, TopLogprob,
 };
 pub use llama::{LlamaEngine, LoadError, LoadOptions};
 pub use profile::{GrammarMode, Profile, ProfileError};

@@ -33,7 +33,8 @@ use tokio::sync::mpsc;
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     BoxFuture, ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation,
-    GrammarSpec, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings, ToolSpec,
+    GrammarSpec, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings,
+    ToolSpec,
 };
 use crate::gguf::{self, GgufError, GgufInfo};
 use crate::profile::{Profile, ProfileError};

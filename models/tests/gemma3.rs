@@ -14,10 +14,7 @@ async fn gemma3_prefix_cache_is_safe_past_the_sliding_window() {
     let e = LlamaEngine::load(opts).expect("load Gemma 3");
     assert_eq!(e.info().profile, "gemma3-270m");
     let rendered = e
-        .render_chat(
-            &[ChatMessage::new("user".to_owned(), "Hi".to_owned())],
-            &[],
-        )
+        .render_chat(&[ChatMessage::new("user".to_owned(), "Hi".to_owned())], &[])
         .expect("render");
     assert_eq!(
         rendered,
@@ -52,7 +49,10 @@ async fn gemma3_prefix_cache_is_safe_past_the_sliding_window() {
     assert_eq!(warm.reason, cold.reason);
     // Float rounding differs between one long batch and a short one; the first words agree.
     let first_word = |s: &str| s.split_whitespace().next().map(str::to_owned);
-    assert!(first_word(&warm.text).is_some(), "the warm reply has a word: {warm:?}");
+    assert!(
+        first_word(&warm.text).is_some(),
+        "the warm reply has a word: {warm:?}"
+    );
     assert_eq!(
         first_word(&warm.text),
         first_word(&cold.text),

@@ -90,8 +90,9 @@ async fn collect(
                     match o {
                         Out::Content(t) => content.push_str(&t),
                         Out::Reasoning(t) => reasoning.push_str(&t),
-                        Out::Logprobs(entries) => token_logprobs
-                            .extend(entries.iter().map(TokenLogprobOut::from_engine)),
+                        Out::Logprobs(entries) => {
+                            token_logprobs.extend(entries.iter().map(TokenLogprobOut::from_engine))
+                        }
                         Out::CallStart { index, id, name } => calls.push(Pending {
                             index,
                             id,
