@@ -245,7 +245,11 @@ pub struct Generation {
 
 impl Generation {
     /// A generation reading `events`, halted through `halt`.
-    pub fn new(events: mpsc::Receiver<GenEvent>, prompt_tokens: u32, halt: Arc<AtomicBool>) -> Self {
+    pub fn new(
+        events: mpsc::Receiver<GenEvent>,
+        prompt_tokens: u32,
+        halt: Arc<AtomicBool>,
+    ) -> Self {
         Generation {
             events,
             prompt_tokens,

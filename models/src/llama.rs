@@ -2,8 +2,10 @@
 //!
 //! Layout: the model (`Send + Sync`) is shared; each slot is one dedicated OS thread that owns
 //! one `LlamaContext` (which is `!Send`) and the tokens whose KV entries it holds. `generate`
-//! validates a request on the caller's thread (template, tokens, context limit, grammar), then
-//! puts it on a bounded FIFO queue. The head of the queue goes to the idle slot that shares the
+//! admits a request on a blocking thread (`spawn_blocking`, so no async worker renders a
+//! template or compiles a grammar): it renders the template, tokenizes, checks the context
+//! limit and compiles the grammar exactly once, moving the compiled sampler into the job; then
+//! it puts the job on a bounded FIFO queue. The head of the queue goes to the idle slot that shares the
 //! longest prefix with it, so an agent conversation keeps landing on the slot that already
 //! holds its history; that slot evaluates only the tokens after the shared prefix. Events flow
 //! back through a bounded channel per generation; a closed channel (the `Generation` was
@@ -155,7 +157,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A grammar as the slot compiles it.
+/// A grammar as admission compiles it.
 #[derive(Debug, Clone)]
 struct GrammarJob {
     gbnf: String,
@@ -164,13 +166,33 @@ struct GrammarJob {
     triggers: Option<Vec<String>>,
 }
 
+/// A grammar sampler compiled once at admission and moved into its job: the slot never
+/// compiles a grammar.
+struct CompiledGrammar(LlamaSampler);
+
+impl std::fmt::Debug for CompiledGrammar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledGrammar")
+    }
+}
+
+/// Grammars compiled in this process (a test checks that a request compiles its grammar once).
+static GRAMMAR_COMPILATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many grammars this process has compiled; for tests only.
+#[doc(hidden)]
+pub fn grammar_compilations() -> u64 {
+    GRAMMAR_COMPILATIONS.load(Ordering::Relaxed)
+}
+
 /// A validated request waiting for, or running on, a slot.
 #[derive(Debug)]
 struct Job {
     tokens: Vec<LlamaToken>,
     sampling: Sampling,
-    grammar: Option<GrammarJob>,
-    max_tokens: u32,
+    grammar: Option<CompiledGrammar>,
+    /// `None`: until the context is full (which then ends it as `ContextFull`).
+    max_tokens: Option<u32>,
     stop: Vec<String>,
     tx: mpsc::Sender<GenEvent>,
     /// Set by `Generation::halt`: stop as if a stop string had matched.
@@ -249,10 +271,11 @@ pub struct LlamaEngine {
     model: Arc<LlamaModel>,
     gguf: GgufInfo,
     profile: Profile,
-    template: ChatTemplate,
+    /// What admission needs, shared with the blocking task that renders, tokenizes and
+    /// compiles each request's grammar.
+    admission: Arc<Admission>,
     /// Whether the chat template shows `tools` (probed once at load).
     renders_tools: bool,
-    bos_text: String,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     queue_capacity: usize,
@@ -454,14 +477,20 @@ impl LlamaEngine {
             slots: opts.slots,
             profile: profile.name.clone(),
         };
+        let admission = Arc::new(Admission {
+            model: Arc::clone(&model),
+            template,
+            bos_text,
+            profile_stop: profile.stop.clone(),
+            n_ctx,
+        });
         Ok(LlamaEngine {
             info,
             model,
             gguf,
             profile,
-            template,
+            admission,
             renders_tools,
-            bos_text,
             shared,
             workers,
             queue_capacity: opts.queue_capacity,
@@ -497,6 +526,82 @@ impl LlamaEngine {
         }
         String::from_utf8_lossy(&bytes).into_owned()
     }
+}
+
+/// Everything admission needs, behind an `Arc` so a blocking task can own it.
+#[derive(Debug)]
+struct Admission {
+    model: Arc<LlamaModel>,
+    template: ChatTemplate,
+    bos_text: String,
+    /// The profile's stop strings, added to every request's.
+    profile_stop: Vec<String>,
+    n_ctx: u32,
+}
+
+/// A request after admission: everything the slot needs, nothing left to fail before the
+/// first token.
+struct Admitted {
+    tokens: Vec<LlamaToken>,
+    grammar: Option<CompiledGrammar>,
+    max_tokens: Option<u32>,
+    stop: Vec<String>,
+}
+
+impl Admission {
+    /// Renders, tokenizes and checks a request and compiles its grammar. Runs on a blocking
+    /// thread: a long template or a large schema must not stall an async worker.
+    fn admit(&self, req: &GenerateRequest) -> Result<Admitted, EngineError> {
+        let text = match &req.prompt {
+            Prompt::Text(t) => std::borrow::Cow::Borrowed(t.as_str()),
+            Prompt::Chat { messages, tools } => {
+                std::borrow::Cow::Owned(self.render_chat(messages, tools)?)
+            }
+        };
+        let tokens = self.tokenize_prompt(&text);
+        if tokens.is_empty() {
+            return Err(EngineError::Tokenize("the prompt is empty".to_owned()));
+        }
+        let prompt_tokens = tokens.len() as u32;
+        if prompt_tokens >= self.n_ctx {
+            return Err(EngineError::PromptTooLong {
+                prompt_tokens,
+                n_ctx: self.n_ctx,
+            });
+        }
+        if let Some(max_tokens) = req.max_tokens
+            && prompt_tokens.saturating_add(max_tokens) > self.n_ctx
+        {
+            return Err(EngineError::ContextExceeded {
+                prompt_tokens,
+                max_tokens,
+                n_ctx: self.n_ctx,
+            });
+        }
+        let grammar = req.grammar.as_ref().map(|g| self.compile(g)).transpose()?;
+        let mut stop = req.stop.clone();
+        for s in &self.profile_stop {
+            if !stop.contains(s) {
+                stop.push(s.clone());
+            }
+        }
+        Ok(Admitted {
+            tokens,
+            grammar,
+            max_tokens: req.max_tokens,
+            stop,
+        })
+    }
+
+    fn render_chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolSpec],
+    ) -> Result<String, EngineError> {
+        self.template
+            .render(messages, tools, true)
+            .map_err(|e| EngineError::Template(e.to_string()))
+    }
 
     /// Tokenizes a prompt: special tokens parsed; BOS added when the model wants one and the
     /// text does not already start with it (chat templates often write it themselves).
@@ -508,8 +613,9 @@ impl LlamaEngine {
         vocab.tokenize(text.as_bytes(), add_bos, true)
     }
 
-    /// Compiles a request's grammar once here, so a bad one fails before anything is queued.
-    fn check_grammar(&self, spec: &GrammarSpec) -> Result<GrammarJob, EngineError> {
+    /// Compiles a request's grammar, the only time it is compiled: a bad one fails before
+    /// anything is queued, and the compiled sampler goes to the slot with the job.
+    fn compile(&self, spec: &GrammarSpec) -> Result<CompiledGrammar, EngineError> {
         let job = match spec {
             GrammarSpec::Strict { gbnf, root } => GrammarJob {
                 gbnf: gbnf.clone(),
@@ -560,8 +666,7 @@ impl LlamaEngine {
                 }
             }
         };
-        compile_grammar(&self.model, &job).map_err(EngineError::InvalidGrammar)?;
-        Ok(job)
+        compile_grammar(&self.model, &job).map_err(EngineError::InvalidGrammar)
     }
 }
 
@@ -584,12 +689,13 @@ fn shutdown(shared: &Shared, workers: &mut Vec<JoinHandle<()>>) {
     }
 }
 
-fn compile_grammar(model: &LlamaModel, g: &GrammarJob) -> Result<LlamaSampler, String> {
+fn compile_grammar(model: &LlamaModel, g: &GrammarJob) -> Result<CompiledGrammar, String> {
+    GRAMMAR_COMPILATIONS.fetch_add(1, Ordering::Relaxed);
     let result = match &g.triggers {
         None => LlamaSampler::grammar(model, &g.gbnf, &g.root),
         Some(triggers) => LlamaSampler::grammar_lazy(model, &g.gbnf, &g.root, triggers, &[]),
     };
-    result.map_err(|e| match e {
+    result.map(CompiledGrammar).map_err(|e| match e {
         llama_cpp_2::GrammarError::NullGrammar => {
             "llama.cpp could not parse the grammar (or its root rule is missing)".to_owned()
         }
@@ -605,43 +711,20 @@ impl Engine for LlamaEngine {
     fn generate(&self, req: GenerateRequest) -> BoxFuture<'_, Result<Generation, EngineError>> {
         Box::pin(async move {
             let admitted = Instant::now();
-            let text = match &req.prompt {
-                Prompt::Text(t) => t.clone(),
-                Prompt::Chat { messages, tools } => self.render_chat(messages, tools)?,
-            };
-            let tokens = self.tokenize_prompt(&text);
-            if tokens.is_empty() {
-                return Err(EngineError::Tokenize("the prompt is empty".to_owned()));
-            }
+            let admission = Arc::clone(&self.admission);
+            let (req, prepared) = tokio::task::spawn_blocking(move || {
+                let prepared = admission.admit(&req);
+                (req, prepared)
+            })
+            .await
+            .map_err(|e| EngineError::Backend(format!("admission task failed: {e}")))?;
+            let Admitted {
+                tokens,
+                grammar,
+                max_tokens,
+                stop,
+            } = prepared?;
             let prompt_tokens = tokens.len() as u32;
-            if prompt_tokens >= self.info.n_ctx {
-                return Err(EngineError::PromptTooLong {
-                    prompt_tokens,
-                    n_ctx: self.info.n_ctx,
-                });
-            }
-            let max_tokens = match req.max_tokens {
-                Some(max_tokens) if prompt_tokens.saturating_add(max_tokens) > self.info.n_ctx => {
-                    return Err(EngineError::ContextExceeded {
-                        prompt_tokens,
-                        max_tokens,
-                        n_ctx: self.info.n_ctx,
-                    });
-                }
-                Some(max_tokens) => max_tokens,
-                None => self.info.n_ctx - prompt_tokens,
-            };
-            let grammar = req
-                .grammar
-                .as_ref()
-                .map(|g| self.check_grammar(g))
-                .transpose()?;
-            let mut stop = req.stop.clone();
-            for s in &self.profile.stop {
-                if !stop.contains(s) {
-                    stop.push(s.clone());
-                }
-            }
             let (tx, rx) = mpsc::channel(EVENT_BUFFER);
             let halt = Arc::new(AtomicBool::new(false));
             let job = Job {
@@ -697,9 +780,7 @@ impl Engine for LlamaEngine {
         messages: &[ChatMessage],
         tools: &[ToolSpec],
     ) -> Result<String, EngineError> {
-        self.template
-            .render(messages, tools, true)
-            .map_err(|e| EngineError::Template(e.to_string()))
+        self.admission.render_chat(messages, tools)
     }
 }
 
@@ -866,7 +947,7 @@ impl Slot<'_> {
     }
 
     /// Runs a job; `None` when its consumer was gone before it started.
-    fn run(&mut self, job: Job) -> Option<(StopReason, Timings)> {
+    fn run(&mut self, mut job: Job) -> Option<(StopReason, Timings)> {
         if job.tx.is_closed() {
             return None;
         }
@@ -874,11 +955,11 @@ impl Slot<'_> {
             prompt_tokens: job.tokens.len() as u32,
             ..Timings::default()
         };
-        let reason = self.generate(&job, &mut timings);
+        let reason = self.generate(&mut job, &mut timings);
         Some((reason, timings))
     }
 
-    fn generate(&mut self, job: &Job, timings: &mut Timings) -> StopReason {
+    fn generate(&mut self, job: &mut Job, timings: &mut Timings) -> StopReason {
         let tx = &job.tx;
         let n_common = self.reuse_prefix(&job.tokens);
         timings.cached_tokens = n_common as u32;
@@ -892,14 +973,7 @@ impl Slot<'_> {
         }
         timings.prompt_eval = eval_start.elapsed();
 
-        let mut sampler = match JobSampler::new(self.model, &job.sampling, job.grammar.as_ref()) {
-            Ok(s) => s,
-            Err(e) => {
-                // The grammar compiled at admission; failing now is an internal fault.
-                tracing::error!(error = %e, "grammar failed to compile on the slot");
-                return StopReason::Cancelled;
-            }
-        };
+        let mut sampler = JobSampler::new(self.model, &job.sampling, job.grammar.take());
         let vocab = self.model.vocab();
         let mut utf8 = Utf8Assembler::new();
         let mut stops = StopMatcher::new(&job.stop);
@@ -924,7 +998,10 @@ impl Slot<'_> {
             if tx.is_closed() {
                 break StopReason::Cancelled;
             }
-            if timings.generated_tokens >= job.max_tokens {
+            if job
+                .max_tokens
+                .is_some_and(|m| timings.generated_tokens >= m)
+            {
                 break StopReason::MaxTokens;
             }
             if job.halt.load(Ordering::Relaxed) {
@@ -955,7 +1032,10 @@ impl Slot<'_> {
                     }
                 }
             }
-            if timings.generated_tokens >= job.max_tokens {
+            if job
+                .max_tokens
+                .is_some_and(|m| timings.generated_tokens >= m)
+            {
                 break StopReason::MaxTokens;
             }
             if self.cached.len() >= n_ctx {
@@ -1014,11 +1094,7 @@ struct JobSampler {
 }
 
 impl JobSampler {
-    fn new(
-        model: &LlamaModel,
-        s: &Sampling,
-        grammar: Option<&GrammarJob>,
-    ) -> Result<JobSampler, String> {
+    fn new(model: &LlamaModel, s: &Sampling, grammar: Option<CompiledGrammar>) -> JobSampler {
         // Out-of-range values switch a stage off instead of reaching llama.cpp, where a NaN
         // temperature or a non-positive penalty would make every logit NaN.
         let mut stages = Vec::new();
@@ -1062,12 +1138,11 @@ impl JobSampler {
             stages.push(LlamaSampler::dist(s.seed.unwrap_or_else(random_seed)));
         }
         let plain_greedy = stages.len() == 1 && !(s.temperature.is_finite() && s.temperature > 0.0);
-        let grammar = grammar.map(|g| compile_grammar(model, g)).transpose()?;
-        Ok(JobSampler {
+        JobSampler {
             chain: LlamaSampler::chain_simple(stages),
-            grammar,
+            grammar: grammar.map(|g| g.0),
             plain_greedy,
-        })
+        }
     }
 
     fn fill(

@@ -14,10 +14,7 @@ async fn gemma3_prefix_cache_is_safe_past_the_sliding_window() {
     let e = LlamaEngine::load(opts).expect("load Gemma 3");
     assert_eq!(e.info().profile, "gemma3-270m");
     let rendered = e
-        .render_chat(
-            &[ChatMessage::new("user".to_owned(), "Hi".to_owned())],
-            &[],
-        )
+        .render_chat(&[ChatMessage::new("user".to_owned(), "Hi".to_owned())], &[])
         .expect("render");
     assert_eq!(
         rendered,

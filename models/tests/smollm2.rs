@@ -16,7 +16,10 @@ async fn smollm2_answers_a_short_question() {
     assert_eq!(e.info().profile, "smollm2-135m-instruct");
     let req = GenerateRequest {
         prompt: Prompt::Chat {
-            messages: vec![ChatMessage::new("user".to_owned(), "What is the capital of France? Answer in one word.".to_owned())],
+            messages: vec![ChatMessage::new(
+                "user".to_owned(),
+                "What is the capital of France? Answer in one word.".to_owned(),
+            )],
             tools: vec![],
         },
         sampling: Sampling::default(),
