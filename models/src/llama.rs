@@ -859,8 +859,8 @@ fn slot_main(
             s.dispatch();
         }
         shared.wake.notify_all();
-        if let Some((reason, timings)) = done {
-            let _ = tx.blocking_send(GenEvent::Done { reason, timings });
+        if let Some((ending, timings)) = done {
+            let _ = tx.blocking_send(ending.event(timings));
         }
     }
 }
@@ -917,37 +917,44 @@ impl Slot<'_> {
         n
     }
 
-    /// Evaluates `tokens` after the cache; logits for the last one only.
-    fn eval(&mut self, tokens: &[LlamaToken], cancelled: impl Fn() -> bool) -> Result<(), String> {
+    /// Evaluates `tokens` after the cache; logits for the last one only. On a failure the
+    /// cache is cleared: KV entries of a failed batch are not trustworthy.
+    fn eval(
+        &mut self,
+        tokens: &[LlamaToken],
+        cancelled: impl Fn() -> bool,
+    ) -> Result<(), EvalError> {
         let n_batch = self.cfg.n_batch as usize;
         let total = tokens.len();
         for (c, chunk) in tokens.chunks(n_batch).enumerate() {
             if cancelled() {
-                return Err("cancelled".to_owned());
+                return Err(EvalError::Cancelled);
             }
             self.batch.clear();
             for (j, &t) in chunk.iter().enumerate() {
-                let pos = self.cached.len() as i32;
+                let pos = (self.cached.len() + j) as i32;
                 let last = c * n_batch + j + 1 == total;
-                self.batch
-                    .add(t, pos, &[0], last)
-                    .map_err(|e| e.to_string())?;
-                self.cached.push(t);
+                if let Err(e) = self.batch.add(t, pos, &[0], last) {
+                    return Err(self.forget(e.to_string()));
+                }
             }
             if let Err(e) = self.ctx.decode(&mut self.batch) {
-                // The KV entries of this chunk are not trustworthy; forget them.
-                let keep = self.cached.len() - chunk.len();
-                self.cached.truncate(keep);
-                self.ctx.clear_kv_cache();
-                self.cached.clear();
-                return Err(e.to_string());
+                return Err(self.forget(e.to_string()));
             }
+            self.cached.extend_from_slice(chunk);
         }
         Ok(())
     }
 
+    /// Clears the cache after a failed decode and names the failure.
+    fn forget(&mut self, error: String) -> EvalError {
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+        EvalError::Failed(error)
+    }
+
     /// Runs a job; `None` when its consumer was gone before it started.
-    fn run(&mut self, mut job: Job) -> Option<(StopReason, Timings)> {
+    fn run(&mut self, mut job: Job) -> Option<(Ending, Timings)> {
         if job.tx.is_closed() {
             return None;
         }
@@ -955,21 +962,22 @@ impl Slot<'_> {
             prompt_tokens: job.tokens.len() as u32,
             ..Timings::default()
         };
-        let reason = self.generate(&mut job, &mut timings);
-        Some((reason, timings))
+        let ending = self.generate(&mut job, &mut timings);
+        Some((ending, timings))
     }
 
-    fn generate(&mut self, job: &mut Job, timings: &mut Timings) -> StopReason {
+    fn generate(&mut self, job: &mut Job, timings: &mut Timings) -> Ending {
         let tx = &job.tx;
         let n_common = self.reuse_prefix(&job.tokens);
         timings.cached_tokens = n_common as u32;
         let eval_start = Instant::now();
-        if let Err(e) = self.eval(&job.tokens[n_common..], || tx.is_closed()) {
-            if tx.is_closed() {
-                return StopReason::Cancelled;
+        match self.eval(&job.tokens[n_common..], || tx.is_closed()) {
+            Ok(()) => {}
+            Err(EvalError::Cancelled) => return Ending::Stopped(StopReason::Cancelled),
+            Err(EvalError::Failed(e)) => {
+                tracing::error!(error = %e, "prompt evaluation failed");
+                return Ending::Failed(format!("prompt evaluation failed: {e}"));
             }
-            tracing::error!(error = %e, "prompt evaluation failed");
-            return StopReason::ContextFull;
         }
         timings.prompt_eval = eval_start.elapsed();
 
@@ -994,19 +1002,19 @@ impl Slot<'_> {
 
         // A halt ends like a stop string but keeps what was held back: it is real output.
         let mut halted = false;
-        let reason = loop {
+        let ending = loop {
             if tx.is_closed() {
-                break StopReason::Cancelled;
+                break Ending::Stopped(StopReason::Cancelled);
             }
             if job
                 .max_tokens
                 .is_some_and(|m| timings.generated_tokens >= m)
             {
-                break StopReason::MaxTokens;
+                break Ending::Stopped(StopReason::MaxTokens);
             }
             if job.halt.load(Ordering::Relaxed) {
                 halted = true;
-                break StopReason::Stop;
+                break Ending::Stopped(StopReason::Stop);
             }
             let token = sampler.sample(&self.ctx, logits_idx, &mut self.candidates);
             if timings.generated_tokens == 0 {
@@ -1015,7 +1023,7 @@ impl Slot<'_> {
             }
             timings.generated_tokens += 1;
             if vocab.is_eog(token) {
-                break StopReason::Eog;
+                break Ending::Stopped(StopReason::Eog);
             }
             pending.push(token.0);
             let text = utf8.push(&vocab.token_to_piece(token, false, None));
@@ -1023,12 +1031,12 @@ impl Slot<'_> {
                 match stops.push(&text) {
                     StopScan::Emit(s) => {
                         if !send(s, &mut pending) {
-                            break StopReason::Cancelled;
+                            break Ending::Stopped(StopReason::Cancelled);
                         }
                     }
                     StopScan::Stopped(s) => {
                         send(s, &mut pending);
-                        break StopReason::Stop;
+                        break Ending::Stopped(StopReason::Stop);
                     }
                 }
             }
@@ -1036,27 +1044,31 @@ impl Slot<'_> {
                 .max_tokens
                 .is_some_and(|m| timings.generated_tokens >= m)
             {
-                break StopReason::MaxTokens;
+                break Ending::Stopped(StopReason::MaxTokens);
             }
+            // Every position is used: a real full context, not a failure.
             if self.cached.len() >= n_ctx {
-                break StopReason::ContextFull;
+                break Ending::Stopped(StopReason::ContextFull);
             }
-            self.batch.clear();
-            let pos = self.cached.len() as i32;
-            if self.batch.add(token, pos, &[0], true).is_err()
-                || self.ctx.decode(&mut self.batch).is_err()
-            {
-                tracing::error!("decoding a generated token failed");
-                self.ctx.clear_kv_cache();
-                self.cached.clear();
-                break StopReason::ContextFull;
+            if let Err(EvalError::Failed(e)) = self.eval(&[token], || false) {
+                tracing::error!(error = %e, "decoding a generated token failed");
+                break Ending::Failed(format!(
+                    "decoding generated token {} failed: {e}",
+                    timings.generated_tokens
+                ));
             }
-            self.cached.push(token);
             logits_idx = 0;
         };
 
-        let mut reason = reason;
-        if halted || !matches!(reason, StopReason::Stop | StopReason::Cancelled) {
+        let mut ending = ending;
+        let flush = match &ending {
+            Ending::Stopped(StopReason::Stop | StopReason::Cancelled) => halted,
+            Ending::Stopped(_) => true,
+            // A failed stream ends broken; what was held back is not flushed as if it were
+            // the end of a reply.
+            Ending::Failed(_) => false,
+        };
+        if flush {
             // Whatever was held back (a split character, a false start of a stop string) is
             // real output now that nothing more follows.
             let tail = utf8.finish();
@@ -1068,7 +1080,7 @@ impl Slot<'_> {
                 }
                 StopScan::Stopped(s) => {
                     out.push_str(&s);
-                    reason = StopReason::Stop;
+                    ending = Ending::Stopped(StopReason::Stop);
                 }
             }
             send(out, &mut pending);
@@ -1076,7 +1088,34 @@ impl Slot<'_> {
         if timings.generated_tokens > 0 {
             timings.generation = gen_start.elapsed();
         }
-        reason
+        ending
+    }
+}
+
+/// Why evaluating tokens did not complete.
+#[derive(Debug)]
+enum EvalError {
+    /// The consumer went away between batches.
+    Cancelled,
+    /// llama.cpp refused the batch (the cache has been cleared).
+    Failed(String),
+}
+
+/// How a job ended on its slot: a stop of some kind, or an engine failure, which is never
+/// reported as a stop.
+#[derive(Debug, Clone, PartialEq)]
+enum Ending {
+    Stopped(StopReason),
+    Failed(String),
+}
+
+impl Ending {
+    /// The stream's last event.
+    fn event(self, timings: Timings) -> GenEvent {
+        match self {
+            Ending::Stopped(reason) => GenEvent::Done { reason, timings },
+            Ending::Failed(error) => GenEvent::Failed { error, timings },
+        }
     }
 }
 
@@ -1283,4 +1322,96 @@ fn argmax(logits: &[f32]) -> LlamaToken {
         }
     }
     LlamaToken(best as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_engine() -> LlamaEngine {
+        let path = std::env::var_os("BELLOWS_TINY_GGUF")
+            .expect("BELLOWS_TINY_GGUF is not set: eval \"$(scripts/models-env.sh)\" first");
+        let mut opts = LoadOptions::new(path);
+        opts.threads = Some(1);
+        opts.n_ctx = Some(256);
+        LlamaEngine::load(opts).expect("load the tiny GGUF")
+    }
+
+    /// Queues tokens straight onto the slots, past admission, which would never let an
+    /// out-of-vocabulary token through.
+    fn inject(e: &LlamaEngine, tokens: Vec<LlamaToken>) -> mpsc::Receiver<GenEvent> {
+        let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+        let job = Job {
+            tokens,
+            sampling: Sampling::default(),
+            grammar: None,
+            max_tokens: Some(4),
+            stop: Vec::new(),
+            tx,
+            halt: Arc::new(AtomicBool::new(false)),
+            admitted: Instant::now(),
+        };
+        {
+            let mut s = lock(&e.shared.sched);
+            s.queue.push_back(job);
+            s.dispatch();
+        }
+        e.shared.wake.notify_all();
+        rx
+    }
+
+    #[test]
+    fn a_failed_decode_ends_in_failed_not_a_stop_and_clears_the_cache() {
+        let e = tiny_engine();
+        let good = e.admission.tokenize_prompt("hello there");
+        // Warm the cache, so the failure has something to clear.
+        let mut rx = inject(&e, good.clone());
+        let mut last = None;
+        while let Some(ev) = rx.blocking_recv() {
+            last = Some(ev);
+        }
+        assert!(
+            matches!(
+                last,
+                Some(GenEvent::Done {
+                    reason: StopReason::MaxTokens,
+                    ..
+                })
+            ),
+            "{last:?}"
+        );
+        assert!(!e.slot_caches()[0].is_empty());
+
+        let mut bad = good;
+        bad.push(LlamaToken(e.info.n_vocab as i32 + 7));
+        let mut rx = inject(&e, bad);
+        let mut events = Vec::new();
+        while let Some(ev) = rx.blocking_recv() {
+            events.push(ev);
+        }
+        match events.as_slice() {
+            [GenEvent::Failed { error, timings }] => {
+                assert!(error.contains("prompt evaluation failed"), "{error}");
+                assert_eq!(timings.generated_tokens, 0);
+            }
+            other => panic!("expected one Failed event, got {other:?}"),
+        }
+        assert!(e.slot_caches()[0].is_empty(), "the failed cache is cleared");
+    }
+
+    #[test]
+    fn endings_map_to_their_events() {
+        let t = Timings::default();
+        assert!(matches!(
+            Ending::Stopped(StopReason::ContextFull).event(t.clone()),
+            GenEvent::Done {
+                reason: StopReason::ContextFull,
+                ..
+            }
+        ));
+        assert!(matches!(
+            Ending::Failed("boom".to_owned()).event(t),
+            GenEvent::Failed { error, .. } if error == "boom"
+        ));
+    }
 }
