@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -443,6 +443,7 @@ impl LlamaEngine {
                 threads,
                 n_swa: if opts.swa_full { None } else { n_swa },
                 swa_full: opts.swa_full,
+                write_stall: opts.write_stall,
             };
             let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
             let model = Arc::clone(&model);
@@ -794,6 +795,8 @@ struct SlotConfig {
     /// The sliding window, when prefix reuse must respect one.
     n_swa: Option<u32>,
     swa_full: bool,
+    /// How long an event may wait for room in a full buffer before the job is cancelled.
+    write_stall: Duration,
 }
 
 type Ready = std::sync::mpsc::SyncSender<Result<(), String>>;
@@ -860,7 +863,9 @@ fn slot_main(
         }
         shared.wake.notify_all();
         if let Some((ending, timings)) = done {
-            let _ = tx.blocking_send(ending.event(timings));
+            // Bounded like every send: after a stall the buffer is still full and the event
+            // is dropped; the stream then ends without one when the reader comes back.
+            let _ = send_bounded(&tx, ending.event(timings), cfg.write_stall);
         }
     }
 }
@@ -989,15 +994,24 @@ impl Slot<'_> {
         let mut logits_idx = self.batch.n_tokens() - 1;
         let mut gen_start = Instant::now();
         let n_ctx = self.cfg.n_ctx as usize;
-        let send = |piece: String, tokens: &mut Vec<i32>| -> bool {
-            piece.is_empty()
-                || tx
-                    .blocking_send(GenEvent::Text {
-                        piece,
-                        tokens: std::mem::take(tokens),
-                        logprobs: Vec::new(),
-                    })
-                    .is_ok()
+        let stall = self.cfg.write_stall;
+        let send = |piece: String, tokens: &mut Vec<i32>| -> Result<(), Undelivered> {
+            if piece.is_empty() {
+                return Ok(());
+            }
+            let ev = GenEvent::Text {
+                piece,
+                tokens: std::mem::take(tokens),
+                logprobs: Vec::new(),
+            };
+            send_bounded(tx, ev, stall).inspect_err(|why| {
+                if *why == Undelivered::Stalled {
+                    tracing::warn!(
+                        stall_ms = stall.as_millis() as u64,
+                        "the consumer stopped reading; cancelling the generation"
+                    );
+                }
+            })
         };
 
         // A halt ends like a stop string but keeps what was held back: it is real output.
@@ -1030,12 +1044,12 @@ impl Slot<'_> {
             if !text.is_empty() {
                 match stops.push(&text) {
                     StopScan::Emit(s) => {
-                        if !send(s, &mut pending) {
+                        if send(s, &mut pending).is_err() {
                             break Ending::Stopped(StopReason::Cancelled);
                         }
                     }
                     StopScan::Stopped(s) => {
-                        send(s, &mut pending);
+                        let _ = send(s, &mut pending);
                         break Ending::Stopped(StopReason::Stop);
                     }
                 }
@@ -1083,12 +1097,51 @@ impl Slot<'_> {
                     ending = Ending::Stopped(StopReason::Stop);
                 }
             }
-            send(out, &mut pending);
+            let _ = send(out, &mut pending);
         }
         if timings.generated_tokens > 0 {
             timings.generation = gen_start.elapsed();
         }
         ending
+    }
+}
+
+/// Why an event was not delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Undelivered {
+    /// The consumer dropped its `Generation`.
+    Closed,
+    /// The buffer stayed full for the whole write-stall bound.
+    Stalled,
+}
+
+/// Sends `ev`, waiting at most `stall` for room in a full buffer, so a slot thread never
+/// blocks on a consumer without a bound. It polls with a backoff from 0.2 ms to 10 ms rather
+/// than parking on the channel: `blocking_send` has no timeout, and a full buffer means the
+/// consumer is already 64 events behind, so a few milliseconds of extra latency cost nothing.
+fn send_bounded(
+    tx: &mpsc::Sender<GenEvent>,
+    ev: GenEvent,
+    stall: Duration,
+) -> Result<(), Undelivered> {
+    let mut ev = ev;
+    let mut deadline = None;
+    let mut backoff = Duration::from_micros(200);
+    loop {
+        match tx.try_send(ev) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(Undelivered::Closed),
+            Err(mpsc::error::TrySendError::Full(back)) => {
+                ev = back;
+                let now = Instant::now();
+                let deadline = *deadline.get_or_insert(now + stall);
+                if now >= deadline {
+                    return Err(Undelivered::Stalled);
+                }
+                std::thread::sleep(backoff.min(deadline - now));
+                backoff = (backoff * 2).min(Duration::from_millis(10));
+            }
+        }
     }
 }
 

@@ -490,3 +490,36 @@ async fn seeded_sampling_is_reproducible_and_odd_values_are_harmless() {
     let odd = run(&engine(1), req).await;
     assert_eq!(odd.timings.generated_tokens, 40);
 }
+
+#[tokio::test]
+async fn a_consumer_that_stops_reading_is_cancelled_after_the_write_stall() {
+    let mut opts = LoadOptions::new(tiny());
+    opts.threads = Some(1);
+    opts.n_ctx = Some(2048);
+    opts.write_stall = std::time::Duration::from_millis(200);
+    let e = LlamaEngine::load(opts).expect("load");
+    // Never read: the slot fills the 64-event buffer and then finds no room.
+    let mut stalled = e
+        .generate(grammar_request(endless(), 1500))
+        .await
+        .expect("generate");
+    // On a one-slot engine this runs only once the stalled generation has left the slot.
+    // The timeout guards against a hang (the old behaviour); it measures nothing.
+    let after = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        run(&e, text_request(PROMPT, 3)),
+    )
+    .await
+    .expect("the stalled generation never freed the slot");
+    assert_eq!(after.timings.generated_tokens, 3);
+    // The stalled stream holds what fit in its buffer and then ends, cut short.
+    let mut pieces = 0;
+    while let Some(ev) = stalled.next().await {
+        match ev {
+            GenEvent::Text { .. } => pieces += 1,
+            GenEvent::Done { reason, .. } => assert_eq!(reason, StopReason::Cancelled),
+            GenEvent::Failed { error, .. } => panic!("{error}"),
+        }
+    }
+    assert!(pieces > 0 && pieces <= 64, "{pieces} pieces");
+}
