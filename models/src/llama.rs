@@ -35,7 +35,8 @@ use tokio::sync::mpsc;
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     BoxFuture, ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation,
-    GrammarSpec, ModelInfo, Prompt, Sampling, StopReason, Timings, ToolSpec,
+    GrammarSpec, MAX_TOP_LOGPROBS, ModelInfo, Prompt, Sampling, StopReason, Timings, TokenLogprob,
+    ToolSpec, TopLogprob,
 };
 use crate::gguf::{self, GgufError, GgufInfo};
 use crate::profile::{Profile, ProfileError};
@@ -194,6 +195,8 @@ struct Job {
     /// `None`: until the context is full (which then ends it as `ContextFull`).
     max_tokens: Option<u32>,
     stop: Vec<String>,
+    /// `Some(n)`: report each token's log probability and the `n` most likely alternatives.
+    logprobs: Option<u32>,
     tx: mpsc::Sender<GenEvent>,
     /// Set by `Generation::halt`: stop as if a stop string had matched.
     halt: Arc<AtomicBool>,
@@ -725,6 +728,9 @@ impl Engine for LlamaEngine {
                 max_tokens,
                 stop,
             } = prepared?;
+            // More alternatives than OpenAI's limit are not refused here but capped: asking
+            // for them is a caller's validation concern, and the cap bounds the work per token.
+            let logprobs = req.logprobs.map(|n| n.min(MAX_TOP_LOGPROBS));
             let prompt_tokens = tokens.len() as u32;
             let (tx, rx) = mpsc::channel(EVENT_BUFFER);
             let halt = Arc::new(AtomicBool::new(false));
@@ -735,6 +741,7 @@ impl Engine for LlamaEngine {
                 grammar,
                 max_tokens,
                 stop,
+                logprobs,
                 tx,
                 admitted,
             };
@@ -986,23 +993,28 @@ impl Slot<'_> {
         }
         timings.prompt_eval = eval_start.elapsed();
 
-        let mut sampler = JobSampler::new(self.model, &job.sampling, job.grammar.take());
+        let mut sampler =
+            JobSampler::new(self.model, &job.sampling, job.grammar.take(), job.logprobs);
         let vocab = self.model.vocab();
         let mut utf8 = Utf8Assembler::new();
         let mut stops = StopMatcher::new(&job.stop);
         let mut pending: Vec<i32> = Vec::new();
+        let mut pending_logprobs: Vec<TokenLogprob> = Vec::new();
         let mut logits_idx = self.batch.n_tokens() - 1;
         let mut gen_start = Instant::now();
         let n_ctx = self.cfg.n_ctx as usize;
         let stall = self.cfg.write_stall;
-        let send = |piece: String, tokens: &mut Vec<i32>| -> Result<(), Undelivered> {
+        let send = |piece: String,
+                    tokens: &mut Vec<i32>,
+                    logprobs: &mut Vec<TokenLogprob>|
+         -> Result<(), Undelivered> {
             if piece.is_empty() {
                 return Ok(());
             }
             let ev = GenEvent::Text {
                 piece,
                 tokens: std::mem::take(tokens),
-                logprobs: Vec::new(),
+                logprobs: std::mem::take(logprobs),
             };
             send_bounded(tx, ev, stall).inspect_err(|why| {
                 if *why == Undelivered::Stalled {
@@ -1030,7 +1042,7 @@ impl Slot<'_> {
                 halted = true;
                 break Ending::Stopped(StopReason::Stop);
             }
-            let token = sampler.sample(&self.ctx, logits_idx, &mut self.candidates);
+            let (token, scored) = sampler.sample(&self.ctx, logits_idx, &mut self.candidates);
             if timings.generated_tokens == 0 {
                 timings.time_to_first_token = job.admitted.elapsed();
                 gen_start = Instant::now();
@@ -1040,16 +1052,33 @@ impl Slot<'_> {
                 break Ending::Stopped(StopReason::Eog);
             }
             pending.push(token.0);
-            let text = utf8.push(&vocab.token_to_piece(token, false, None));
+            let bytes = vocab.token_to_piece(token, false, None);
+            if let Some(scored) = scored {
+                pending_logprobs.push(TokenLogprob {
+                    token: token.0,
+                    bytes: bytes.clone(),
+                    logprob: scored.logprob,
+                    top: scored
+                        .top
+                        .into_iter()
+                        .map(|(t, logprob)| TopLogprob {
+                            token: t.0,
+                            bytes: vocab.token_to_piece(t, false, None),
+                            logprob,
+                        })
+                        .collect(),
+                });
+            }
+            let text = utf8.push(&bytes);
             if !text.is_empty() {
                 match stops.push(&text) {
                     StopScan::Emit(s) => {
-                        if send(s, &mut pending).is_err() {
+                        if send(s, &mut pending, &mut pending_logprobs).is_err() {
                             break Ending::Stopped(StopReason::Cancelled);
                         }
                     }
                     StopScan::Stopped(s) => {
-                        let _ = send(s, &mut pending);
+                        let _ = send(s, &mut pending, &mut pending_logprobs);
                         break Ending::Stopped(StopReason::Stop);
                     }
                 }
@@ -1097,7 +1126,7 @@ impl Slot<'_> {
                     ending = Ending::Stopped(StopReason::Stop);
                 }
             }
-            let _ = send(out, &mut pending);
+            let _ = send(out, &mut pending, &mut pending_logprobs);
         }
         if timings.generated_tokens > 0 {
             timings.generation = gen_start.elapsed();
@@ -1183,10 +1212,96 @@ struct JobSampler {
     /// Greedy with no penalties: the first pass is a plain argmax over the logits, with no
     /// vocabulary-sized candidate array (262k entries for Gemma) built at all.
     plain_greedy: bool,
+    /// `Some(n)`: score each sampled token (log probability and the `n` most likely).
+    logprobs: Option<usize>,
+    /// The request's logit bias as a dense vector, when logprobs are asked for and a bias
+    /// is set: log probabilities are reported after the bias, as OpenAI does.
+    dense_bias: Option<Vec<f32>>,
+}
+
+/// A sampled token's log probability and the most likely tokens at its position.
+#[derive(Debug, Clone, PartialEq)]
+struct Scored {
+    logprob: f32,
+    top: Vec<(LlamaToken, f32)>,
+}
+
+/// One pass over a position's logits: a running log-sum-exp and the `k` largest logits (ties
+/// keep the lower token id first, as greedy argmax does). The same pass serves as the argmax
+/// of plain greedy sampling, and rides along the candidate fill otherwise, so log
+/// probabilities cost no extra pass over the vocabulary.
+#[derive(Debug)]
+struct LogitScan {
+    max: f32,
+    /// Sum of `exp(logit - max)`.
+    sum: f32,
+    k: usize,
+    /// Descending by logit.
+    top: Vec<(LlamaToken, f32)>,
+}
+
+impl LogitScan {
+    fn new(k: usize) -> LogitScan {
+        let k = k.max(1);
+        LogitScan {
+            max: f32::NEG_INFINITY,
+            sum: 0.0,
+            k,
+            top: Vec::with_capacity(k + 1),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, id: i32, logit: f32) {
+        // A banned (or NaN) logit has probability zero and is never a candidate.
+        if logit.is_nan() || logit == f32::NEG_INFINITY {
+            return;
+        }
+        if logit > self.max {
+            self.sum = self.sum * (self.max - logit).exp() + 1.0;
+            self.max = logit;
+        } else {
+            self.sum += (logit - self.max).exp();
+        }
+        if self.top.len() < self.k || self.top.last().is_some_and(|&(_, l)| logit > l) {
+            let at = self.top.partition_point(|&(_, l)| l >= logit);
+            self.top.insert(at, (LlamaToken(id), logit));
+            self.top.truncate(self.k);
+        }
+    }
+
+    /// `ln(sum(exp(logit)))` over everything pushed.
+    fn log_sum_exp(&self) -> f32 {
+        self.max + self.sum.ln()
+    }
+
+    /// The largest logit's token (the argmax).
+    fn best(&self) -> Option<LlamaToken> {
+        self.top.first().map(|&(t, _)| t)
+    }
+
+    /// Scores `token`, whose biased logit is `logit`, keeping `n` alternatives.
+    fn score(&self, logit: f32, n: usize) -> Scored {
+        let lse = self.log_sum_exp();
+        Scored {
+            logprob: logit - lse,
+            top: self
+                .top
+                .iter()
+                .take(n)
+                .map(|&(t, l)| (t, l - lse))
+                .collect(),
+        }
+    }
 }
 
 impl JobSampler {
-    fn new(model: &LlamaModel, s: &Sampling, grammar: Option<CompiledGrammar>) -> JobSampler {
+    fn new(
+        model: &LlamaModel,
+        s: &Sampling,
+        grammar: Option<CompiledGrammar>,
+        logprobs: Option<u32>,
+    ) -> JobSampler {
         // Out-of-range values switch a stage off instead of reaching llama.cpp, where a NaN
         // temperature or a non-positive penalty would make every logit NaN.
         let mut stages = Vec::new();
@@ -1230,26 +1345,54 @@ impl JobSampler {
             stages.push(LlamaSampler::dist(s.seed.unwrap_or_else(random_seed)));
         }
         let plain_greedy = stages.len() == 1 && !(s.temperature.is_finite() && s.temperature > 0.0);
+        let dense_bias = match logprobs {
+            Some(_) if !s.logit_bias.is_empty() => {
+                let mut dense = vec![0.0f32; usize::try_from(model.n_vocab()).unwrap_or(0)];
+                for &(t, b) in &s.logit_bias {
+                    if let Some(slot) = usize::try_from(t).ok().and_then(|t| dense.get_mut(t)) {
+                        *slot += b;
+                    }
+                }
+                Some(dense)
+            }
+            _ => None,
+        };
         JobSampler {
             chain: LlamaSampler::chain_simple(stages),
             grammar: grammar.map(|g| g.0),
             plain_greedy,
+            logprobs: logprobs.map(|n| n as usize),
+            dense_bias,
         }
     }
 
+    /// Fills `buf` with the position's logits as candidates; `scan`, when given, sees each
+    /// (biased) logit in the same pass.
     fn fill(
         ctx: &LlamaContext<'_>,
         idx: i32,
         buf: &mut Vec<LlamaTokenData>,
+        scan: Option<(&mut LogitScan, Option<&[f32]>)>,
     ) -> LlamaTokenDataArray {
         let mut data = std::mem::take(buf);
         data.clear();
-        data.extend(
-            ctx.get_logits_ith(idx)
-                .iter()
-                .enumerate()
-                .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0)),
-        );
+        let logits = ctx.get_logits_ith(idx);
+        match scan {
+            None => data.extend(
+                logits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0)),
+            ),
+            Some((scan, bias)) => {
+                data.reserve(logits.len());
+                for (i, &l) in logits.iter().enumerate() {
+                    let biased = bias.map_or(l, |b| l + b[i]);
+                    scan.push(i as i32, biased);
+                    data.push(LlamaTokenData::new(LlamaToken(i as i32), l, 0.0));
+                }
+            }
+        }
         LlamaTokenDataArray::new(data, false)
     }
 
@@ -1266,18 +1409,32 @@ impl JobSampler {
         }
     }
 
+    /// Samples the next token; with log probabilities asked for, also scores it against the
+    /// model's distribution at this position (softmax of the raw logits plus logit bias; before
+    /// penalties, temperature, truncation and the grammar).
     fn sample(
         &mut self,
         ctx: &LlamaContext<'_>,
         idx: i32,
         buf: &mut Vec<LlamaTokenData>,
-    ) -> LlamaToken {
+    ) -> (LlamaToken, Option<Scored>) {
+        let mut scan = self.logprobs.map(LogitScan::new);
+        let bias = self.dense_bias.as_deref();
         // First pass: the unconstrained choice.
         let mut arr = None;
         let mut token = if self.plain_greedy {
-            argmax(ctx.get_logits_ith(idx))
+            match &mut scan {
+                // Plain greedy has no bias, and the scan's best is the argmax.
+                Some(scan) => {
+                    for (i, &l) in ctx.get_logits_ith(idx).iter().enumerate() {
+                        scan.push(i as i32, l);
+                    }
+                    scan.best().unwrap_or(LlamaToken(0))
+                }
+                None => argmax(ctx.get_logits_ith(idx)),
+            }
         } else {
-            let mut a = JobSampler::fill(ctx, idx, buf);
+            let mut a = JobSampler::fill(ctx, idx, buf, scan.as_mut().map(|s| (s, bias)));
             let t = JobSampler::pick(&mut self.chain, &mut a);
             arr = Some(a);
             t
@@ -1296,7 +1453,7 @@ impl JobSampler {
                 if let Some(a) = arr.take() {
                     *buf = a.data;
                 }
-                let mut a = JobSampler::fill(ctx, idx, buf);
+                let mut a = JobSampler::fill(ctx, idx, buf, None);
                 grammar.apply(&mut a);
                 token = JobSampler::pick(&mut self.chain, &mut a);
                 arr = Some(a);
@@ -1307,7 +1464,17 @@ impl JobSampler {
             *buf = a.data;
         }
         self.chain.accept(token);
-        token
+        let scored = scan.map(|scan| {
+            let i = token.0 as usize;
+            let logit = ctx
+                .get_logits_ith(idx)
+                .get(i)
+                .copied()
+                .unwrap_or(f32::NEG_INFINITY)
+                + bias.and_then(|b| b.get(i)).copied().unwrap_or(0.0);
+            scan.score(logit, self.logprobs.unwrap_or(0))
+        });
+        (token, scored)
     }
 }
 
@@ -1400,6 +1567,7 @@ mod tests {
             grammar: None,
             max_tokens: Some(4),
             stop: Vec::new(),
+            logprobs: None,
             tx,
             halt: Arc::new(AtomicBool::new(false)),
             admitted: Instant::now(),
@@ -1450,6 +1618,49 @@ mod tests {
             other => panic!("expected one Failed event, got {other:?}"),
         }
         assert!(e.slot_caches()[0].is_empty(), "the failed cache is cleared");
+    }
+
+    #[test]
+    fn logit_scan_matches_a_two_pass_softmax_and_argmax() {
+        let logits: Vec<f32> = (0..1000)
+            .map(|i| ((i * 7919 % 1000) as f32 / 97.0).sin() * 8.0)
+            .chain([7.99, f32::NEG_INFINITY, f32::NAN, 7.99])
+            .collect();
+        let mut scan = LogitScan::new(5);
+        for (i, &l) in logits.iter().enumerate() {
+            scan.push(i as i32, l);
+        }
+        let finite: Vec<(usize, f32)> = logits
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, l)| l.is_finite())
+            .collect();
+        let max = finite.iter().map(|&(_, l)| l).fold(f32::MIN, f32::max);
+        let lse = max
+            + finite
+                .iter()
+                .map(|&(_, l)| (l - max).exp())
+                .sum::<f32>()
+                .ln();
+        assert!(
+            (scan.log_sum_exp() - lse).abs() < 1e-4,
+            "{} vs {lse}",
+            scan.log_sum_exp()
+        );
+        let mut sorted = finite.clone();
+        // Descending by logit, lower id first on ties.
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let want: Vec<i32> = sorted.iter().take(5).map(|&(i, _)| i as i32).collect();
+        let got: Vec<i32> = scan.top.iter().map(|&(t, _)| t.0).collect();
+        assert_eq!(got, want);
+        assert_eq!(scan.best(), Some(argmax(&logits)));
+        let scored = scan.score(logits[want[0] as usize], 3);
+        assert_eq!(scored.top.len(), 3);
+        assert!(scored.logprob <= 0.0 && scored.logprob == scored.top[0].1);
+        assert!(scored.top.windows(2).all(|w| w[0].1 >= w[1].1));
+        let total: f32 = finite.iter().map(|&(_, l)| (l - lse).exp()).sum();
+        assert!((total - 1.0).abs() < 1e-4);
     }
 
     #[test]

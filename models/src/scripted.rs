@@ -178,13 +178,22 @@ impl Engine for ScriptedEngine {
                         timings.time_to_first_token = admitted.elapsed();
                     }
                     timings.generated_tokens += 1;
+                    // A script is certain of its next piece: probability 1 (log 0), and the
+                    // piece is the only alternative worth listing.
                     let logprobs = match req.logprobs {
                         None => Vec::new(),
-                        Some(_) => vec![crate::engine::TokenLogprob {
+                        Some(n) => vec![crate::engine::TokenLogprob {
                             token: i as i32,
                             bytes: piece.as_bytes().to_vec(),
                             logprob: 0.0,
-                            top: Vec::new(),
+                            top: (n > 0)
+                                .then(|| crate::engine::TopLogprob {
+                                    token: i as i32,
+                                    bytes: piece.as_bytes().to_vec(),
+                                    logprob: 0.0,
+                                })
+                                .into_iter()
+                                .collect(),
                         }],
                     };
                     let ev = GenEvent::Text {
@@ -304,5 +313,31 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[tokio::test]
+    async fn scripted_logprobs_are_certain_and_one_per_piece() {
+        let e = ScriptedEngine::new("m", Script::chunked("abc", 1));
+        let mut req = request(None);
+        req.logprobs = Some(2);
+        for ev in events(&e, req).await {
+            if let GenEvent::Text {
+                piece,
+                tokens,
+                logprobs,
+            } = ev
+            {
+                assert_eq!(logprobs.len(), tokens.len());
+                assert_eq!(logprobs[0].bytes, piece.as_bytes());
+                assert_eq!(logprobs[0].logprob, 0.0);
+                assert_eq!(logprobs[0].top.len(), 1);
+                assert_eq!(logprobs[0].top[0].token, tokens[0]);
+            }
+        }
+        for ev in events(&e, request(None)).await {
+            if let GenEvent::Text { logprobs, .. } = ev {
+                assert!(logprobs.is_empty());
+            }
+        }
     }
 }
