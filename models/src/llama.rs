@@ -201,6 +201,8 @@ struct Job {
     /// Set by `Generation::halt`: stop as if a stop string had matched.
     halt: Arc<AtomicBool>,
     admitted: Instant,
+    /// When admission finished and the job was queued (for the first-token breakdown).
+    queued: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -744,6 +746,7 @@ impl Engine for LlamaEngine {
                 logprobs,
                 tx,
                 admitted,
+                queued: Instant::now(),
             };
             {
                 let mut s = lock(&self.shared.sched);
@@ -979,6 +982,7 @@ impl Slot<'_> {
     }
 
     fn generate(&mut self, job: &mut Job, timings: &mut Timings) -> Ending {
+        let started = Instant::now();
         let tx = &job.tx;
         let n_common = self.reuse_prefix(&job.tokens);
         timings.cached_tokens = n_common as u32;
@@ -1046,6 +1050,20 @@ impl Slot<'_> {
             if timings.generated_tokens == 0 {
                 timings.time_to_first_token = job.admitted.elapsed();
                 gen_start = Instant::now();
+                let us = |d: Duration| d.as_micros() as u64;
+                let admission = job.queued.saturating_duration_since(job.admitted);
+                let queue = started.saturating_duration_since(job.queued);
+                let sample = gen_start
+                    .saturating_duration_since(eval_start)
+                    .saturating_sub(timings.prompt_eval);
+                tracing::debug!(
+                    admission_us = us(admission),
+                    queue_us = us(queue),
+                    prompt_eval_us = us(timings.prompt_eval),
+                    first_sample_us = us(sample),
+                    ttft_us = us(timings.time_to_first_token),
+                    "first token"
+                );
             }
             timings.generated_tokens += 1;
             if vocab.is_eog(token) {
@@ -1571,6 +1589,7 @@ mod tests {
             tx,
             halt: Arc::new(AtomicBool::new(false)),
             admitted: Instant::now(),
+            queued: Instant::now(),
         };
         {
             let mut s = lock(&e.shared.sched);
