@@ -44,7 +44,9 @@ use crate::template::{CHATML_TEMPLATE, ChatTemplate, TemplateError};
 
 /// How many recent tokens the repetition, frequency and presence penalties look at.
 const PENALTY_LAST_N: i32 = 64;
-/// Events buffered per generation before the slot waits for the consumer.
+/// Text events buffered per generation before the slot waits for the consumer. The channel
+/// holds one more: a permit kept free for the final `Done` or `Failed`, so a stream cut off by
+/// the write-stall bound still ends with `Done { Cancelled }` when its reader comes back.
 const EVENT_BUFFER: usize = 64;
 /// Context size for models whose profile names none, capped by the training context.
 const DEFAULT_N_CTX: u32 = 4096;
@@ -734,7 +736,7 @@ impl Engine for LlamaEngine {
             // for them is a caller's validation concern, and the cap bounds the work per token.
             let logprobs = req.logprobs.map(|n| n.min(MAX_TOP_LOGPROBS));
             let prompt_tokens = tokens.len() as u32;
-            let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+            let (tx, rx) = mpsc::channel(EVENT_BUFFER + FINAL_EVENT);
             let halt = Arc::new(AtomicBool::new(false));
             let job = Job {
                 halt: Arc::clone(&halt),
@@ -873,9 +875,9 @@ fn slot_main(
         }
         shared.wake.notify_all();
         if let Some((ending, timings)) = done {
-            // Bounded like every send: after a stall the buffer is still full and the event
-            // is dropped; the stream then ends without one when the reader comes back.
-            let _ = send_bounded(&tx, ending.event(timings), cfg.write_stall);
+            // Text events leave a permit free for this one, so it goes out at once even after
+            // a stall; the bound is only a guard.
+            let _ = send_bounded(&tx, ending.event(timings), 0, cfg.write_stall);
         }
     }
 }
@@ -1020,7 +1022,7 @@ impl Slot<'_> {
                 tokens: std::mem::take(tokens),
                 logprobs: std::mem::take(logprobs),
             };
-            send_bounded(tx, ev, stall).inspect_err(|why| {
+            send_bounded(tx, ev, FINAL_EVENT, stall).inspect_err(|why| {
                 if *why == Undelivered::Stalled {
                     tracing::warn!(
                         stall_ms = stall.as_millis() as u64,
@@ -1162,20 +1164,34 @@ enum Undelivered {
     Stalled,
 }
 
-/// Sends `ev`, waiting at most `stall` for room in a full buffer, so a slot thread never
-/// blocks on a consumer without a bound. It polls with a backoff from 0.2 ms to 10 ms rather
-/// than parking on the channel: `blocking_send` has no timeout, and a full buffer means the
-/// consumer is already 64 events behind, so a few milliseconds of extra latency cost nothing.
+/// Channel permits that text events leave free for the final event.
+const FINAL_EVENT: usize = 1;
+
+/// Sends `ev` once more than `reserve` permits are free, waiting at most `stall` for room, so a
+/// slot thread never blocks on a consumer without a bound. (The slot is the only sender, so
+/// the free permits it sees cannot shrink before its `try_send`.) It polls with a backoff from
+/// 0.2 ms to 10 ms rather than parking on the channel: `blocking_send` has no timeout, and a
+/// full buffer means the consumer is already 64 events behind, so a few milliseconds of extra
+/// latency cost nothing.
 fn send_bounded(
     tx: &mpsc::Sender<GenEvent>,
     ev: GenEvent,
+    reserve: usize,
     stall: Duration,
 ) -> Result<(), Undelivered> {
     let mut ev = ev;
     let mut deadline = None;
     let mut backoff = Duration::from_micros(200);
     loop {
-        match tx.try_send(ev) {
+        if tx.is_closed() {
+            return Err(Undelivered::Closed);
+        }
+        let sent = if tx.capacity() > reserve {
+            tx.try_send(ev)
+        } else {
+            Err(mpsc::error::TrySendError::Full(ev))
+        };
+        match sent {
             Ok(()) => return Ok(()),
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(Undelivered::Closed),
             Err(mpsc::error::TrySendError::Full(back)) => {
@@ -1578,7 +1594,7 @@ mod tests {
     /// Queues tokens straight onto the slots, past admission, which would never let an
     /// out-of-vocabulary token through.
     fn inject(e: &LlamaEngine, tokens: Vec<LlamaToken>) -> mpsc::Receiver<GenEvent> {
-        let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+        let (tx, rx) = mpsc::channel(EVENT_BUFFER + FINAL_EVENT);
         let job = Job {
             tokens,
             sampling: Sampling::default(),

@@ -512,16 +512,20 @@ async fn a_consumer_that_stops_reading_is_cancelled_after_the_write_stall() {
     .await
     .expect("the stalled generation never freed the slot");
     assert_eq!(after.timings.generated_tokens, 3);
-    // The stalled stream holds what fit in its buffer and then ends, cut short.
+    // The stalled stream holds what fit in its buffer, then says it was cancelled.
     let mut pieces = 0;
+    let mut end = None;
     while let Some(ev) = stalled.next().await {
         match ev {
             GenEvent::Text { .. } => pieces += 1,
-            GenEvent::Done { reason, .. } => assert_eq!(reason, StopReason::Cancelled),
+            GenEvent::Done { reason, timings } => end = Some((reason, timings)),
             GenEvent::Failed { error, .. } => panic!("{error}"),
         }
     }
-    assert!(pieces > 0 && pieces <= 64, "{pieces} pieces");
+    assert_eq!(pieces, 64, "the buffer filled, then the slot gave up");
+    let (reason, timings) = end.expect("a stalled stream still ends with Done");
+    assert_eq!(reason, StopReason::Cancelled);
+    assert!(timings.generated_tokens < 1500, "{timings:?}");
 }
 
 /// Every `Text` event of a request, in order.
