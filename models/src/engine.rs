@@ -151,8 +151,9 @@ pub struct TokenLogprob {
     pub token: i32,
     /// The token's text as bytes (a token may hold part of a UTF-8 character).
     pub bytes: Vec<u8>,
-    /// Natural log of the token's probability under the model's distribution (after logit
-    /// bias, before temperature and truncation), as OpenAI reports it.
+    /// Natural log of the token's probability under the model's distribution: the softmax
+    /// of the raw logits plus logit bias, before penalties, temperature, truncation and any
+    /// grammar, as OpenAI reports it.
     pub logprob: f32,
     /// The most likely tokens at this position, most likely first.
     pub top: Vec<TopLogprob>,

@@ -2,8 +2,10 @@
 //!
 //! Layout: the model (`Send + Sync`) is shared; each slot is one dedicated OS thread that owns
 //! one `LlamaContext` (which is `!Send`) and the tokens whose KV entries it holds. `generate`
-//! validates a request on the caller's thread (template, tokens, context limit, grammar), then
-//! puts it on a bounded FIFO queue. The head of the queue goes to the idle slot that shares the
+//! admits a request on a blocking thread (`spawn_blocking`, so no async worker renders a
+//! template or compiles a grammar): it renders the template, tokenizes, checks the context
+//! limit and compiles the grammar exactly once, moving the compiled sampler into the job; then
+//! it puts the job on a bounded FIFO queue. The head of the queue goes to the idle slot that shares the
 //! longest prefix with it, so an agent conversation keeps landing on the slot that already
 //! holds its history; that slot evaluates only the tokens after the shared prefix. Events flow
 //! back through a bounded channel per generation; a closed channel (the `Generation` was
@@ -15,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -33,8 +35,8 @@ use tokio::sync::mpsc;
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     BoxFuture, ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation,
-    GrammarSpec, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings,
-    ToolSpec,
+    GrammarSpec, MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, Sampling,
+    StopReason, Timings, TokenLogprob, ToolSpec, TopLogprob,
 };
 use crate::gguf::{self, GgufError, GgufInfo};
 use crate::profile::{Profile, ProfileError};
@@ -42,7 +44,9 @@ use crate::template::{CHATML_TEMPLATE, ChatTemplate, TemplateError};
 
 /// How many recent tokens the repetition, frequency and presence penalties look at.
 const PENALTY_LAST_N: i32 = 64;
-/// Events buffered per generation before the slot waits for the consumer.
+/// Text events buffered per generation before the slot waits for the consumer. The channel
+/// holds one more: a permit kept free for the final `Done` or `Failed`, so a stream cut off by
+/// the write-stall bound still ends with `Done { Cancelled }` when its reader comes back.
 const EVENT_BUFFER: usize = 64;
 /// Context size for models whose profile names none, capped by the training context.
 const DEFAULT_N_CTX: u32 = 4096;
@@ -156,7 +160,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A grammar as the slot compiles it.
+/// A grammar as admission compiles it.
 #[derive(Debug, Clone)]
 struct GrammarJob {
     gbnf: String,
@@ -165,20 +169,44 @@ struct GrammarJob {
     triggers: Option<Vec<String>>,
 }
 
+/// A grammar sampler compiled once at admission and moved into its job: the slot never
+/// compiles a grammar.
+struct CompiledGrammar(LlamaSampler);
+
+impl std::fmt::Debug for CompiledGrammar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledGrammar")
+    }
+}
+
+/// Grammars compiled in this process (a test checks that a request compiles its grammar once).
+static GRAMMAR_COMPILATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many grammars this process has compiled; for tests only.
+#[doc(hidden)]
+pub fn grammar_compilations() -> u64 {
+    GRAMMAR_COMPILATIONS.load(Ordering::Relaxed)
+}
+
 /// A validated request waiting for, or running on, a slot.
 #[derive(Debug)]
 struct Job {
     tokens: Vec<LlamaToken>,
     sampling: Sampling,
-    grammar: Option<GrammarJob>,
-    max_tokens: u32,
+    grammar: Option<CompiledGrammar>,
+    /// `None`: until the context is full (which then ends it as `ContextFull`).
+    max_tokens: Option<u32>,
     stop: Vec<String>,
+    /// `Some(n)`: report each token's log probability and the `n` most likely alternatives.
+    logprobs: Option<u32>,
     tx: mpsc::Sender<GenEvent>,
     /// Set by `Generation::halt`: stop as if a stop string had matched.
     halt: Arc<AtomicBool>,
     /// Marks the generation's counts final when the job is dropped.
     progress: ProgressGuard,
     admitted: Instant,
+    /// When admission finished and the job was queued (for the first-token breakdown).
+    queued: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -252,10 +280,11 @@ pub struct LlamaEngine {
     model: Arc<LlamaModel>,
     gguf: GgufInfo,
     profile: Profile,
-    template: ChatTemplate,
+    /// What admission needs, shared with the blocking task that renders, tokenizes and
+    /// compiles each request's grammar.
+    admission: Arc<Admission>,
     /// Whether the chat template shows `tools` (probed once at load).
     renders_tools: bool,
-    bos_text: String,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     queue_capacity: usize,
@@ -423,6 +452,7 @@ impl LlamaEngine {
                 threads,
                 n_swa: if opts.swa_full { None } else { n_swa },
                 swa_full: opts.swa_full,
+                write_stall: opts.write_stall,
             };
             let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
             let model = Arc::clone(&model);
@@ -457,14 +487,20 @@ impl LlamaEngine {
             slots: opts.slots,
             profile: profile.name.clone(),
         };
+        let admission = Arc::new(Admission {
+            model: Arc::clone(&model),
+            template,
+            bos_text,
+            profile_stop: profile.stop.clone(),
+            n_ctx,
+        });
         Ok(LlamaEngine {
             info,
             model,
             gguf,
             profile,
-            template,
+            admission,
             renders_tools,
-            bos_text,
             shared,
             workers,
             queue_capacity: opts.queue_capacity,
@@ -500,6 +536,82 @@ impl LlamaEngine {
         }
         String::from_utf8_lossy(&bytes).into_owned()
     }
+}
+
+/// Everything admission needs, behind an `Arc` so a blocking task can own it.
+#[derive(Debug)]
+struct Admission {
+    model: Arc<LlamaModel>,
+    template: ChatTemplate,
+    bos_text: String,
+    /// The profile's stop strings, added to every request's.
+    profile_stop: Vec<String>,
+    n_ctx: u32,
+}
+
+/// A request after admission: everything the slot needs, nothing left to fail before the
+/// first token.
+struct Admitted {
+    tokens: Vec<LlamaToken>,
+    grammar: Option<CompiledGrammar>,
+    max_tokens: Option<u32>,
+    stop: Vec<String>,
+}
+
+impl Admission {
+    /// Renders, tokenizes and checks a request and compiles its grammar. Runs on a blocking
+    /// thread: a long template or a large schema must not stall an async worker.
+    fn admit(&self, req: &GenerateRequest) -> Result<Admitted, EngineError> {
+        let text = match &req.prompt {
+            Prompt::Text(t) => std::borrow::Cow::Borrowed(t.as_str()),
+            Prompt::Chat { messages, tools } => {
+                std::borrow::Cow::Owned(self.render_chat(messages, tools)?)
+            }
+        };
+        let tokens = self.tokenize_prompt(&text);
+        if tokens.is_empty() {
+            return Err(EngineError::Tokenize("the prompt is empty".to_owned()));
+        }
+        let prompt_tokens = tokens.len() as u32;
+        if prompt_tokens >= self.n_ctx {
+            return Err(EngineError::PromptTooLong {
+                prompt_tokens,
+                n_ctx: self.n_ctx,
+            });
+        }
+        if let Some(max_tokens) = req.max_tokens
+            && prompt_tokens.saturating_add(max_tokens) > self.n_ctx
+        {
+            return Err(EngineError::ContextExceeded {
+                prompt_tokens,
+                max_tokens,
+                n_ctx: self.n_ctx,
+            });
+        }
+        let grammar = req.grammar.as_ref().map(|g| self.compile(g)).transpose()?;
+        let mut stop = req.stop.clone();
+        for s in &self.profile_stop {
+            if !stop.contains(s) {
+                stop.push(s.clone());
+            }
+        }
+        Ok(Admitted {
+            tokens,
+            grammar,
+            max_tokens: req.max_tokens,
+            stop,
+        })
+    }
+
+    fn render_chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolSpec],
+    ) -> Result<String, EngineError> {
+        self.template
+            .render(messages, tools, true)
+            .map_err(|e| EngineError::Template(e.to_string()))
+    }
 
     /// Tokenizes a prompt: special tokens parsed; BOS added when the model wants one and the
     /// text does not already start with it (chat templates often write it themselves).
@@ -511,8 +623,9 @@ impl LlamaEngine {
         vocab.tokenize(text.as_bytes(), add_bos, true)
     }
 
-    /// Compiles a request's grammar once here, so a bad one fails before anything is queued.
-    fn check_grammar(&self, spec: &GrammarSpec) -> Result<GrammarJob, EngineError> {
+    /// Compiles a request's grammar, the only time it is compiled: a bad one fails before
+    /// anything is queued, and the compiled sampler goes to the slot with the job.
+    fn compile(&self, spec: &GrammarSpec) -> Result<CompiledGrammar, EngineError> {
         let job = match spec {
             GrammarSpec::Strict { gbnf, root } => GrammarJob {
                 gbnf: gbnf.clone(),
@@ -563,8 +676,7 @@ impl LlamaEngine {
                 }
             }
         };
-        compile_grammar(&self.model, &job).map_err(EngineError::InvalidGrammar)?;
-        Ok(job)
+        compile_grammar(&self.model, &job).map_err(EngineError::InvalidGrammar)
     }
 }
 
@@ -587,12 +699,13 @@ fn shutdown(shared: &Shared, workers: &mut Vec<JoinHandle<()>>) {
     }
 }
 
-fn compile_grammar(model: &LlamaModel, g: &GrammarJob) -> Result<LlamaSampler, String> {
+fn compile_grammar(model: &LlamaModel, g: &GrammarJob) -> Result<CompiledGrammar, String> {
+    GRAMMAR_COMPILATIONS.fetch_add(1, Ordering::Relaxed);
     let result = match &g.triggers {
         None => LlamaSampler::grammar(model, &g.gbnf, &g.root),
         Some(triggers) => LlamaSampler::grammar_lazy(model, &g.gbnf, &g.root, triggers, &[]),
     };
-    result.map_err(|e| match e {
+    result.map(CompiledGrammar).map_err(|e| match e {
         llama_cpp_2::GrammarError::NullGrammar => {
             "llama.cpp could not parse the grammar (or its root rule is missing)".to_owned()
         }
@@ -608,45 +721,24 @@ impl Engine for LlamaEngine {
     fn generate(&self, req: GenerateRequest) -> BoxFuture<'_, Result<Generation, EngineError>> {
         Box::pin(async move {
             let admitted = Instant::now();
-            let text = match &req.prompt {
-                Prompt::Text(t) => t.clone(),
-                Prompt::Chat { messages, tools } => self.render_chat(messages, tools)?,
-            };
-            let tokens = self.tokenize_prompt(&text);
-            if tokens.is_empty() {
-                return Err(EngineError::Tokenize("the prompt is empty".to_owned()));
-            }
+            let admission = Arc::clone(&self.admission);
+            let (req, prepared) = tokio::task::spawn_blocking(move || {
+                let prepared = admission.admit(&req);
+                (req, prepared)
+            })
+            .await
+            .map_err(|e| EngineError::Backend(format!("admission task failed: {e}")))?;
+            let Admitted {
+                tokens,
+                grammar,
+                max_tokens,
+                stop,
+            } = prepared?;
+            // More alternatives than OpenAI's limit are not refused here but capped: asking
+            // for them is a caller's validation concern, and the cap bounds the work per token.
+            let logprobs = req.logprobs.map(|n| n.min(MAX_TOP_LOGPROBS));
             let prompt_tokens = tokens.len() as u32;
-            if prompt_tokens >= self.info.n_ctx {
-                return Err(EngineError::PromptTooLong {
-                    prompt_tokens,
-                    n_ctx: self.info.n_ctx,
-                });
-            }
-            let max_tokens = match req.max_tokens {
-                Some(max_tokens) if prompt_tokens.saturating_add(max_tokens) > self.info.n_ctx => {
-                    return Err(EngineError::ContextExceeded {
-                        prompt_tokens,
-                        max_tokens,
-                        n_ctx: self.info.n_ctx,
-                    });
-                }
-                Some(max_tokens) => max_tokens,
-                // Until the context is full: the slot stops there with `ContextFull`.
-                None => u32::MAX,
-            };
-            let grammar = req
-                .grammar
-                .as_ref()
-                .map(|g| self.check_grammar(g))
-                .transpose()?;
-            let mut stop = req.stop.clone();
-            for s in &self.profile.stop {
-                if !stop.contains(s) {
-                    stop.push(s.clone());
-                }
-            }
-            let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+            let (tx, rx) = mpsc::channel(EVENT_BUFFER + FINAL_EVENT);
             let halt = Arc::new(AtomicBool::new(false));
             let progress = Arc::new(Progress::default());
             let job = Job {
@@ -657,8 +749,10 @@ impl Engine for LlamaEngine {
                 grammar,
                 max_tokens,
                 stop,
+                logprobs,
                 tx,
                 admitted,
+                queued: Instant::now(),
             };
             {
                 let mut s = lock(&self.shared.sched);
@@ -703,9 +797,7 @@ impl Engine for LlamaEngine {
         messages: &[ChatMessage],
         tools: &[ToolSpec],
     ) -> Result<String, EngineError> {
-        self.template
-            .render(messages, tools, true)
-            .map_err(|e| EngineError::Template(e.to_string()))
+        self.admission.render_chat(messages, tools)
     }
 }
 
@@ -719,6 +811,8 @@ struct SlotConfig {
     /// The sliding window, when prefix reuse must respect one.
     n_swa: Option<u32>,
     swa_full: bool,
+    /// How long an event may wait for room in a full buffer before the job is cancelled.
+    write_stall: Duration,
 }
 
 type Ready = std::sync::mpsc::SyncSender<Result<(), String>>;
@@ -784,8 +878,10 @@ fn slot_main(
             s.dispatch();
         }
         shared.wake.notify_all();
-        if let Some((reason, timings)) = done {
-            let _ = tx.blocking_send(GenEvent::Done { reason, timings });
+        if let Some((ending, timings)) = done {
+            // Text events leave a permit free for this one, so it goes out at once even after
+            // a stall; the bound is only a guard.
+            let _ = send_bounded(&tx, ending.event(timings), 0, cfg.write_stall);
         }
     }
 }
@@ -842,37 +938,44 @@ impl Slot<'_> {
         n
     }
 
-    /// Evaluates `tokens` after the cache; logits for the last one only.
-    fn eval(&mut self, tokens: &[LlamaToken], cancelled: impl Fn() -> bool) -> Result<(), String> {
+    /// Evaluates `tokens` after the cache; logits for the last one only. On a failure the
+    /// cache is cleared: KV entries of a failed batch are not trustworthy.
+    fn eval(
+        &mut self,
+        tokens: &[LlamaToken],
+        cancelled: impl Fn() -> bool,
+    ) -> Result<(), EvalError> {
         let n_batch = self.cfg.n_batch as usize;
         let total = tokens.len();
         for (c, chunk) in tokens.chunks(n_batch).enumerate() {
             if cancelled() {
-                return Err("cancelled".to_owned());
+                return Err(EvalError::Cancelled);
             }
             self.batch.clear();
             for (j, &t) in chunk.iter().enumerate() {
-                let pos = self.cached.len() as i32;
+                let pos = (self.cached.len() + j) as i32;
                 let last = c * n_batch + j + 1 == total;
-                self.batch
-                    .add(t, pos, &[0], last)
-                    .map_err(|e| e.to_string())?;
-                self.cached.push(t);
+                if let Err(e) = self.batch.add(t, pos, &[0], last) {
+                    return Err(self.forget(e.to_string()));
+                }
             }
             if let Err(e) = self.ctx.decode(&mut self.batch) {
-                // The KV entries of this chunk are not trustworthy; forget them.
-                let keep = self.cached.len() - chunk.len();
-                self.cached.truncate(keep);
-                self.ctx.clear_kv_cache();
-                self.cached.clear();
-                return Err(e.to_string());
+                return Err(self.forget(e.to_string()));
             }
+            self.cached.extend_from_slice(chunk);
         }
         Ok(())
     }
 
+    /// Clears the cache after a failed decode and names the failure.
+    fn forget(&mut self, error: String) -> EvalError {
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+        EvalError::Failed(error)
+    }
+
     /// Runs a job; `None` when its consumer was gone before it started.
-    fn run(&mut self, job: Job) -> Option<(StopReason, Timings)> {
+    fn run(&mut self, mut job: Job) -> Option<(Ending, Timings)> {
         if job.tx.is_closed() {
             return None;
         }
@@ -880,111 +983,161 @@ impl Slot<'_> {
             prompt_tokens: job.tokens.len() as u32,
             ..Timings::default()
         };
-        let reason = self.generate(&job, &mut timings);
-        Some((reason, timings))
+        let ending = self.generate(&mut job, &mut timings);
+        Some((ending, timings))
     }
 
-    fn generate(&mut self, job: &Job, timings: &mut Timings) -> StopReason {
+    fn generate(&mut self, job: &mut Job, timings: &mut Timings) -> Ending {
+        let started = Instant::now();
         let tx = &job.tx;
         let n_common = self.reuse_prefix(&job.tokens);
         timings.cached_tokens = n_common as u32;
         job.progress.set_cached(timings.cached_tokens);
         let eval_start = Instant::now();
-        if let Err(e) = self.eval(&job.tokens[n_common..], || tx.is_closed()) {
-            if tx.is_closed() {
-                return StopReason::Cancelled;
+        match self.eval(&job.tokens[n_common..], || tx.is_closed()) {
+            Ok(()) => {}
+            Err(EvalError::Cancelled) => return Ending::Stopped(StopReason::Cancelled),
+            Err(EvalError::Failed(e)) => {
+                tracing::error!(error = %e, "prompt evaluation failed");
+                return Ending::Failed(format!("prompt evaluation failed: {e}"));
             }
-            tracing::error!(error = %e, "prompt evaluation failed");
-            return StopReason::ContextFull;
         }
         timings.prompt_eval = eval_start.elapsed();
 
-        let mut sampler = match JobSampler::new(self.model, &job.sampling, job.grammar.as_ref()) {
-            Ok(s) => s,
-            Err(e) => {
-                // The grammar compiled at admission; failing now is an internal fault.
-                tracing::error!(error = %e, "grammar failed to compile on the slot");
-                return StopReason::Cancelled;
-            }
-        };
+        let mut sampler =
+            JobSampler::new(self.model, &job.sampling, job.grammar.take(), job.logprobs);
         let vocab = self.model.vocab();
         let mut utf8 = Utf8Assembler::new();
         let mut stops = StopMatcher::new(&job.stop);
         let mut pending: Vec<i32> = Vec::new();
+        let mut pending_logprobs: Vec<TokenLogprob> = Vec::new();
         let mut logits_idx = self.batch.n_tokens() - 1;
         let mut gen_start = Instant::now();
         let n_ctx = self.cfg.n_ctx as usize;
-        let send = |piece: String, tokens: &mut Vec<i32>| -> bool {
-            piece.is_empty()
-                || tx
-                    .blocking_send(GenEvent::Text {
-                        piece,
-                        tokens: std::mem::take(tokens),
-                        logprobs: Vec::new(),
-                    })
-                    .is_ok()
+        let stall = self.cfg.write_stall;
+        let send = |piece: String,
+                    tokens: &mut Vec<i32>,
+                    logprobs: &mut Vec<TokenLogprob>|
+         -> Result<(), Undelivered> {
+            if piece.is_empty() {
+                return Ok(());
+            }
+            let ev = GenEvent::Text {
+                piece,
+                tokens: std::mem::take(tokens),
+                logprobs: std::mem::take(logprobs),
+            };
+            send_bounded(tx, ev, FINAL_EVENT, stall).inspect_err(|why| {
+                if *why == Undelivered::Stalled {
+                    tracing::warn!(
+                        stall_ms = stall.as_millis() as u64,
+                        "the consumer stopped reading; cancelling the generation"
+                    );
+                }
+            })
         };
 
         // A halt ends like a stop string but keeps what was held back: it is real output.
         let mut halted = false;
-        let reason = loop {
+        let ending = loop {
             if tx.is_closed() {
-                break StopReason::Cancelled;
+                break Ending::Stopped(StopReason::Cancelled);
             }
-            if timings.generated_tokens >= job.max_tokens {
-                break StopReason::MaxTokens;
+            if job
+                .max_tokens
+                .is_some_and(|m| timings.generated_tokens >= m)
+            {
+                break Ending::Stopped(StopReason::MaxTokens);
             }
             if job.halt.load(Ordering::Relaxed) {
                 halted = true;
-                break StopReason::Stop;
+                break Ending::Stopped(StopReason::Stop);
             }
-            let token = sampler.sample(&self.ctx, logits_idx, &mut self.candidates);
+            let (token, scored) = sampler.sample(&self.ctx, logits_idx, &mut self.candidates);
             if timings.generated_tokens == 0 {
                 timings.time_to_first_token = job.admitted.elapsed();
                 gen_start = Instant::now();
+                let us = |d: Duration| d.as_micros() as u64;
+                let admission = job.queued.saturating_duration_since(job.admitted);
+                let queue = started.saturating_duration_since(job.queued);
+                let sample = gen_start
+                    .saturating_duration_since(eval_start)
+                    .saturating_sub(timings.prompt_eval);
+                tracing::debug!(
+                    admission_us = us(admission),
+                    queue_us = us(queue),
+                    prompt_eval_us = us(timings.prompt_eval),
+                    first_sample_us = us(sample),
+                    ttft_us = us(timings.time_to_first_token),
+                    "first token"
+                );
             }
             timings.generated_tokens += 1;
             job.progress.set_generated(timings.generated_tokens);
             if vocab.is_eog(token) {
-                break StopReason::Eog;
+                break Ending::Stopped(StopReason::Eog);
             }
             pending.push(token.0);
-            let text = utf8.push(&vocab.token_to_piece(token, false, None));
+            let bytes = vocab.token_to_piece(token, false, None);
+            if let Some(scored) = scored {
+                pending_logprobs.push(TokenLogprob {
+                    token: token.0,
+                    bytes: bytes.clone(),
+                    logprob: scored.logprob,
+                    top: scored
+                        .top
+                        .into_iter()
+                        .map(|(t, logprob)| TopLogprob {
+                            token: t.0,
+                            bytes: vocab.token_to_piece(t, false, None),
+                            logprob,
+                        })
+                        .collect(),
+                });
+            }
+            let text = utf8.push(&bytes);
             if !text.is_empty() {
                 match stops.push(&text) {
                     StopScan::Emit(s) => {
-                        if !send(s, &mut pending) {
-                            break StopReason::Cancelled;
+                        if send(s, &mut pending, &mut pending_logprobs).is_err() {
+                            break Ending::Stopped(StopReason::Cancelled);
                         }
                     }
                     StopScan::Stopped(s) => {
-                        send(s, &mut pending);
-                        break StopReason::Stop;
+                        let _ = send(s, &mut pending, &mut pending_logprobs);
+                        break Ending::Stopped(StopReason::Stop);
                     }
                 }
             }
-            if timings.generated_tokens >= job.max_tokens {
-                break StopReason::MaxTokens;
-            }
-            if self.cached.len() >= n_ctx {
-                break StopReason::ContextFull;
-            }
-            self.batch.clear();
-            let pos = self.cached.len() as i32;
-            if self.batch.add(token, pos, &[0], true).is_err()
-                || self.ctx.decode(&mut self.batch).is_err()
+            if job
+                .max_tokens
+                .is_some_and(|m| timings.generated_tokens >= m)
             {
-                tracing::error!("decoding a generated token failed");
-                self.ctx.clear_kv_cache();
-                self.cached.clear();
-                break StopReason::ContextFull;
+                break Ending::Stopped(StopReason::MaxTokens);
             }
-            self.cached.push(token);
+            // Every position is used: a real full context, not a failure.
+            if self.cached.len() >= n_ctx {
+                break Ending::Stopped(StopReason::ContextFull);
+            }
+            if let Err(EvalError::Failed(e)) = self.eval(&[token], || false) {
+                tracing::error!(error = %e, "decoding a generated token failed");
+                break Ending::Failed(format!(
+                    "decoding generated token {} failed: {e}",
+                    timings.generated_tokens
+                ));
+            }
             logits_idx = 0;
         };
 
-        let mut reason = reason;
-        if halted || !matches!(reason, StopReason::Stop | StopReason::Cancelled) {
+        let mut ending = ending;
+        let flush = match &ending {
+            Ending::Stopped(StopReason::Stop | StopReason::Cancelled) => halted,
+            Ending::Stopped(_) => true,
+            // A failed stream ends broken; what was held back is not flushed as if it were
+            // the end of a reply.
+            Ending::Failed(_) => false,
+        };
+        if flush {
             // Whatever was held back (a split character, a false start of a stop string) is
             // real output now that nothing more follows.
             let tail = utf8.finish();
@@ -996,15 +1149,95 @@ impl Slot<'_> {
                 }
                 StopScan::Stopped(s) => {
                     out.push_str(&s);
-                    reason = StopReason::Stop;
+                    ending = Ending::Stopped(StopReason::Stop);
                 }
             }
-            send(out, &mut pending);
+            let _ = send(out, &mut pending, &mut pending_logprobs);
         }
         if timings.generated_tokens > 0 {
             timings.generation = gen_start.elapsed();
         }
-        reason
+        ending
+    }
+}
+
+/// Why an event was not delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Undelivered {
+    /// The consumer dropped its `Generation`.
+    Closed,
+    /// The buffer stayed full for the whole write-stall bound.
+    Stalled,
+}
+
+/// Channel permits that text events leave free for the final event.
+const FINAL_EVENT: usize = 1;
+
+/// Sends `ev` once more than `reserve` permits are free, waiting at most `stall` for room, so a
+/// slot thread never blocks on a consumer without a bound. (The slot is the only sender, so
+/// the free permits it sees cannot shrink before its `try_send`.) It polls with a backoff from
+/// 0.2 ms to 10 ms rather than parking on the channel: `blocking_send` has no timeout, and a
+/// full buffer means the consumer is already 64 events behind, so a few milliseconds of extra
+/// latency cost nothing.
+fn send_bounded(
+    tx: &mpsc::Sender<GenEvent>,
+    ev: GenEvent,
+    reserve: usize,
+    stall: Duration,
+) -> Result<(), Undelivered> {
+    let mut ev = ev;
+    let mut deadline = None;
+    let mut backoff = Duration::from_micros(200);
+    loop {
+        if tx.is_closed() {
+            return Err(Undelivered::Closed);
+        }
+        let sent = if tx.capacity() > reserve {
+            tx.try_send(ev)
+        } else {
+            Err(mpsc::error::TrySendError::Full(ev))
+        };
+        match sent {
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(Undelivered::Closed),
+            Err(mpsc::error::TrySendError::Full(back)) => {
+                ev = back;
+                let now = Instant::now();
+                let deadline = *deadline.get_or_insert(now + stall);
+                if now >= deadline {
+                    return Err(Undelivered::Stalled);
+                }
+                std::thread::sleep(backoff.min(deadline - now));
+                backoff = (backoff * 2).min(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// Why evaluating tokens did not complete.
+#[derive(Debug)]
+enum EvalError {
+    /// The consumer went away between batches.
+    Cancelled,
+    /// llama.cpp refused the batch (the cache has been cleared).
+    Failed(String),
+}
+
+/// How a job ended on its slot: a stop of some kind, or an engine failure, which is never
+/// reported as a stop.
+#[derive(Debug, Clone, PartialEq)]
+enum Ending {
+    Stopped(StopReason),
+    Failed(String),
+}
+
+impl Ending {
+    /// The stream's last event.
+    fn event(self, timings: Timings) -> GenEvent {
+        match self {
+            Ending::Stopped(reason) => GenEvent::Done { reason, timings },
+            Ending::Failed(error) => GenEvent::Failed { error, timings },
+        }
     }
 }
 
@@ -1019,14 +1252,96 @@ struct JobSampler {
     /// Greedy with no penalties: the first pass is a plain argmax over the logits, with no
     /// vocabulary-sized candidate array (262k entries for Gemma) built at all.
     plain_greedy: bool,
+    /// `Some(n)`: score each sampled token (log probability and the `n` most likely).
+    logprobs: Option<usize>,
+    /// The request's logit bias as a dense vector, when logprobs are asked for and a bias
+    /// is set: log probabilities are reported after the bias, as OpenAI does.
+    dense_bias: Option<Vec<f32>>,
+}
+
+/// A sampled token's log probability and the most likely tokens at its position.
+#[derive(Debug, Clone, PartialEq)]
+struct Scored {
+    logprob: f32,
+    top: Vec<(LlamaToken, f32)>,
+}
+
+/// One pass over a position's logits: a running log-sum-exp and the `k` largest logits (ties
+/// keep the lower token id first, as greedy argmax does). The same pass serves as the argmax
+/// of plain greedy sampling, and rides along the candidate fill otherwise, so log
+/// probabilities cost no extra pass over the vocabulary.
+#[derive(Debug)]
+struct LogitScan {
+    max: f32,
+    /// Sum of `exp(logit - max)`.
+    sum: f32,
+    k: usize,
+    /// Descending by logit.
+    top: Vec<(LlamaToken, f32)>,
+}
+
+impl LogitScan {
+    fn new(k: usize) -> LogitScan {
+        let k = k.max(1);
+        LogitScan {
+            max: f32::NEG_INFINITY,
+            sum: 0.0,
+            k,
+            top: Vec::with_capacity(k + 1),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, id: i32, logit: f32) {
+        // A banned (or NaN) logit has probability zero and is never a candidate.
+        if logit.is_nan() || logit == f32::NEG_INFINITY {
+            return;
+        }
+        if logit > self.max {
+            self.sum = self.sum * (self.max - logit).exp() + 1.0;
+            self.max = logit;
+        } else {
+            self.sum += (logit - self.max).exp();
+        }
+        if self.top.len() < self.k || self.top.last().is_some_and(|&(_, l)| logit > l) {
+            let at = self.top.partition_point(|&(_, l)| l >= logit);
+            self.top.insert(at, (LlamaToken(id), logit));
+            self.top.truncate(self.k);
+        }
+    }
+
+    /// `ln(sum(exp(logit)))` over everything pushed.
+    fn log_sum_exp(&self) -> f32 {
+        self.max + self.sum.ln()
+    }
+
+    /// The largest logit's token (the argmax).
+    fn best(&self) -> Option<LlamaToken> {
+        self.top.first().map(|&(t, _)| t)
+    }
+
+    /// Scores `token`, whose biased logit is `logit`, keeping `n` alternatives.
+    fn score(&self, logit: f32, n: usize) -> Scored {
+        let lse = self.log_sum_exp();
+        Scored {
+            logprob: logit - lse,
+            top: self
+                .top
+                .iter()
+                .take(n)
+                .map(|&(t, l)| (t, l - lse))
+                .collect(),
+        }
+    }
 }
 
 impl JobSampler {
     fn new(
         model: &LlamaModel,
         s: &Sampling,
-        grammar: Option<&GrammarJob>,
-    ) -> Result<JobSampler, String> {
+        grammar: Option<CompiledGrammar>,
+        logprobs: Option<u32>,
+    ) -> JobSampler {
         // Out-of-range values switch a stage off instead of reaching llama.cpp, where a NaN
         // temperature or a non-positive penalty would make every logit NaN.
         let mut stages = Vec::new();
@@ -1070,27 +1385,54 @@ impl JobSampler {
             stages.push(LlamaSampler::dist(s.seed.unwrap_or_else(random_seed)));
         }
         let plain_greedy = stages.len() == 1 && !(s.temperature.is_finite() && s.temperature > 0.0);
-        let grammar = grammar.map(|g| compile_grammar(model, g)).transpose()?;
-        Ok(JobSampler {
+        let dense_bias = match logprobs {
+            Some(_) if !s.logit_bias.is_empty() => {
+                let mut dense = vec![0.0f32; usize::try_from(model.n_vocab()).unwrap_or(0)];
+                for &(t, b) in &s.logit_bias {
+                    if let Some(slot) = usize::try_from(t).ok().and_then(|t| dense.get_mut(t)) {
+                        *slot += b;
+                    }
+                }
+                Some(dense)
+            }
+            _ => None,
+        };
+        JobSampler {
             chain: LlamaSampler::chain_simple(stages),
-            grammar,
+            grammar: grammar.map(|g| g.0),
             plain_greedy,
-        })
+            logprobs: logprobs.map(|n| n as usize),
+            dense_bias,
+        }
     }
 
+    /// Fills `buf` with the position's logits as candidates; `scan`, when given, sees each
+    /// (biased) logit in the same pass.
     fn fill(
         ctx: &LlamaContext<'_>,
         idx: i32,
         buf: &mut Vec<LlamaTokenData>,
+        scan: Option<(&mut LogitScan, Option<&[f32]>)>,
     ) -> LlamaTokenDataArray {
         let mut data = std::mem::take(buf);
         data.clear();
-        data.extend(
-            ctx.get_logits_ith(idx)
-                .iter()
-                .enumerate()
-                .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0)),
-        );
+        let logits = ctx.get_logits_ith(idx);
+        match scan {
+            None => data.extend(
+                logits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0)),
+            ),
+            Some((scan, bias)) => {
+                data.reserve(logits.len());
+                for (i, &l) in logits.iter().enumerate() {
+                    let biased = bias.map_or(l, |b| l + b[i]);
+                    scan.push(i as i32, biased);
+                    data.push(LlamaTokenData::new(LlamaToken(i as i32), l, 0.0));
+                }
+            }
+        }
         LlamaTokenDataArray::new(data, false)
     }
 
@@ -1107,18 +1449,32 @@ impl JobSampler {
         }
     }
 
+    /// Samples the next token; with log probabilities asked for, also scores it against the
+    /// model's distribution at this position (softmax of the raw logits plus logit bias; before
+    /// penalties, temperature, truncation and the grammar).
     fn sample(
         &mut self,
         ctx: &LlamaContext<'_>,
         idx: i32,
         buf: &mut Vec<LlamaTokenData>,
-    ) -> LlamaToken {
+    ) -> (LlamaToken, Option<Scored>) {
+        let mut scan = self.logprobs.map(LogitScan::new);
+        let bias = self.dense_bias.as_deref();
         // First pass: the unconstrained choice.
         let mut arr = None;
         let mut token = if self.plain_greedy {
-            argmax(ctx.get_logits_ith(idx))
+            match &mut scan {
+                // Plain greedy has no bias, and the scan's best is the argmax.
+                Some(scan) => {
+                    for (i, &l) in ctx.get_logits_ith(idx).iter().enumerate() {
+                        scan.push(i as i32, l);
+                    }
+                    scan.best().unwrap_or(LlamaToken(0))
+                }
+                None => argmax(ctx.get_logits_ith(idx)),
+            }
         } else {
-            let mut a = JobSampler::fill(ctx, idx, buf);
+            let mut a = JobSampler::fill(ctx, idx, buf, scan.as_mut().map(|s| (s, bias)));
             let t = JobSampler::pick(&mut self.chain, &mut a);
             arr = Some(a);
             t
@@ -1137,7 +1493,7 @@ impl JobSampler {
                 if let Some(a) = arr.take() {
                     *buf = a.data;
                 }
-                let mut a = JobSampler::fill(ctx, idx, buf);
+                let mut a = JobSampler::fill(ctx, idx, buf, None);
                 grammar.apply(&mut a);
                 token = JobSampler::pick(&mut self.chain, &mut a);
                 arr = Some(a);
@@ -1148,7 +1504,17 @@ impl JobSampler {
             *buf = a.data;
         }
         self.chain.accept(token);
-        token
+        let scored = scan.map(|scan| {
+            let i = token.0 as usize;
+            let logit = ctx
+                .get_logits_ith(idx)
+                .get(i)
+                .copied()
+                .unwrap_or(f32::NEG_INFINITY)
+                + bias.and_then(|b| b.get(i)).copied().unwrap_or(0.0);
+            scan.score(logit, self.logprobs.unwrap_or(0))
+        });
+        (token, scored)
     }
 }
 
@@ -1216,4 +1582,142 @@ fn argmax(logits: &[f32]) -> LlamaToken {
         }
     }
     LlamaToken(best as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_engine() -> LlamaEngine {
+        let path = std::env::var_os("BELLOWS_TINY_GGUF")
+            .expect("BELLOWS_TINY_GGUF is not set: eval \"$(scripts/models-env.sh)\" first");
+        let mut opts = LoadOptions::new(path);
+        opts.threads = Some(1);
+        opts.n_ctx = Some(256);
+        LlamaEngine::load(opts).expect("load the tiny GGUF")
+    }
+
+    /// Queues tokens straight onto the slots, past admission, which would never let an
+    /// out-of-vocabulary token through.
+    fn inject(e: &LlamaEngine, tokens: Vec<LlamaToken>) -> mpsc::Receiver<GenEvent> {
+        let (tx, rx) = mpsc::channel(EVENT_BUFFER + FINAL_EVENT);
+        let job = Job {
+            tokens,
+            sampling: Sampling::default(),
+            grammar: None,
+            max_tokens: Some(4),
+            stop: Vec::new(),
+            logprobs: None,
+            tx,
+            halt: Arc::new(AtomicBool::new(false)),
+            progress: ProgressGuard(Arc::new(Progress::default())),
+            admitted: Instant::now(),
+            queued: Instant::now(),
+        };
+        {
+            let mut s = lock(&e.shared.sched);
+            s.queue.push_back(job);
+            s.dispatch();
+        }
+        e.shared.wake.notify_all();
+        rx
+    }
+
+    #[test]
+    fn a_failed_decode_ends_in_failed_not_a_stop_and_clears_the_cache() {
+        let e = tiny_engine();
+        let good = e.admission.tokenize_prompt("hello there");
+        // Warm the cache, so the failure has something to clear.
+        let mut rx = inject(&e, good.clone());
+        let mut last = None;
+        while let Some(ev) = rx.blocking_recv() {
+            last = Some(ev);
+        }
+        assert!(
+            matches!(
+                last,
+                Some(GenEvent::Done {
+                    reason: StopReason::MaxTokens,
+                    ..
+                })
+            ),
+            "{last:?}"
+        );
+        assert!(!e.slot_caches()[0].is_empty());
+
+        let mut bad = good;
+        bad.push(LlamaToken(e.info.n_vocab as i32 + 7));
+        let mut rx = inject(&e, bad);
+        let mut events = Vec::new();
+        while let Some(ev) = rx.blocking_recv() {
+            events.push(ev);
+        }
+        match events.as_slice() {
+            [GenEvent::Failed { error, timings }] => {
+                assert!(error.contains("prompt evaluation failed"), "{error}");
+                assert_eq!(timings.generated_tokens, 0);
+            }
+            other => panic!("expected one Failed event, got {other:?}"),
+        }
+        assert!(e.slot_caches()[0].is_empty(), "the failed cache is cleared");
+    }
+
+    #[test]
+    fn logit_scan_matches_a_two_pass_softmax_and_argmax() {
+        let logits: Vec<f32> = (0..1000)
+            .map(|i| ((i * 7919 % 1000) as f32 / 97.0).sin() * 8.0)
+            .chain([7.99, f32::NEG_INFINITY, f32::NAN, 7.99])
+            .collect();
+        let mut scan = LogitScan::new(5);
+        for (i, &l) in logits.iter().enumerate() {
+            scan.push(i as i32, l);
+        }
+        let finite: Vec<(usize, f32)> = logits
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, l)| l.is_finite())
+            .collect();
+        let max = finite.iter().map(|&(_, l)| l).fold(f32::MIN, f32::max);
+        let lse = max
+            + finite
+                .iter()
+                .map(|&(_, l)| (l - max).exp())
+                .sum::<f32>()
+                .ln();
+        assert!(
+            (scan.log_sum_exp() - lse).abs() < 1e-4,
+            "{} vs {lse}",
+            scan.log_sum_exp()
+        );
+        let mut sorted = finite.clone();
+        // Descending by logit, lower id first on ties.
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let want: Vec<i32> = sorted.iter().take(5).map(|&(i, _)| i as i32).collect();
+        let got: Vec<i32> = scan.top.iter().map(|&(t, _)| t.0).collect();
+        assert_eq!(got, want);
+        assert_eq!(scan.best(), Some(argmax(&logits)));
+        let scored = scan.score(logits[want[0] as usize], 3);
+        assert_eq!(scored.top.len(), 3);
+        assert!(scored.logprob <= 0.0 && scored.logprob == scored.top[0].1);
+        assert!(scored.top.windows(2).all(|w| w[0].1 >= w[1].1));
+        let total: f32 = finite.iter().map(|&(_, l)| (l - lse).exp()).sum();
+        assert!((total - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn endings_map_to_their_events() {
+        let t = Timings::default();
+        assert!(matches!(
+            Ending::Stopped(StopReason::ContextFull).event(t.clone()),
+            GenEvent::Done {
+                reason: StopReason::ContextFull,
+                ..
+            }
+        ));
+        assert!(matches!(
+            Ending::Failed("boom".to_owned()).event(t),
+            GenEvent::Failed { error, .. } if error == "boom"
+        ));
+    }
 }

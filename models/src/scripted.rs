@@ -20,6 +20,10 @@ pub struct Script {
     pub reason: StopReason,
     /// Delay before each piece, so tests can observe streaming and cancellation.
     pub delay: Duration,
+    /// When set, the stream ends with [`GenEvent::Failed`] carrying this error after the last
+    /// piece, as a llama.cpp decode error would end it, instead of [`GenEvent::Done`] (a halt
+    /// or `max_tokens` that ends the stream earlier still ends it with `Done`).
+    pub fail: Option<String>,
 }
 
 impl Script {
@@ -39,6 +43,15 @@ impl Script {
             pieces,
             reason: StopReason::Eog,
             delay: Duration::ZERO,
+            fail: None,
+        }
+    }
+
+    /// `text` in chunks of at most `chunk` bytes, then an engine failure with `error`.
+    pub fn failing(text: &str, chunk: usize, error: &str) -> Script {
+        Script {
+            fail: Some(error.to_owned()),
+            ..Script::chunked(text, chunk)
         }
     }
 }
@@ -148,13 +161,16 @@ impl Engine for ScriptedEngine {
                     ..Timings::default()
                 };
                 let mut reason = script.reason;
+                let mut fail = script.fail;
                 for (i, piece) in script.pieces.into_iter().enumerate() {
                     if halted.load(Ordering::Relaxed) {
                         reason = StopReason::Stop;
+                        fail = None;
                         break;
                     }
                     if req.max_tokens.is_some_and(|m| i as u32 >= m) {
                         reason = StopReason::MaxTokens;
+                        fail = None;
                         break;
                     }
                     if !script.delay.is_zero() {
@@ -165,13 +181,22 @@ impl Engine for ScriptedEngine {
                     }
                     timings.generated_tokens += 1;
                     counts.set_generated(timings.generated_tokens);
+                    // A script is certain of its next piece: probability 1 (log 0), and the
+                    // piece is the only alternative worth listing.
                     let logprobs = match req.logprobs {
                         None => Vec::new(),
-                        Some(_) => vec![crate::engine::TokenLogprob {
+                        Some(n) => vec![crate::engine::TokenLogprob {
                             token: i as i32,
                             bytes: piece.as_bytes().to_vec(),
                             logprob: 0.0,
-                            top: Vec::new(),
+                            top: (n > 0)
+                                .then(|| crate::engine::TopLogprob {
+                                    token: i as i32,
+                                    bytes: piece.as_bytes().to_vec(),
+                                    logprob: 0.0,
+                                })
+                                .into_iter()
+                                .collect(),
                         }],
                     };
                     let ev = GenEvent::Text {
@@ -184,7 +209,11 @@ impl Engine for ScriptedEngine {
                     }
                 }
                 timings.generation = admitted.elapsed();
-                let _ = tx.send(GenEvent::Done { reason, timings }).await;
+                let last = match fail {
+                    Some(error) => GenEvent::Failed { error, timings },
+                    None => GenEvent::Done { reason, timings },
+                };
+                let _ = tx.send(last).await;
             });
             Ok(Generation::new(rx, prompt_tokens, halt).with_progress(progress))
         })
@@ -227,5 +256,91 @@ impl Engine for ScriptedEngine {
         }
         out.push_str("<|im_start|>assistant\n");
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Sampling;
+
+    fn request(max_tokens: Option<u32>) -> GenerateRequest {
+        GenerateRequest {
+            prompt: Prompt::Text("hi".to_owned()),
+            sampling: Sampling::default(),
+            max_tokens,
+            stop: Vec::new(),
+            grammar: None,
+            logprobs: None,
+        }
+    }
+
+    async fn events(e: &ScriptedEngine, req: GenerateRequest) -> Vec<GenEvent> {
+        let mut g = e.generate(req).await.expect("generate");
+        let mut out = Vec::new();
+        while let Some(ev) = g.next().await {
+            out.push(ev);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_failing_script_streams_its_text_then_fails() {
+        let e = ScriptedEngine::new("m", Script::chunked("x", 1));
+        e.push(Script::failing("abcd", 2, "decode failed"));
+        let evs = events(&e, request(None)).await;
+        let text: String = evs
+            .iter()
+            .filter_map(|ev| match ev {
+                GenEvent::Text { piece, .. } => Some(piece.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "abcd");
+        match evs.last() {
+            Some(GenEvent::Failed { error, timings }) => {
+                assert_eq!(error, "decode failed");
+                assert_eq!(timings.generated_tokens, 2);
+            }
+            other => panic!("expected Failed last, got {other:?}"),
+        }
+        assert!(!evs.iter().any(|ev| matches!(ev, GenEvent::Done { .. })));
+
+        // Cut short by max_tokens, it never reaches the failure.
+        e.push(Script::failing("abcd", 2, "decode failed"));
+        let evs = events(&e, request(Some(1))).await;
+        assert!(matches!(
+            evs.last(),
+            Some(GenEvent::Done {
+                reason: StopReason::MaxTokens,
+                ..
+            })
+        ));
+    }
+
+    #[tokio::test]
+    async fn scripted_logprobs_are_certain_and_one_per_piece() {
+        let e = ScriptedEngine::new("m", Script::chunked("abc", 1));
+        let mut req = request(None);
+        req.logprobs = Some(2);
+        for ev in events(&e, req).await {
+            if let GenEvent::Text {
+                piece,
+                tokens,
+                logprobs,
+            } = ev
+            {
+                assert_eq!(logprobs.len(), tokens.len());
+                assert_eq!(logprobs[0].bytes, piece.as_bytes());
+                assert_eq!(logprobs[0].logprob, 0.0);
+                assert_eq!(logprobs[0].top.len(), 1);
+                assert_eq!(logprobs[0].top[0].token, tokens[0]);
+            }
+        }
+        for ev in events(&e, request(None)).await {
+            if let GenEvent::Text { logprobs, .. } = ev {
+                assert!(logprobs.is_empty());
+            }
+        }
     }
 }

@@ -490,3 +490,121 @@ async fn seeded_sampling_is_reproducible_and_odd_values_are_harmless() {
     let odd = run(&engine(1), req).await;
     assert_eq!(odd.timings.generated_tokens, 40);
 }
+
+#[tokio::test]
+async fn a_consumer_that_stops_reading_is_cancelled_after_the_write_stall() {
+    let mut opts = LoadOptions::new(tiny());
+    opts.threads = Some(1);
+    opts.n_ctx = Some(2048);
+    opts.write_stall = std::time::Duration::from_millis(200);
+    let e = LlamaEngine::load(opts).expect("load");
+    // Never read: the slot fills the 64-event buffer and then finds no room.
+    let mut stalled = e
+        .generate(grammar_request(endless(), 1500))
+        .await
+        .expect("generate");
+    // On a one-slot engine this runs only once the stalled generation has left the slot.
+    // The timeout guards against a hang (the old behaviour); it measures nothing.
+    let after = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        run(&e, text_request(PROMPT, 3)),
+    )
+    .await
+    .expect("the stalled generation never freed the slot");
+    assert_eq!(after.timings.generated_tokens, 3);
+    // The stalled stream holds what fit in its buffer, then says it was cancelled.
+    let mut pieces = 0;
+    let mut end = None;
+    while let Some(ev) = stalled.next().await {
+        match ev {
+            GenEvent::Text { .. } => pieces += 1,
+            GenEvent::Done { reason, timings } => end = Some((reason, timings)),
+            GenEvent::Failed { error, .. } => panic!("{error}"),
+        }
+    }
+    assert_eq!(pieces, 64, "the buffer filled, then the slot gave up");
+    let (reason, timings) = end.expect("a stalled stream still ends with Done");
+    assert_eq!(reason, StopReason::Cancelled);
+    assert!(timings.generated_tokens < 1500, "{timings:?}");
+}
+
+/// Every `Text` event of a request, in order.
+async fn text_events(e: &LlamaEngine, req: models::GenerateRequest) -> Vec<GenEvent> {
+    let mut g = e.generate(req).await.expect("generate");
+    let mut out = Vec::new();
+    while let Some(ev) = g.next().await {
+        match ev {
+            GenEvent::Text { .. } => out.push(ev),
+            GenEvent::Done { .. } => {}
+            GenEvent::Failed { error, .. } => panic!("{error}"),
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn logprobs_score_each_token_with_sorted_alternatives() {
+    let e = engine(1);
+    for (n, sampling) in [
+        (5, Sampling::default()),
+        (0, Sampling::default()),
+        (
+            3,
+            Sampling {
+                temperature: 1.0,
+                seed: Some(3),
+                ..Sampling::default()
+            },
+        ),
+    ] {
+        let greedy = sampling.temperature == 0.0;
+        let mut req = text_request(PROMPT, 30);
+        req.sampling = sampling;
+        req.logprobs = Some(n);
+        let events = text_events(&e, req).await;
+        let mut scored = 0;
+        let (mut all_bytes, mut all_tokens) = (Vec::new(), Vec::new());
+        for ev in &events {
+            let GenEvent::Text {
+                tokens, logprobs, ..
+            } = ev
+            else {
+                unreachable!()
+            };
+            assert_eq!(logprobs.len(), tokens.len(), "one entry per token");
+            for (lp, &t) in logprobs.iter().zip(tokens) {
+                scored += 1;
+                assert_eq!(lp.token, t);
+                all_bytes.extend_from_slice(&lp.bytes);
+                all_tokens.push(t);
+                assert!(lp.logprob <= 0.0 && lp.logprob.is_finite(), "{lp:?}");
+                assert_eq!(lp.top.len(), n as usize, "{lp:?}");
+                assert!(
+                    lp.top.windows(2).all(|w| w[0].logprob >= w[1].logprob),
+                    "{lp:?}"
+                );
+                assert!(lp.top.iter().all(|x| x.logprob <= 0.0), "{lp:?}");
+                if greedy && n > 0 {
+                    assert_eq!(lp.top[0].token, t, "greedy picks the most likely: {lp:?}");
+                    assert_eq!(lp.top[0].logprob, lp.logprob);
+                } else if let Some(first) = lp.top.first() {
+                    assert!(first.logprob >= lp.logprob, "{lp:?}");
+                }
+            }
+        }
+        assert!(scored > 0);
+        assert_eq!(
+            String::from_utf8_lossy(&all_bytes),
+            e.detokenize(&all_tokens),
+            "each entry carries its token's bytes"
+        );
+    }
+
+    // Without logprobs, entries are empty.
+    for ev in text_events(&e, text_request(PROMPT, 10)).await {
+        let GenEvent::Text { logprobs, .. } = ev else {
+            unreachable!()
+        };
+        assert!(logprobs.is_empty());
+    }
+}
