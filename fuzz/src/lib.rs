@@ -1,10 +1,14 @@
 //! The shared body of every fuzz target: decode fuzzer bytes whole and in fuzzer-chosen
-//! chunks, and require identical traces (chunk boundaries must never matter) and no panic.
+//! chunks with a fuzzer-chosen registry (builtin, client-only, or both), and require identical
+//! traces (chunk boundaries must never matter), no panic, and a lossless, well-ordered trace:
+//! text, failure raws and proposals tile the input, and nothing follows a closed call.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use codec::format::FormatId;
 use codec::{Event, Mode, Registry, TurnDecoder};
+use serde_json::json;
 
 fn decode(mode: Mode, registry: &Arc<Registry>, pieces: &[&str]) -> Vec<Event> {
     let mut d = TurnDecoder::new(mode, Arc::clone(registry));
@@ -16,17 +20,151 @@ fn decode(mode: Mode, registry: &Arc<Registry>, pieces: &[&str]) -> Vec<Event> {
     events
 }
 
-/// `data` is: one byte `n`, then `n % 32` chunk lengths (one byte each), then the reply as
-/// lossy UTF-8. Chunk lengths repeat cyclically and are moved forward to character
-/// boundaries.
+/// Client tools the fuzzer can call by name; `read` and `edit` shadow builtin names in a
+/// client-only registry.
+fn add_client_tools(r: &mut Registry, client_only: bool) {
+    let tools = [
+        (
+            "weather",
+            json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}),
+        ),
+        ("anything", json!({"type": "object"})),
+        (
+            "flags",
+            json!({"type": "object", "properties": {"on": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}}}, "additionalProperties": false}),
+        ),
+    ];
+    for (name, schema) in tools {
+        r.add_client_tool(name, "fuzz", schema).expect("valid tool");
+    }
+    if client_only {
+        r.add_client_tool(
+            "read",
+            "a client's own read",
+            json!({"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"]}),
+        )
+        .expect("builtin names are free in a client-only registry");
+    }
+}
+
+/// The registry a selector byte picks: builtin, client-only, or builtin plus client tools.
+pub fn registry(selector: u8) -> Registry {
+    match selector % 3 {
+        0 => Registry::builtin(),
+        1 => {
+            let mut r = Registry::client_only();
+            add_client_tools(&mut r, true);
+            r
+        }
+        _ => {
+            let mut r = Registry::builtin();
+            add_client_tools(&mut r, false);
+            r
+        }
+    }
+}
+
+/// Whether text and failure raws, with a non-empty span of input for each run of proposals,
+/// tile `input` exactly.
+fn tiles(input: &str, events: &[Event]) -> bool {
+    let mut at: BTreeSet<usize> = BTreeSet::from([0]);
+    let mut gap = false;
+    let step = |at: &BTreeSet<usize>, piece: Option<&str>| -> BTreeSet<usize> {
+        match piece {
+            Some(s) => at
+                .iter()
+                .filter(|&&i| input[i..].starts_with(s))
+                .map(|&i| i + s.len())
+                .collect(),
+            None => match at.first() {
+                Some(&from) => (from + 1..=input.len())
+                    .filter(|&k| input.is_char_boundary(k))
+                    .collect(),
+                None => BTreeSet::new(),
+            },
+        }
+    };
+    for e in events {
+        let piece = match e {
+            Event::Text(t) => t.as_str(),
+            Event::Failure { raw, .. } => raw.as_str(),
+            Event::Proposal { .. } => {
+                gap = true;
+                continue;
+            }
+            _ => continue,
+        };
+        if gap {
+            at = step(&at, None);
+            gap = false;
+        }
+        at = step(&at, Some(piece));
+        if at.is_empty() {
+            return false;
+        }
+    }
+    if gap {
+        at = step(&at, None);
+    }
+    at.contains(&input.len())
+}
+
+/// No start or fragment after a call closed; fragments concatenate to the proposal's
+/// arguments.
+fn well_ordered(events: &[Event]) -> Result<(), String> {
+    let mut closed = BTreeSet::new();
+    let mut args: BTreeMap<usize, String> = BTreeMap::new();
+    for e in events {
+        match e {
+            Event::ToolCallStart { index, .. } | Event::ArgsDelta { index, .. }
+                if closed.contains(index) =>
+            {
+                return Err(format!("event for closed call #{index}"));
+            }
+            Event::ToolCallStart { index, .. } => {
+                args.entry(*index).or_default();
+            }
+            Event::ArgsDelta { index, fragment } => {
+                args.entry(*index).or_default().push_str(fragment)
+            }
+            Event::Proposal { index, proposal } => {
+                if !closed.insert(*index) {
+                    return Err(format!("call #{index} closed twice"));
+                }
+                if args
+                    .get(index)
+                    .is_some_and(|a| *a != proposal.arguments_json())
+                {
+                    return Err(format!("call #{index} streamed other arguments"));
+                }
+            }
+            Event::Failure {
+                index: Some(index), ..
+            } => {
+                if !closed.insert(*index) {
+                    return Err(format!("call #{index} closed twice"));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `data` is: one byte `n`, then one registry selector byte, then `n % 32` chunk lengths
+/// (one byte each), then the reply as lossy UTF-8. Chunk lengths repeat cyclically and are
+/// moved forward to character boundaries.
 pub fn check(mode: Mode, data: &[u8]) {
     let Some((&n, rest)) = data.split_first() else {
+        return;
+    };
+    let Some((&selector, rest)) = rest.split_first() else {
         return;
     };
     let n = usize::from(n % 32).min(rest.len());
     let (lens, text) = rest.split_at(n);
     let text = String::from_utf8_lossy(text);
-    let registry = Arc::new(Registry::builtin());
+    let registry = Arc::new(registry(selector));
 
     let mut pieces = Vec::new();
     let mut from = 0;
@@ -44,7 +182,15 @@ pub fn check(mode: Mode, data: &[u8]) {
         i += 1;
     }
 
-    let whole = codec::turn::trace(&decode(mode, &registry, &[&text]));
+    let whole_events = decode(mode, &registry, &[&text]);
+    let whole = codec::turn::trace(&whole_events);
+    assert!(
+        tiles(&text, &whole_events),
+        "text, failure raws and proposals do not tile the input:\n{whole}"
+    );
+    if let Err(e) = well_ordered(&whole_events) {
+        panic!("{e}:\n{whole}");
+    }
     let chunked = codec::turn::trace(&decode(mode, &registry, &pieces));
     assert_eq!(
         whole, chunked,
