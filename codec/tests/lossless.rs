@@ -58,33 +58,75 @@ fn pieces(events: &[Event]) -> Vec<Piece<'_>> {
     v
 }
 
-/// Whether `pieces` tile `input` exactly, gaps being non-empty spans.
-fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
-    // Positions reachable after each piece; a set, since a gap can end anywhere.
-    let mut at: BTreeSet<usize> = BTreeSet::from([0]);
-    for p in pieces {
-        let mut next = BTreeSet::new();
-        match p {
-            Piece::Bytes(s) => {
-                for &i in &at {
-                    if input[i..].starts_with(s) {
-                        next.insert(i + s.len());
-                    }
+/// Where each piece can end, for pieces laid in order over `input`: exact positions, plus,
+/// after a gap, "anywhere past" a position. A gap (a run of proposals) is a non-empty span.
+#[derive(Default)]
+struct Reach {
+    at: BTreeSet<usize>,
+    past: Option<usize>,
+}
+
+impl Reach {
+    fn gap(self) -> Reach {
+        let from = self.at.first().copied().into_iter().chain(self.past).min();
+        Reach {
+            at: BTreeSet::new(),
+            past: from,
+        }
+    }
+
+    fn bytes(self, input: &str, s: &str) -> Reach {
+        if s.is_empty() {
+            return self;
+        }
+        let mut at: BTreeSet<usize> = self
+            .at
+            .iter()
+            .filter(|&&i| input[i..].starts_with(s))
+            .map(|&i| i + s.len())
+            .collect();
+        if let Some(p) = self.past {
+            // Every occurrence that starts strictly after `p` (overlaps included).
+            let mut k = p + 1;
+            while k <= input.len() {
+                let Some(off) = input.get(k..).and_then(|t| t.find(s)) else {
+                    break;
+                };
+                at.insert(k + off + s.len());
+                k += off + 1;
+                while k < input.len() && !input.is_char_boundary(k) {
+                    k += 1;
                 }
             }
-            Piece::Gap => {
-                let Some(&from) = at.first() else {
-                    return false;
-                };
-                next.extend((from + 1..=input.len()).filter(|&k| input.is_char_boundary(k)));
-            }
         }
-        if next.is_empty() {
+        Reach { at, past: None }
+    }
+
+    fn dead(&self) -> bool {
+        self.at.is_empty() && self.past.is_none()
+    }
+
+    fn ends_at(&self, n: usize) -> bool {
+        self.at.contains(&n) || self.past.is_some_and(|p| p < n)
+    }
+}
+
+/// Whether `pieces` tile `input` exactly, gaps being non-empty spans.
+fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
+    let mut r = Reach {
+        at: BTreeSet::from([0]),
+        past: None,
+    };
+    for p in pieces {
+        r = match p {
+            Piece::Bytes(s) => r.bytes(input, s),
+            Piece::Gap => r.gap(),
+        };
+        if r.dead() {
             return false;
         }
-        at = next;
     }
-    at.contains(&input.len())
+    r.ends_at(input.len())
 }
 
 /// Invariants (a) and (b) on one event list.
@@ -244,6 +286,21 @@ fn failing_client_calls_ignore_chunking() {
         r#"[TOOL_CALLS][{"name": "weather", "arguments": {"city": "x"} junk}]"#,
     ] {
         check_all(&reg, Mode::Auto, input, &[7, 19]).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Fuzz findings (`fuzz/README.md`): a pythonic list, or a wrapper's list, whose calls did not
+/// all fail gave each failure the whole list's text, so bytes were reported twice.
+#[test]
+fn each_failure_of_a_call_list_carries_its_own_text() {
+    let reg = Arc::new(Registry::builtin());
+    for input in [
+        "[read(path=\"calc.py\", stard=1, end=10), grep(pattern='def ', path=\"calc.py\")]\n",
+        "[read(path=\"calc.py\", start=1, end=10), grep(pattern='def ', jath=\"calc.py\")]\n",
+        r#"[TOOL_CALLS][{"name": "read", "arguments": {"path": 0}}, {"name": "nope", "arguments": {}}]"#,
+        r#"<tool_call>[{"name": "read", "arguments": {"path": 0}}, {"name": "nope", "arguments": {}}]</tool_call>"#,
+    ] {
+        check_all(&reg, Mode::Auto, input, &[5, 40]).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 

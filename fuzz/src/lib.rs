@@ -64,26 +64,67 @@ pub fn registry(selector: u8) -> Registry {
     }
 }
 
+/// Where each piece can end, for pieces laid in order over `input`: exact positions, plus,
+/// after a gap, "anywhere past" a position. A gap (a run of proposals) is a non-empty span.
+#[derive(Default)]
+struct Reach {
+    at: BTreeSet<usize>,
+    past: Option<usize>,
+}
+
+impl Reach {
+    fn gap(self) -> Reach {
+        let from = self.at.first().copied().into_iter().chain(self.past).min();
+        Reach {
+            at: BTreeSet::new(),
+            past: from,
+        }
+    }
+
+    fn bytes(self, input: &str, s: &str) -> Reach {
+        if s.is_empty() {
+            return self;
+        }
+        let mut at: BTreeSet<usize> = self
+            .at
+            .iter()
+            .filter(|&&i| input[i..].starts_with(s))
+            .map(|&i| i + s.len())
+            .collect();
+        if let Some(p) = self.past {
+            // Every occurrence that starts strictly after `p` (overlaps included).
+            let mut k = p + 1;
+            while k <= input.len() {
+                let Some(off) = input.get(k..).and_then(|t| t.find(s)) else {
+                    break;
+                };
+                at.insert(k + off + s.len());
+                k += off + 1;
+                while k < input.len() && !input.is_char_boundary(k) {
+                    k += 1;
+                }
+            }
+        }
+        Reach { at, past: None }
+    }
+
+    fn dead(&self) -> bool {
+        self.at.is_empty() && self.past.is_none()
+    }
+
+    fn ends_at(&self, n: usize) -> bool {
+        self.at.contains(&n) || self.past.is_some_and(|p| p < n)
+    }
+}
+
 /// Whether text and failure raws, with a non-empty span of input for each run of proposals,
 /// tile `input` exactly.
 fn tiles(input: &str, events: &[Event]) -> bool {
-    let mut at: BTreeSet<usize> = BTreeSet::from([0]);
-    let mut gap = false;
-    let step = |at: &BTreeSet<usize>, piece: Option<&str>| -> BTreeSet<usize> {
-        match piece {
-            Some(s) => at
-                .iter()
-                .filter(|&&i| input[i..].starts_with(s))
-                .map(|&i| i + s.len())
-                .collect(),
-            None => match at.first() {
-                Some(&from) => (from + 1..=input.len())
-                    .filter(|&k| input.is_char_boundary(k))
-                    .collect(),
-                None => BTreeSet::new(),
-            },
-        }
+    let mut r = Reach {
+        at: BTreeSet::from([0]),
+        past: None,
     };
+    let mut gap = false;
     for e in events {
         let piece = match e {
             Event::Text(t) => t.as_str(),
@@ -95,18 +136,18 @@ fn tiles(input: &str, events: &[Event]) -> bool {
             _ => continue,
         };
         if gap {
-            at = step(&at, None);
+            r = r.gap();
             gap = false;
         }
-        at = step(&at, Some(piece));
-        if at.is_empty() {
+        r = r.bytes(input, piece);
+        if r.dead() {
             return false;
         }
     }
     if gap {
-        at = step(&at, None);
+        r = r.gap();
     }
-    at.contains(&input.len())
+    r.ends_at(input.len())
 }
 
 /// No start or fragment after a call closed; fragments concatenate to the proposal's
