@@ -33,4 +33,4 @@ pub mod turn;
 pub use action::{Action, ActionProposal, Block};
 pub use event::{Event, FailureKind, RepairKind};
 pub use registry::Registry;
-pub use turn::{Mode, TurnDecoder};
+pub use turn::{Mode, ReasoningMarkers, TurnDecoder};

@@ -1,8 +1,9 @@
 //! Trust at the boundary: for any input and any registry (builtin, client-only with generated
 //! client tools, mixed), the decoder
 //!
-//! * (a) loses and duplicates nothing: the emitted `Text`, the `Failure` raws and the raw spans
-//!   of proposals, in event order, are the input byte for byte;
+//! * (a) loses and duplicates nothing: the emitted `Text`, the `Failure` raws, the
+//!   `Reasoning` text with its markers and the raw spans of proposals, in event order, are the
+//!   input byte for byte;
 //! * (b) closes each call once: no `ToolCallStart`/`ArgsDelta` for an index after its
 //!   `Failure`/`Proposal`, and the `ArgsDelta`s of a proposal concatenate to its
 //!   `arguments_json()`;
@@ -24,12 +25,29 @@ use codec::{Event, Mode, Registry, TurnDecoder};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+/// How a decoder treats reasoning: its markers (`None`: reasoning off), and whether the
+/// reply starts inside a block.
+#[derive(Debug, Clone, Copy)]
+struct Think {
+    markers: Option<(&'static str, &'static str)>,
+    inside: bool,
+}
+
+const THINK: Think = Think {
+    markers: Some(("<think>", "</think>")),
+    inside: false,
+};
+
 fn decode<'a>(
     reg: &Arc<Registry>,
     mode: Mode,
+    think: Think,
     parts: impl IntoIterator<Item = &'a str>,
 ) -> Vec<Event> {
-    let mut d = TurnDecoder::new(mode, Arc::clone(reg));
+    let (open, close) = think.markers.unwrap_or(("", ""));
+    let mut d = TurnDecoder::new(mode, Arc::clone(reg))
+        .with_reasoning_markers(open, close)
+        .starts_in_reasoning(think.inside);
     let mut events = Vec::new();
     for p in parts {
         d.feed_into(p, &mut events);
@@ -41,26 +59,60 @@ fn decode<'a>(
 /// What a proposal-free run of events must reproduce, and where proposals own input.
 enum Piece<'e> {
     Bytes(&'e str),
+    /// Reasoning text: it may span several blocks with nothing between them (a closing
+    /// marker right before an opener), whose events merge.
+    Reasoning(&'e str, Option<String>),
+    /// These bytes, or nothing (a reasoning marker: the opener is in the prompt when a
+    /// reply starts inside reasoning, and a block may be unclosed at the end).
+    Maybe(&'e str),
+    /// Any number of repetitions of these bytes (empty reasoning blocks).
+    Star(String),
     /// One or more proposals: a non-empty span of input the emitted pieces do not cover.
     Gap,
 }
 
-fn pieces(events: &[Event]) -> Vec<Piece<'_>> {
+fn pieces(events: &[Event], think: Think) -> Vec<Piece<'_>> {
     let mut v = Vec::new();
-    for e in events {
-        match e {
+    let empty_block = think.markers.map(|(o, c)| format!("{o}{c}"));
+    let (open, close) = think.markers.unwrap_or(("", ""));
+    if think.inside {
+        // An empty block the reply starts in.
+        v.push(Piece::Maybe(close));
+    }
+    let mut i = 0;
+    while i < events.len() {
+        if let Some(b) = &empty_block {
+            v.push(Piece::Star(b.clone()));
+        }
+        match &events[i] {
             Event::Text(t) => v.push(Piece::Bytes(t)),
             Event::Failure { raw, .. } => v.push(Piece::Bytes(raw)),
             Event::Proposal { .. } if !matches!(v.last(), Some(Piece::Gap)) => v.push(Piece::Gap),
+            Event::Reasoning(_) => {
+                v.push(Piece::Maybe(open));
+                let brk = think.markers.map(|(o, c)| format!("{c}{o}"));
+                while let Some(Event::Reasoning(r)) = events.get(i) {
+                    v.push(Piece::Reasoning(r, brk.clone()));
+                    i += 1;
+                }
+                v.push(Piece::Maybe(close));
+                continue;
+            }
             _ => {}
         }
+        i += 1;
     }
+    if let Some(b) = empty_block {
+        v.push(Piece::Star(b));
+    }
+    // An empty block left open at the end.
+    v.push(Piece::Maybe(open));
     v
 }
 
 /// Where each piece can end, for pieces laid in order over `input`: exact positions, plus,
 /// after a gap, "anywhere past" a position. A gap (a run of proposals) is a non-empty span.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Reach {
     at: BTreeSet<usize>,
     past: Option<usize>,
@@ -102,6 +154,69 @@ impl Reach {
         Reach { at, past: None }
     }
 
+    /// Like [`Reach::bytes`], where `brk` may also occur in the input at any point of `s`
+    /// (and `s` never holds `brk`'s first part, the closing marker).
+    fn bytes_breaking(self, input: &str, s: &str, brk: &str) -> Reach {
+        let starts: Vec<usize> = match self.past {
+            Some(p) => self
+                .at
+                .iter()
+                .copied()
+                .chain((p + 1..=input.len()).filter(|&k| input.is_char_boundary(k)))
+                .collect(),
+            None => self.at.iter().copied().collect(),
+        };
+        let mut at = BTreeSet::new();
+        for start in starts {
+            let mut k = start;
+            let mut ok = true;
+            for c in s.chars() {
+                while !brk.is_empty() && input[k..].starts_with(brk) {
+                    k += brk.len();
+                }
+                if input[k..].starts_with(c) {
+                    k += c.len_utf8();
+                } else {
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                at.insert(k);
+            }
+        }
+        Reach { at, past: None }
+    }
+
+    fn union(mut self, other: Reach) -> Reach {
+        self.at.extend(other.at);
+        self.past = match (self.past, other.past) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self
+    }
+
+    fn maybe(self, input: &str, s: &str) -> Reach {
+        let with = self.clone().bytes(input, s);
+        self.union(with)
+    }
+
+    fn star(self, input: &str, s: &str) -> Reach {
+        let mut all = self.clone();
+        let mut frontier = self;
+        while !frontier.dead() && !s.is_empty() {
+            let next = frontier.bytes(input, s);
+            let before = all.at.len();
+            all = all.union(next.clone());
+            if all.at.len() == before {
+                break;
+            }
+            frontier = next;
+        }
+        all
+    }
+
     fn dead(&self) -> bool {
         self.at.is_empty() && self.past.is_none()
     }
@@ -120,6 +235,9 @@ fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
     for p in pieces {
         r = match p {
             Piece::Bytes(s) => r.bytes(input, s),
+            Piece::Maybe(s) => r.maybe(input, s),
+            Piece::Reasoning(s, brk) => r.bytes_breaking(input, s, brk.as_deref().unwrap_or("")),
+            Piece::Star(s) => r.star(input, s),
             Piece::Gap => r.gap(),
         };
         if r.dead() {
@@ -130,8 +248,8 @@ fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
 }
 
 /// Invariants (a) and (b) on one event list.
-fn check_events(input: &str, events: &[Event]) -> Result<(), String> {
-    if !aligns(input, &pieces(events)) {
+fn check_events(input: &str, events: &[Event], think: Think) -> Result<(), String> {
+    if !aligns(input, &pieces(events, think)) {
         return Err(format!(
             "text, failure raws and proposals do not tile the input {input:?}:\n{}",
             trace(events)
@@ -206,15 +324,25 @@ fn split<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
 
 /// All three invariants for one input: whole, byte by byte (by char) and in `cuts`.
 fn check_all(reg: &Arc<Registry>, mode: Mode, input: &str, cuts: &[usize]) -> Result<(), String> {
-    let whole = decode(reg, mode, [input]);
-    check_events(input, &whole)?;
+    check_all_with(reg, mode, THINK, input, cuts)
+}
+
+fn check_all_with(
+    reg: &Arc<Registry>,
+    mode: Mode,
+    think: Think,
+    input: &str,
+    cuts: &[usize],
+) -> Result<(), String> {
+    let whole = decode(reg, mode, think, [input]);
+    check_events(input, &whole, think)?;
     let want = trace(&whole);
     let chars: Vec<&str> = input
         .char_indices()
         .map(|(i, c)| &input[i..i + c.len_utf8()])
         .collect();
-    let by_char = decode(reg, mode, chars.iter().copied());
-    check_events(input, &by_char)?;
+    let by_char = decode(reg, mode, think, chars.iter().copied());
+    check_events(input, &by_char, think)?;
     if trace(&by_char) != want {
         return Err(format!(
             "byte-by-byte trace differs for {input:?}:\n--- whole\n{want}--- by char\n{}",
@@ -222,8 +350,8 @@ fn check_all(reg: &Arc<Registry>, mode: Mode, input: &str, cuts: &[usize]) -> Re
         ));
     }
     let parts = split(input, cuts);
-    let chunked = decode(reg, mode, parts.iter().copied());
-    check_events(input, &chunked)?;
+    let chunked = decode(reg, mode, think, parts.iter().copied());
+    check_events(input, &chunked, think)?;
     if trace(&chunked) != want {
         return Err(format!(
             "chunked trace differs for {parts:?}:\n--- whole\n{want}--- chunked\n{}",
@@ -257,8 +385,8 @@ fn a_failing_character_is_not_duplicated() {
         r#"[TOOL_CALLS][{"name": "weather", "arguments": {"city": "x"} junk}]"#,
         r#"<|python_tag|>{"name": "weather", "parameters": {"city": "x"} junk}"#,
     ] {
-        let events = decode(&reg, Mode::Auto, [input]);
-        check_events(input, &events).unwrap_or_else(|e| panic!("{e}"));
+        let events = decode(&reg, Mode::Auto, THINK, [input]);
+        check_events(input, &events, THINK).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
@@ -271,8 +399,8 @@ fn no_argument_fragment_follows_a_failure() {
         r#"{"name": "weather", "arguments": {"city": "x"} junk}"#,
         r#"<tool_call>{"name": "weather", "arguments": {"city": 1}}</tool_call>"#,
     ] {
-        let events = decode(&reg, Mode::Auto, [input]);
-        check_events(input, &events).unwrap_or_else(|e| panic!("{e}"));
+        let events = decode(&reg, Mode::Auto, THINK, [input]);
+        check_events(input, &events, THINK).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
@@ -459,6 +587,12 @@ const NOISE: &[&str] = &[
     "</parameter>",
     "[TOOL_CALLS]",
     "<|python_tag|>",
+    "<think>",
+    "</think>",
+    "<thi",
+    "</th",
+    "[R]",
+    "[/R]",
 ];
 
 /// A reply: calls to the setup's tools (and to builtins) mixed with noise and arbitrary text.
@@ -507,6 +641,15 @@ fn mode() -> impl Strategy<Value = Mode> {
     ]
 }
 
+/// Reasoning on with the default or custom markers (maybe starting inside a block), or off.
+fn think() -> impl Strategy<Value = Think> {
+    prop_oneof![
+        3 => any::<bool>().prop_map(|inside| Think { inside, ..THINK }),
+        1 => any::<bool>().prop_map(|inside| Think { markers: Some(("[R]", "[/R]")), inside }),
+        1 => Just(Think { markers: None, inside: false }),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(768))]
 
@@ -514,11 +657,12 @@ proptest! {
     fn every_registry_decodes_losslessly_and_ignores_chunking(
         (setup, input) in case(),
         mode in mode(),
+        think in think(),
         cuts in prop::collection::vec(any::<usize>(), 0..12),
     ) {
         let reg = Arc::new(setup.registry());
-        if let Err(e) = check_all(&reg, mode, &input, &cuts) {
-            prop_assert!(false, "{:?} {:?}: {}", setup, mode, e);
+        if let Err(e) = check_all_with(&reg, mode, think, &input, &cuts) {
+            prop_assert!(false, "{:?} {:?} {:?}: {}", setup, mode, think, e);
         }
     }
 }

@@ -10,8 +10,40 @@ use codec::format::FormatId;
 use codec::{Event, Mode, Registry, TurnDecoder};
 use serde_json::json;
 
-fn decode(mode: Mode, registry: &Arc<Registry>, pieces: &[&str]) -> Vec<Event> {
-    let mut d = TurnDecoder::new(mode, Arc::clone(registry));
+/// Reasoning markers and whether the reply starts inside a block.
+#[derive(Debug, Clone, Copy)]
+struct Think {
+    open: &'static str,
+    close: &'static str,
+    inside: bool,
+}
+
+/// The reasoning set-up a selector byte picks: default markers, starting inside a block, or
+/// custom markers.
+fn think(selector: u8) -> Think {
+    match (selector / 3) % 3 {
+        0 => Think {
+            open: "<think>",
+            close: "</think>",
+            inside: false,
+        },
+        1 => Think {
+            open: "<think>",
+            close: "</think>",
+            inside: true,
+        },
+        _ => Think {
+            open: "[R]",
+            close: "[/R]",
+            inside: false,
+        },
+    }
+}
+
+fn decode(mode: Mode, registry: &Arc<Registry>, think: Think, pieces: &[&str]) -> Vec<Event> {
+    let mut d = TurnDecoder::new(mode, Arc::clone(registry))
+        .with_reasoning_markers(think.open, think.close)
+        .starts_in_reasoning(think.inside);
     let mut events = Vec::new();
     for p in pieces {
         events.extend(d.feed(p));
@@ -66,7 +98,7 @@ pub fn registry(selector: u8) -> Registry {
 
 /// Where each piece can end, for pieces laid in order over `input`: exact positions, plus,
 /// after a gap, "anywhere past" a position. A gap (a run of proposals) is a non-empty span.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Reach {
     at: BTreeSet<usize>,
     past: Option<usize>,
@@ -81,31 +113,69 @@ impl Reach {
         }
     }
 
-    fn bytes(self, input: &str, s: &str) -> Reach {
+    fn starts(&self, input: &str) -> Vec<usize> {
+        let mut v: Vec<usize> = self.at.iter().copied().collect();
+        if let Some(p) = self.past {
+            v.extend((p + 1..=input.len()).filter(|&k| input.is_char_boundary(k)));
+        }
+        v
+    }
+
+    /// `s`, where `brk` (a closing then an opening reasoning marker) may also occur at any
+    /// point of it: adjacent reasoning blocks merge into one event.
+    fn bytes(self, input: &str, s: &str, brk: &str) -> Reach {
         if s.is_empty() {
             return self;
         }
-        let mut at: BTreeSet<usize> = self
-            .at
-            .iter()
-            .filter(|&&i| input[i..].starts_with(s))
-            .map(|&i| i + s.len())
-            .collect();
-        if let Some(p) = self.past {
-            // Every occurrence that starts strictly after `p` (overlaps included).
-            let mut k = p + 1;
-            while k <= input.len() {
-                let Some(off) = input.get(k..).and_then(|t| t.find(s)) else {
-                    break;
-                };
-                at.insert(k + off + s.len());
-                k += off + 1;
-                while k < input.len() && !input.is_char_boundary(k) {
-                    k += 1;
+        let mut at = BTreeSet::new();
+        for start in self.starts(input) {
+            let mut k = start;
+            let mut ok = true;
+            for c in s.chars() {
+                while !brk.is_empty() && input[k..].starts_with(brk) {
+                    k += brk.len();
                 }
+                if input[k..].starts_with(c) {
+                    k += c.len_utf8();
+                } else {
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                at.insert(k);
             }
         }
         Reach { at, past: None }
+    }
+
+    fn union(mut self, other: Reach) -> Reach {
+        self.at.extend(other.at);
+        self.past = match (self.past, other.past) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self
+    }
+
+    fn maybe(self, input: &str, s: &str) -> Reach {
+        let with = self.clone().bytes(input, s, "");
+        self.union(with)
+    }
+
+    fn star(self, input: &str, s: &str) -> Reach {
+        let mut all = self.clone();
+        let mut frontier = self;
+        while !frontier.dead() {
+            let next = frontier.bytes(input, s, "");
+            let before = all.at.len();
+            all = all.union(next.clone());
+            if all.at.len() == before {
+                break;
+            }
+            frontier = next;
+        }
+        all
     }
 
     fn dead(&self) -> bool {
@@ -117,36 +187,52 @@ impl Reach {
     }
 }
 
-/// Whether text and failure raws, with a non-empty span of input for each run of proposals,
-/// tile `input` exactly.
-fn tiles(input: &str, events: &[Event]) -> bool {
+/// Whether text, failure raws and reasoning (with its markers), with a non-empty span of
+/// input for each run of proposals, tile `input` exactly.
+fn tiles(input: &str, events: &[Event], think: Think) -> bool {
+    let empty_block = format!("{}{}", think.open, think.close);
+    let brk = format!("{}{}", think.close, think.open);
     let mut r = Reach {
         at: BTreeSet::from([0]),
         past: None,
     };
-    let mut gap = false;
-    for e in events {
-        let piece = match e {
-            Event::Text(t) => t.as_str(),
-            Event::Failure { raw, .. } => raw.as_str(),
+    if think.inside {
+        r = r.maybe(input, think.close);
+    }
+    let mut i = 0;
+    while i < events.len() {
+        r = r.star(input, &empty_block);
+        match &events[i] {
+            Event::Text(t) => r = r.bytes(input, t, ""),
+            Event::Failure { raw, .. } => r = r.bytes(input, raw, ""),
             Event::Proposal { .. } => {
-                gap = true;
+                while matches!(
+                    events.get(i + 1),
+                    Some(Event::Proposal { .. })
+                        | Some(Event::ToolCallStart { .. })
+                        | Some(Event::ArgsDelta { .. })
+                ) {
+                    i += 1;
+                }
+                r = r.gap();
+            }
+            Event::Reasoning(_) => {
+                r = r.maybe(input, think.open);
+                while let Some(Event::Reasoning(t)) = events.get(i) {
+                    r = r.bytes(input, t, &brk);
+                    i += 1;
+                }
+                r = r.maybe(input, think.close);
                 continue;
             }
-            _ => continue,
-        };
-        if gap {
-            r = r.gap();
-            gap = false;
+            _ => {}
         }
-        r = r.bytes(input, piece);
         if r.dead() {
             return false;
         }
+        i += 1;
     }
-    if gap {
-        r = r.gap();
-    }
+    r = r.star(input, &empty_block).maybe(input, think.open);
     r.ends_at(input.len())
 }
 
@@ -192,7 +278,7 @@ fn well_ordered(events: &[Event]) -> Result<(), String> {
     Ok(())
 }
 
-/// `data` is: one byte `n`, then one registry selector byte, then `n % 32` chunk lengths
+/// `data` is: one byte `n`, then one selector byte (registry and reasoning set-up), then `n % 32` chunk lengths
 /// (one byte each), then the reply as lossy UTF-8. Chunk lengths repeat cyclically and are
 /// moved forward to character boundaries.
 pub fn check(mode: Mode, data: &[u8]) {
@@ -206,6 +292,7 @@ pub fn check(mode: Mode, data: &[u8]) {
     let (lens, text) = rest.split_at(n);
     let text = String::from_utf8_lossy(text);
     let registry = Arc::new(registry(selector));
+    let think = think(selector);
 
     let mut pieces = Vec::new();
     let mut from = 0;
@@ -223,16 +310,16 @@ pub fn check(mode: Mode, data: &[u8]) {
         i += 1;
     }
 
-    let whole_events = decode(mode, &registry, &[&text]);
+    let whole_events = decode(mode, &registry, think, &[&text]);
     let whole = codec::turn::trace(&whole_events);
     assert!(
-        tiles(&text, &whole_events),
+        tiles(&text, &whole_events, think),
         "text, failure raws and proposals do not tile the input:\n{whole}"
     );
     if let Err(e) = well_ordered(&whole_events) {
         panic!("{e}:\n{whole}");
     }
-    let chunked = codec::turn::trace(&decode(mode, &registry, &pieces));
+    let chunked = codec::turn::trace(&decode(mode, &registry, think, &pieces));
     assert_eq!(
         whole, chunked,
         "chunk boundaries changed the trace; pieces: {pieces:?}"

@@ -101,6 +101,7 @@ fn render(events: &[Event], prose: &str) -> Vec<String> {
     for e in events {
         let line = match e {
             Event::Text(t) => format!("text {t:?}"),
+            Event::Reasoning(t) => format!("reasoning {t:?}"),
             Event::ToolCallStart { index, name } => format!("start {index} {name}"),
             Event::ArgsDelta { index, fragment } => {
                 // Fragmentation depends on chunking; the concatenation does not.
