@@ -10,8 +10,8 @@
 //!   inverse the cost of one chunk: flat for the incremental decoder as the reply grows, and
 //!   growing with the reply for the baseline (linear versus quadratic in total).
 //!
-//! * `adversarial/*`: every trigger (native openers, the text protocol's marker, verb line
-//!   and fence) followed by 64 KiB, 256 KiB and 1 MiB of filler (spaces, or a non-blank
+//! * `adversarial/*`: every trigger (native openers, the text protocol's marker, verb line,
+//!   fence, path line and EDIT header, and a reasoning opener) followed by 64 KiB, 256 KiB and 1 MiB of filler (spaces, or a non-blank
 //!   letter), fed in 4-byte chunks. Throughput is in chunks: the cost of one chunk must not
 //!   grow with the filler, whatever a detector holds or a body reads.
 //!
@@ -302,6 +302,9 @@ const TRIGGERS: &[(&str, &str, Mode)] = &[
     ("search_marker", "<<<<<<< SEARCH\n", Mode::Auto),
     ("verb_line", "READ ", Mode::Auto),
     ("fence", "```", Mode::Auto),
+    ("path_line", "src/a.py\n", Mode::Auto),
+    ("edit_header", "EDIT a.py\n", Mode::Auto),
+    ("think", "<think>", Mode::Auto),
 ];
 
 /// `opener` then `size` bytes of `filler`, cut into 4-byte chunks.

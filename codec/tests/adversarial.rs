@@ -24,6 +24,9 @@ const OPENERS: &[(&str, Mode)] = &[
     ("<<<<<<< SEARCH\n", Mode::Auto),
     ("READ ", Mode::Auto),
     ("```", Mode::Auto),
+    ("src/a.py\n", Mode::Auto),
+    ("EDIT a.py\n", Mode::Auto),
+    ("<think>", Mode::Auto),
 ];
 
 fn decode_in_chunks(mode: Mode, input: &str, n: usize) -> Vec<Event> {
@@ -46,11 +49,18 @@ fn a_megabyte_after_any_trigger_completes_and_is_given_back() {
             let mut input = String::from(opener);
             input.extend(std::iter::repeat_n(filler, 1 << 20));
             let events = decode_in_chunks(mode, &input, 4);
-            // Filler never completes a call, so text and failure raws are the whole input.
+            // Filler never completes a call, so text, failure raws and reasoning (after its
+            // opener) are the whole input.
             let mut back = String::new();
             for e in &events {
                 match e {
                     Event::Text(t) => back.push_str(t),
+                    Event::Reasoning(t) => {
+                        if back.is_empty() {
+                            back.push_str("<think>");
+                        }
+                        back.push_str(t);
+                    }
                     Event::Failure { raw, .. } => back.push_str(raw),
                     Event::Proposal { .. } => panic!("{opener:?} + {filler:?}: a proposal"),
                     _ => {}

@@ -417,6 +417,31 @@ fn failing_client_calls_ignore_chunking() {
     }
 }
 
+/// A client tool's arguments stream as they are read, before the call closes; a builtin's
+/// go out in one fragment when validated.
+#[test]
+fn client_arguments_stream_before_the_call_closes() {
+    let reg = weather_only();
+    let mut d = TurnDecoder::new(Mode::Auto, Arc::clone(&reg));
+    let events = d.feed(r#"<tool_call>{"name": "weather", "arguments": {"city": "Par"#);
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ArgsDelta { fragment, .. } => Some(fragment.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, r#"{"city":"Par"#);
+    assert!(!events.iter().any(|e| matches!(e, Event::Proposal { .. })));
+
+    let mut d = TurnDecoder::new(Mode::Auto, Arc::new(Registry::builtin()));
+    let events = d.feed(r#"<tool_call>{"name": "read", "arguments": {"path": "a"#);
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::ArgsDelta { .. })),
+        "{events:?}"
+    );
+}
+
 /// Fuzz findings (`fuzz/README.md`): a pythonic list, or a wrapper's list, whose calls did not
 /// all fail gave each failure the whole list's text, so bytes were reported twice.
 #[test]
