@@ -59,6 +59,9 @@ fn decode<'a>(
 /// What a proposal-free run of events must reproduce, and where proposals own input.
 enum Piece<'e> {
     Bytes(&'e str),
+    /// Prose: an empty reasoning block inside it emits nothing, so the prose around it
+    /// merges into one event.
+    Text(&'e str, Option<String>),
     /// Reasoning text: it may span several blocks with nothing between them (a closing
     /// marker right before an opener), whose events merge.
     Reasoning(&'e str, Option<String>),
@@ -85,7 +88,7 @@ fn pieces(events: &[Event], think: Think) -> Vec<Piece<'_>> {
             v.push(Piece::Star(b.clone()));
         }
         match &events[i] {
-            Event::Text(t) => v.push(Piece::Bytes(t)),
+            Event::Text(t) => v.push(Piece::Text(t, empty_block.clone())),
             Event::Failure { raw, .. } => v.push(Piece::Bytes(raw)),
             Event::Proposal { .. } if !matches!(v.last(), Some(Piece::Gap)) => v.push(Piece::Gap),
             Event::Reasoning(_) => {
@@ -170,8 +173,8 @@ impl Reach {
         for start in starts {
             let mut k = start;
             let mut ok = true;
-            for c in s.chars() {
-                while !brk.is_empty() && input[k..].starts_with(brk) {
+            for (j, c) in s.char_indices() {
+                while !brk.is_empty() && input[k..].starts_with(brk) && !s[j..].starts_with(brk) {
                     k += brk.len();
                 }
                 if input[k..].starts_with(c) {
@@ -236,7 +239,9 @@ fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
         r = match p {
             Piece::Bytes(s) => r.bytes(input, s),
             Piece::Maybe(s) => r.maybe(input, s),
-            Piece::Reasoning(s, brk) => r.bytes_breaking(input, s, brk.as_deref().unwrap_or("")),
+            Piece::Reasoning(s, brk) | Piece::Text(s, brk) => {
+                r.bytes_breaking(input, s, brk.as_deref().unwrap_or(""))
+            }
             Piece::Star(s) => r.star(input, s),
             Piece::Gap => r.gap(),
         };
@@ -442,6 +447,21 @@ fn client_arguments_stream_before_the_call_closes() {
     );
 }
 
+/// Reasoning edge cases: an empty block inside prose (the prose around it merges into one
+/// event), adjacent blocks (their reasoning merges), markers split anywhere.
+#[test]
+fn reasoning_blocks_tile_the_input() {
+    let reg = Arc::new(Registry::builtin());
+    for input in [
+        "\n<think></think>i",
+        "a<think>b</think><think>c</think>d",
+        "<think></think><think></think>",
+        "x<think>READ a.py\n</think>READ b.py\n",
+    ] {
+        check_all(&reg, Mode::Auto, input, &[2, 9]).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// Fuzz findings (`fuzz/README.md`): a pythonic list, or a wrapper's list, whose calls did not
 /// all fail gave each failure the whole list's text, so bytes were reported twice.
 #[test]
@@ -614,6 +634,7 @@ const NOISE: &[&str] = &[
     "<|python_tag|>",
     "<think>",
     "</think>",
+    "<think></think>",
     "<thi",
     "</th",
     "[R]",

@@ -131,8 +131,8 @@ impl Reach {
         for start in self.starts(input) {
             let mut k = start;
             let mut ok = true;
-            for c in s.chars() {
-                while !brk.is_empty() && input[k..].starts_with(brk) {
+            for (j, c) in s.char_indices() {
+                while !brk.is_empty() && input[k..].starts_with(brk) && !s[j..].starts_with(brk) {
                     k += brk.len();
                 }
                 if input[k..].starts_with(c) {
@@ -203,7 +203,8 @@ fn tiles(input: &str, events: &[Event], think: Think) -> bool {
     while i < events.len() {
         r = r.star(input, &empty_block);
         match &events[i] {
-            Event::Text(t) => r = r.bytes(input, t, ""),
+            // An empty reasoning block emits nothing: the prose around it merges.
+            Event::Text(t) => r = r.bytes(input, t, &empty_block),
             Event::Failure { raw, .. } => r = r.bytes(input, raw, ""),
             Event::Proposal { .. } => {
                 while matches!(
