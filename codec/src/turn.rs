@@ -375,14 +375,17 @@ impl TurnDecoder {
     /// Reads `input` (and any text pushed back while reading it) to the end.
     fn run(&mut self, input: &str, eos: bool, out: &mut Vec<Event>) {
         // Pushed-back text is read before the rest of whatever was being read when it came
-        // back; the stack keeps that order without copying the input.
-        let mut stack: Vec<(String, usize)> = Vec::new();
+        // back; the stack keeps that order without copying the input. Each piece also keeps
+        // where its next reasoning opener was found, so prose interrupted by constructs is not
+        // searched again from every construct's end (that would be quadratic in one feed).
+        let mut stack: Vec<(String, usize, Option<usize>)> = Vec::new();
         let mut pos = 0usize;
+        let mut input_cut: Option<usize> = None;
         loop {
             let depth = stack.len();
-            let (piece, p) = match stack.last() {
-                Some((t, p)) => (t.as_str(), *p),
-                None => (input, pos),
+            let (piece, p, mut cut) = match stack.last() {
+                Some((t, p, c)) => (t.as_str(), *p, *c),
+                None => (input, pos, input_cut),
             };
             if p >= piece.len() {
                 if stack.pop().is_none() {
@@ -402,15 +405,19 @@ impl TurnDecoder {
                     Some(top) => top.1 = end,
                     None => pos = end,
                 }
-                stack.push((joined, 0));
+                stack.push((joined, 0, None));
                 continue;
             }
             let last_piece = if depth == 0 {
                 true
             } else {
-                pos >= input.len() && stack[..depth - 1].iter().all(|(t, q)| *q >= t.len())
+                pos >= input.len() && stack[..depth - 1].iter().all(|(t, q, _)| *q >= t.len())
             };
-            let outcome = self.step(piece, p, eos && last_piece, out);
+            let outcome = self.step(piece, p, eos && last_piece, &mut cut, out);
+            match stack.last_mut() {
+                Some(top) => top.2 = cut,
+                None => input_cut = cut,
+            }
             match outcome {
                 Outcome::Advanced(q) => match stack.last_mut() {
                     Some(top) => top.1 = q,
@@ -421,16 +428,23 @@ impl TurnDecoder {
                         Some(top) => top.1 = q,
                         None => pos = q,
                     }
-                    stack.push((text, 0));
+                    stack.push((text, 0, None));
                 }
             }
         }
     }
 
     /// Reads from `s[p..]` until the piece ends or the scanner's state changes.
-    fn step(&mut self, s: &str, p: usize, eos: bool, out: &mut Vec<Event>) -> Outcome {
+    fn step(
+        &mut self,
+        s: &str,
+        p: usize,
+        eos: bool,
+        cut: &mut Option<usize>,
+        out: &mut Vec<Event>,
+    ) -> Outcome {
         match &mut self.state {
-            State::Prose { .. } => self.scan(s, p, eos, out),
+            State::Prose { .. } => self.scan(s, p, eos, cut, out),
             State::Reasoning { .. } => self.reason(s, p, out),
             State::Body { body, last, .. } => {
                 let mut ctx = Ctx {
@@ -499,7 +513,14 @@ impl TurnDecoder {
 
     /// Scans prose from `s[p..]`: releases text, holds at a `NeedMore`, hands over to a body
     /// at a `Start`.
-    fn scan(&mut self, s: &str, p: usize, eos: bool, out: &mut Vec<Event>) -> Outcome {
+    fn scan(
+        &mut self,
+        s: &str,
+        p: usize,
+        eos: bool,
+        cut_cache: &mut Option<usize>,
+        out: &mut Vec<Event>,
+    ) -> Outcome {
         let State::Prose { line_start, .. } = &self.state else {
             return Outcome::Advanced(p);
         };
@@ -510,7 +531,16 @@ impl TurnDecoder {
         // Where a reasoning opener (or, before the end of stream, a prefix of one at the end
         // of the input) starts: formats never see bytes from there on, so whether a candidate
         // before it starts a construct does not depend on how the opener was chunked.
-        let cut = self.reasoning_cut(s, p, eos);
+        // A cut found earlier in this piece stays valid while it is ahead: nothing between
+        // the position it was searched from and it is an opener.
+        let cut = match *cut_cache {
+            Some(c) if c >= p => c,
+            _ => {
+                let c = self.reasoning_cut(s, p, eos);
+                *cut_cache = Some(c);
+                c
+            }
+        };
         while i < bytes.len() {
             if i == cut {
                 push_text(out, &s[text_from..i]);
@@ -608,16 +638,19 @@ impl TurnDecoder {
         let Some(m) = &self.reasoning else {
             return s.len();
         };
-        let open = m.open.as_bytes();
-        let bytes = s.as_bytes();
+        let open = m.open.as_str();
+        let Some(first) = open.chars().next() else {
+            return s.len();
+        };
         let mut from = p;
-        while let Some(k) = bytes[from..].iter().position(|&b| b == open[0]) {
+        // `str::find` with a char searches with memchr, so prose is not slowed byte by byte.
+        while let Some(k) = s[from..].find(first) {
             let i = from + k;
-            let rest = &bytes[i..];
+            let rest = &s[i..];
             if rest.starts_with(open) || (!eos && open.starts_with(rest)) {
                 return i;
             }
-            from = i + 1;
+            from = i + first.len_utf8();
         }
         s.len()
     }
