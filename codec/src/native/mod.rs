@@ -144,6 +144,12 @@ pub(crate) enum Eos {
 
 /// A format's construct as a character-at-a-time state machine; [`Driven`] turns it into a
 /// [`Body`] (chunking, raw-text bookkeeping, the byte cap).
+///
+/// `raw` is the construct's text read since its last closed call, `c` included: a failure
+/// carries it (or, when another call of the same wrapper is already under way, a prefix of it
+/// up to the failed call's end). [`Driven`] takes bytes that go back to prose off a failure's
+/// raw text, puts pending argument fragments before the closing event, and releases text that
+/// no call claimed as prose, so every byte is reported once.
 pub(crate) trait Machine: std::fmt::Debug + Send {
     fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow;
     fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos;
