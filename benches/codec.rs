@@ -10,6 +10,11 @@
 //!   inverse the cost of one chunk: flat for the incremental decoder as the reply grows, and
 //!   growing with the reply for the baseline (linear versus quadratic in total).
 //!
+//! * `adversarial/*`: every trigger (native openers, the text protocol's marker, verb line,
+//!   fence, path line and EDIT header, and a reasoning opener) followed by 64 KiB, 256 KiB and 1 MiB of filler (spaces, or a non-blank
+//!   letter), fed in 4-byte chunks. Throughput is in chunks: the cost of one chunk must not
+//!   grow with the filler, whatever a detector holds or a body reads.
+//!
 //! Run: `cargo bench --bench codec -- --warm-up-time 1 --measurement-time 3`.
 
 use std::hint::black_box;
@@ -283,6 +288,66 @@ fn scaling(c: &mut Criterion) {
     g.finish();
 }
 
+/// Each trigger and the mode that enables it (`{"name"` is Llama 3's line object; in `auto`
+/// it is bare_json's).
+const TRIGGERS: &[(&str, &str, Mode)] = &[
+    ("fence_json", "```json", Mode::Auto),
+    ("tool_call", "<tool_call>", Mode::Auto),
+    ("function", "<function=", Mode::Auto),
+    ("python_tag", "<|python_tag|>", Mode::Auto),
+    ("llama3_object", "{\"name\"", Mode::Only(FormatId::Llama3)),
+    ("tool_calls", "[TOOL_CALLS]", Mode::Auto),
+    ("pythonic", "[f(", Mode::Auto),
+    ("bare_object", "{", Mode::Auto),
+    ("search_marker", "<<<<<<< SEARCH\n", Mode::Auto),
+    ("verb_line", "READ ", Mode::Auto),
+    ("fence", "```", Mode::Auto),
+    ("path_line", "src/a.py\n", Mode::Auto),
+    ("edit_header", "EDIT a.py\n", Mode::Auto),
+    ("think", "<think>", Mode::Auto),
+];
+
+/// `opener` then `size` bytes of `filler`, cut into 4-byte chunks.
+fn adversarial_input(opener: &str, filler: char, size: usize) -> String {
+    let mut s = String::with_capacity(opener.len() + size);
+    s.push_str(opener);
+    s.extend(std::iter::repeat_n(filler, size));
+    s
+}
+
+fn four_byte_chunks(s: &str) -> Vec<&str> {
+    // The inputs are ASCII, so every 4-byte cut is a character boundary.
+    s.as_bytes()
+        .chunks(4)
+        .map(|c| std::str::from_utf8(c).expect("ASCII input"))
+        .collect()
+}
+
+fn adversarial(c: &mut Criterion) {
+    let registry = Arc::new(Registry::builtin());
+    let mut g = c.benchmark_group("adversarial");
+    g.sampling_mode(SamplingMode::Flat);
+    g.sample_size(10);
+    for &(name, opener, mode) in TRIGGERS {
+        for (filler_name, filler) in [("spaces", ' '), ("letters", 'a')] {
+            for (size_name, size) in [
+                ("64KiB", 64 << 10),
+                ("256KiB", 256 << 10),
+                ("1MiB", 1 << 20),
+            ] {
+                let input = adversarial_input(opener, filler, size);
+                let chunks = four_byte_chunks(&input);
+                g.throughput(Throughput::Elements(chunks.len() as u64));
+                g.bench_function(
+                    BenchmarkId::new(format!("{name}/{filler_name}"), size_name),
+                    |b| b.iter(|| decode_chunks(mode, &registry, black_box(&chunks))),
+                );
+            }
+        }
+    }
+    g.finish();
+}
+
 /// The bench inputs decode to what they claim: prose to no proposal, the others to one
 /// proposal per construct. Checked once before timing, so a decoder regression cannot make
 /// the bench fast by doing nothing.
@@ -311,5 +376,5 @@ fn sanity(_: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, sanity, throughput, scaling);
+criterion_group!(benches, sanity, throughput, scaling, adversarial);
 criterion_main!(benches);

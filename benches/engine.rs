@@ -53,6 +53,9 @@ RUN argv..., EDIT path followed by SEARCH/REPLACE blocks, CREATE path, DELETE pa
 path, MOVE src -> dst, DONE summary. Prose between actions is allowed. Keep replies short. \
 Read files before editing them, run the tests after editing, and finish with DONE.";
 
+/// The gateway's tools system message (what a template that ignores `tools` gets).
+const TOOLS_SYSTEM: &str = "You can call tools. Each tool is one JSON object inside <tools></tools>:\n<tools>\n{\"name\":\"get_weather\",\"description\":\"Current weather for a city\",\"parameters\":{\"type\":\"object\",\"properties\":{\"location\":{\"type\":\"string\"}},\"required\":[\"location\"]}}\n</tools>\nTo call a tool, write a line <tool_call>{\"name\": TOOL_NAME, \"arguments\": {ARGUMENTS}}</tool_call> with arguments that match its parameters. When no tool is needed, answer in plain text.";
+
 const OBSERVATIONS: [&str; 6] = [
     "Fix the failing test in src/parse.rs: `cargo test` reports that parse_range(\"3-\") panics instead of returning an error.",
     "src/parse.rs:\n1 pub fn parse_range(s: &str) -> Result<(u32, u32), String> {\n2     let (a, b) = s.split_once('-').unwrap();\n3     Ok((a.parse().unwrap(), b.parse().unwrap()))\n4 }\n",
@@ -278,7 +281,35 @@ async fn bench_model(
         tools: vec![],
     };
     let (mut off, mut strict, mut off_n, mut strict_n) = (Vec::new(), Vec::new(), 0, 0);
-    for _ in 0..reps {
+    // A reply long enough to time, written without a call; each run starts with its own
+    // first token, so both sides evaluate the whole prompt cold (cached and cold greedy runs
+    // may differ by float rounding, which would compare different replies).
+    let tools_prompt = |tag: &str| Prompt::Chat {
+        messages: vec![
+            ChatMessage::new("system", format!("[{tag}] {TOOLS_SYSTEM}")),
+            ChatMessage::new(
+                "user",
+                "Write a long travel guide to Paris and Rome, with many paragraphs.",
+            ),
+        ],
+        tools: vec![],
+    };
+    let lazy = GrammarSpec::LazyJsonSchema {
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "name": {"const": "get_weather"},
+                "arguments": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}
+            },
+            "required": ["name", "arguments"],
+            "additionalProperties": false
+        }),
+        trigger: "<tool_call>".to_owned(),
+        close: "</tool_call>".to_owned(),
+    };
+    let (mut tools_off, mut lazy_rates, mut tools_off_n, mut lazy_n) = (Vec::new(), Vec::new(), 0, 0);
+    let mut lazy_triggered = false;
+    for rep in 0..reps {
         let r = run(&engine, request(agent_prompt.clone(), GEN_TOKENS, None)).await;
         off_n = r.timings.generated_tokens;
         off.push(gen_rate(&r.timings));
@@ -289,7 +320,32 @@ async fn bench_model(
         let r = run(&engine, request(agent_prompt.clone(), GEN_TOKENS, Some(g))).await;
         strict_n = r.timings.generated_tokens;
         strict.push(gen_rate(&r.timings));
-        eprintln!("{label}: grammar repetition done ({off_n} tokens off, {strict_n} strict)");
+        // The gateway's lazy tool-call grammar (profile `grammar = "lazy"`, `tool_choice:
+        // "auto"`): free text until `<tool_call>`, then one schema-valid call. Against no
+        // grammar on the same tools prompt.
+        let r = run(
+            &engine,
+            request(tools_prompt(&format!("off {rep}")), GEN_TOKENS, None),
+        )
+        .await;
+        tools_off_n = r.timings.generated_tokens;
+        tools_off.push(gen_rate(&r.timings));
+        let r = run(
+            &engine,
+            request(
+                tools_prompt(&format!("on {rep}")),
+                GEN_TOKENS,
+                Some(lazy.clone()),
+            ),
+        )
+        .await;
+        lazy_n = r.timings.generated_tokens;
+        lazy_triggered |= r.text.contains("<tool_call>");
+        lazy_rates.push(gen_rate(&r.timings));
+        eprintln!(
+            "{label}: grammar repetition done ({off_n} tokens off, {strict_n} strict, \
+             {tools_off_n} tools off, {lazy_n} lazy)"
+        );
     }
 
     // The agent conversation on the warm engine; then the same prompts cold.
@@ -373,6 +429,13 @@ async fn bench_model(
         report,
         "| generation tok/s, text-protocol grammar strict vs off ({strict_n} vs {off_n} tokens) | {strict_m:.1} vs {off_m:.1} | | {} |",
         ratio(strict_m, off_m)
+    );
+    let (tools_off_m, lazy_m) = (median(tools_off), median(lazy_rates));
+    let _ = writeln!(
+        report,
+        "| generation tok/s, lazy tool-call grammar vs off ({lazy_n} vs {tools_off_n} tokens; trigger {}) | {lazy_m:.1} vs {tools_off_m:.1} | | {} |",
+        if lazy_triggered { "reached" } else { "not reached" },
+        ratio(lazy_m, tools_off_m)
     );
     let peer_peak = peer_rss.as_ref().and_then(|v| v["peak_rss_bytes"].as_f64());
     let _ = writeln!(

@@ -9,6 +9,10 @@ pub use crate::repair::{FailureKind, RepairKind};
 pub enum Event {
     /// Prose, released as soon as no later byte could turn it into part of an action.
     Text(String),
+    /// Text inside reasoning markers (`<think>`…`</think>` by default), markers excluded.
+    /// It is never decoded into actions. Released as it arrives, except bytes that could
+    /// begin the closing marker.
+    Reasoning(String),
     /// A native tool call whose tool name is now certain (and known to the registry).
     /// `index` counts calls (native and text-protocol proposals alike) within the turn, from 0.
     ToolCallStart { index: usize, name: String },

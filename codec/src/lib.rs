@@ -40,4 +40,4 @@ pub use event::Event;
 pub use format_id::FormatId;
 pub use registry::Registry;
 pub use repair::{FailureKind, RepairKind};
-pub use turn::{Mode, TurnDecoder};
+pub use turn::{Mode, ReasoningMarkers, TurnDecoder};

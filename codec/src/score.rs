@@ -206,7 +206,11 @@ impl ReplyScore {
             match e {
                 Event::Proposal { proposal, .. } => proposals.push(proposal.clone()),
                 Event::Failure { kind, .. } => failures.push(*kind),
-                Event::Text(_) | Event::ToolCallStart { .. } | Event::ArgsDelta { .. } => {}
+                // Reasoning is never an action, so it does not count either way.
+                Event::Text(_)
+                | Event::Reasoning(_)
+                | Event::ToolCallStart { .. }
+                | Event::ArgsDelta { .. } => {}
             }
         }
         let repairs = proposals

@@ -18,6 +18,17 @@
 //! released in a [`FailureKind::TooLong`] failure. Once a body is active, what it holds is its
 //! own business (bounded by the same cap in the builtin bodies).
 //!
+//! # Reasoning
+//!
+//! Text between reasoning markers (`<think>` and `</think>` unless
+//! [`TurnDecoder::with_reasoning_markers`] says otherwise) is released as
+//! [`Event::Reasoning`] and never decoded. The opener is recognised in prose only (inside a
+//! construct, such as a JSON string or a SEARCH block, it is content), and formats never see
+//! bytes from an opener on: a candidate that would need them stays prose, so the outcome does
+//! not depend on how the opener was chunked. A possible prefix of a marker at the end of the
+//! input is held (fewer bytes than the marker); a block left open at the end is reasoning to
+//! the end; [`TurnDecoder::starts_in_reasoning`] starts the reply inside a block.
+//!
 //! # Linear time
 //!
 //! Prose bytes are scanned once. Held candidate bytes are re-offered to `detect` when more
@@ -77,8 +88,29 @@ enum State {
         format: FormatId,
         last: u8,
     },
+    /// Inside a reasoning block. `partial` holds trailing bytes that could begin the closing
+    /// marker (fewer than its length); `line_start` is the prose line state to restore after
+    /// it, so the block is invisible to the formats.
+    Reasoning { partial: String, line_start: bool },
     /// `finish` was called; further input is ignored.
     Finished,
+}
+
+/// The markers around a model's reasoning (`<think>` and `</think>` by default). Text between
+/// them becomes [`Event::Reasoning`] and is never decoded into actions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReasoningMarkers {
+    pub open: String,
+    pub close: String,
+}
+
+impl Default for ReasoningMarkers {
+    fn default() -> ReasoningMarkers {
+        ReasoningMarkers {
+            open: "<think>".to_owned(),
+            close: "</think>".to_owned(),
+        }
+    }
 }
 
 /// The incremental decoder for one model reply.
@@ -106,6 +138,8 @@ pub struct TurnDecoder {
     last_edit_path: Option<String>,
     /// A buffer kept between feeds so holding a candidate does not allocate each time.
     spare: String,
+    /// Reasoning markers recognised in prose; `None` turns reasoning off.
+    reasoning: Option<ReasoningMarkers>,
 }
 
 /// What one step of [`TurnDecoder::run`] did with the piece it was given.
@@ -169,7 +203,51 @@ impl TurnDecoder {
             next_index: 0,
             last_edit_path: None,
             spare: String::new(),
+            reasoning: Some(ReasoningMarkers::default()),
         }
+    }
+
+    /// Sets the reasoning markers (the defaults are `<think>` and `</think>`), as a model
+    /// profile says. An empty `open` or `close` turns reasoning off: every byte is then prose.
+    pub fn with_reasoning_markers(mut self, open: &str, close: &str) -> TurnDecoder {
+        self.reasoning = (!open.is_empty() && !close.is_empty()).then(|| ReasoningMarkers {
+            open: open.to_owned(),
+            close: close.to_owned(),
+        });
+        if self.reasoning.is_none() && matches!(self.state, State::Reasoning { .. }) {
+            self.state = State::Prose {
+                held: String::new(),
+                line_start: true,
+            };
+        }
+        self
+    }
+
+    /// Whether the reply starts inside a reasoning block, as when the chat template put the
+    /// opening marker in the prompt. Call before the first `feed`; no effect with reasoning
+    /// off.
+    pub fn starts_in_reasoning(mut self, yes: bool) -> TurnDecoder {
+        let untouched = matches!(&self.state, State::Prose { held, .. } if held.is_empty())
+            || matches!(&self.state, State::Reasoning { partial, .. } if partial.is_empty());
+        if untouched && self.reasoning.is_some() {
+            self.state = if yes {
+                State::Reasoning {
+                    partial: String::new(),
+                    line_start: true,
+                }
+            } else {
+                State::Prose {
+                    held: String::new(),
+                    line_start: true,
+                }
+            };
+        }
+        self
+    }
+
+    /// The reasoning markers in effect, if reasoning is on.
+    pub fn reasoning_markers(&self) -> Option<&ReasoningMarkers> {
+        self.reasoning.as_ref()
     }
 
     /// The mode this decoder was built for.
@@ -260,7 +338,7 @@ impl TurnDecoder {
                         self.run(&back[from..], true, out);
                     }
                     // A body started while re-reading needs finishing too: go round again.
-                    if matches!(self.state, State::Body { .. }) {
+                    if matches!(self.state, State::Body { .. } | State::Reasoning { .. }) {
                         continue;
                     }
                     if matches!(&self.state, State::Prose { held, .. } if !held.is_empty()) {
@@ -270,6 +348,11 @@ impl TurnDecoder {
                 }
                 State::Prose { held, .. } => {
                     push_text(out, &held);
+                    break;
+                }
+                // An unclosed reasoning block is reasoning to the end.
+                State::Reasoning { partial, .. } => {
+                    push_reasoning(out, &partial);
                     break;
                 }
                 State::Finished => break,
@@ -293,14 +376,17 @@ impl TurnDecoder {
     /// Reads `input` (and any text pushed back while reading it) to the end.
     fn run(&mut self, input: &str, eos: bool, out: &mut Vec<Event>) {
         // Pushed-back text is read before the rest of whatever was being read when it came
-        // back; the stack keeps that order without copying the input.
-        let mut stack: Vec<(String, usize)> = Vec::new();
+        // back; the stack keeps that order without copying the input. Each piece also keeps
+        // where its next reasoning opener was found, so prose interrupted by constructs is not
+        // searched again from every construct's end (that would be quadratic in one feed).
+        let mut stack: Vec<(String, usize, Option<usize>)> = Vec::new();
         let mut pos = 0usize;
+        let mut input_cut: Option<usize> = None;
         loop {
             let depth = stack.len();
-            let (piece, p) = match stack.last() {
-                Some((t, p)) => (t.as_str(), *p),
-                None => (input, pos),
+            let (piece, p, mut cut) = match stack.last() {
+                Some((t, p, c)) => (t.as_str(), *p, *c),
+                None => (input, pos, input_cut),
             };
             if p >= piece.len() {
                 if stack.pop().is_none() {
@@ -320,15 +406,19 @@ impl TurnDecoder {
                     Some(top) => top.1 = end,
                     None => pos = end,
                 }
-                stack.push((joined, 0));
+                stack.push((joined, 0, None));
                 continue;
             }
             let last_piece = if depth == 0 {
                 true
             } else {
-                pos >= input.len() && stack[..depth - 1].iter().all(|(t, q)| *q >= t.len())
+                pos >= input.len() && stack[..depth - 1].iter().all(|(t, q, _)| *q >= t.len())
             };
-            let outcome = self.step(piece, p, eos && last_piece, out);
+            let outcome = self.step(piece, p, eos && last_piece, &mut cut, out);
+            match stack.last_mut() {
+                Some(top) => top.2 = cut,
+                None => input_cut = cut,
+            }
             match outcome {
                 Outcome::Advanced(q) => match stack.last_mut() {
                     Some(top) => top.1 = q,
@@ -339,16 +429,24 @@ impl TurnDecoder {
                         Some(top) => top.1 = q,
                         None => pos = q,
                     }
-                    stack.push((text, 0));
+                    stack.push((text, 0, None));
                 }
             }
         }
     }
 
     /// Reads from `s[p..]` until the piece ends or the scanner's state changes.
-    fn step(&mut self, s: &str, p: usize, eos: bool, out: &mut Vec<Event>) -> Outcome {
+    fn step(
+        &mut self,
+        s: &str,
+        p: usize,
+        eos: bool,
+        cut: &mut Option<usize>,
+        out: &mut Vec<Event>,
+    ) -> Outcome {
         match &mut self.state {
-            State::Prose { .. } => self.scan(s, p, eos, out),
+            State::Prose { .. } => self.scan(s, p, eos, cut, out),
+            State::Reasoning { .. } => self.reason(s, p, out),
             State::Body { body, last, .. } => {
                 let mut ctx = Ctx {
                     registry: &self.registry,
@@ -416,7 +514,14 @@ impl TurnDecoder {
 
     /// Scans prose from `s[p..]`: releases text, holds at a `NeedMore`, hands over to a body
     /// at a `Start`.
-    fn scan(&mut self, s: &str, p: usize, eos: bool, out: &mut Vec<Event>) -> Outcome {
+    fn scan(
+        &mut self,
+        s: &str,
+        p: usize,
+        eos: bool,
+        cut_cache: &mut Option<usize>,
+        out: &mut Vec<Event>,
+    ) -> Outcome {
         let State::Prose { line_start, .. } = &self.state else {
             return Outcome::Advanced(p);
         };
@@ -424,15 +529,56 @@ impl TurnDecoder {
         let bytes = s.as_bytes();
         let mut i = p;
         let mut text_from = p;
+        // Where a reasoning opener (or, before the end of stream, a prefix of one at the end
+        // of the input) starts: formats never see bytes from there on, so whether a candidate
+        // before it starts a construct does not depend on how the opener was chunked.
+        // A cut found earlier in this piece stays valid while it is ahead: nothing between
+        // the position it was searched from and it is an opener.
+        let cut = match *cut_cache {
+            Some(c) if c >= p => c,
+            _ => {
+                let c = self.reasoning_cut(s, p, eos);
+                *cut_cache = Some(c);
+                c
+            }
+        };
         while i < bytes.len() {
+            if i == cut {
+                push_text(out, &s[text_from..i]);
+                let Some(m) = &self.reasoning else {
+                    break;
+                };
+                if s[i..].starts_with(m.open.as_str()) {
+                    self.state = State::Reasoning {
+                        partial: String::new(),
+                        line_start: ls,
+                    };
+                    return Outcome::Advanced(i + m.open.len());
+                }
+                // A prefix of the opener at the end of the input: hold it.
+                let mut held = std::mem::take(&mut self.spare);
+                held.clear();
+                held.push_str(&s[i..]);
+                self.state = State::Prose {
+                    held,
+                    line_start: ls,
+                };
+                return Outcome::Advanced(s.len());
+            }
             let b = usize::from(bytes[i]);
             let mask = self.anywhere[b] | if ls { self.at_line_start[b] } else { 0 };
             if mask != 0 {
                 let at = Position {
                     line_start: ls,
-                    eos,
+                    eos: eos && cut == s.len(),
                 };
-                match self.detect(&s[i..], mask, at) {
+                let found = match self.detect(&s[i..cut], mask, at) {
+                    // A candidate that needs bytes past a complete opener cannot be one: the
+                    // reasoning block interrupts it, and it stays prose.
+                    Found::NeedMore if self.opener_at(s, cut) => Found::No,
+                    f => f,
+                };
+                match found {
                     Found::No => {}
                     Found::NeedMore => {
                         push_text(out, &s[text_from..i]);
@@ -474,7 +620,7 @@ impl TurnDecoder {
             // The fast skip: nothing inside a line needs a closer look unless it is a
             // newline or an anywhere-trigger. A line's first byte is always looked at.
             if !ls {
-                i = self.skip_prose(bytes, i);
+                i = self.skip_prose(bytes, i).min(cut);
             }
         }
         // Mark where the text ends so it is emitted even if nothing else happens.
@@ -484,6 +630,79 @@ impl TurnDecoder {
             held: String::new(),
             line_start: ls,
         };
+        Outcome::Advanced(s.len())
+    }
+
+    /// The first position from `p` on where a reasoning opener starts in `s`, or, unless at
+    /// end of stream, where a proper prefix of it ends the input; `s.len()` if neither.
+    fn reasoning_cut(&self, s: &str, p: usize, eos: bool) -> usize {
+        let Some(m) = &self.reasoning else {
+            return s.len();
+        };
+        let open = m.open.as_str();
+        let Some(first) = open.chars().next() else {
+            return s.len();
+        };
+        let mut from = p;
+        // `str::find` with a char searches with memchr, so prose is not slowed byte by byte.
+        while let Some(k) = s[from..].find(first) {
+            let i = from + k;
+            let rest = &s[i..];
+            if rest.starts_with(open) || (!eos && open.starts_with(rest)) {
+                return i;
+            }
+            from = i + first.len_utf8();
+        }
+        s.len()
+    }
+
+    /// True when a complete reasoning opener starts at `i`.
+    fn opener_at(&self, s: &str, i: usize) -> bool {
+        self.reasoning
+            .as_ref()
+            .is_some_and(|m| s[i..].starts_with(m.open.as_str()))
+    }
+
+    /// Reads reasoning text from `s[p..]`: releases it up to the closing marker (holding a
+    /// possible prefix of the marker at the end), then returns to prose.
+    fn reason(&mut self, s: &str, p: usize, out: &mut Vec<Event>) -> Outcome {
+        let State::Reasoning {
+            partial,
+            line_start,
+        } = &mut self.state
+        else {
+            return Outcome::Advanced(p);
+        };
+        let Some(m) = &self.reasoning else {
+            return Outcome::Advanced(p);
+        };
+        let close = m.close.as_str();
+        // The held prefix is shorter than the marker, so joining it costs a bounded copy.
+        let mut joined = std::mem::take(partial);
+        let from_held = joined.len();
+        joined.push_str(&s[p..]);
+        if let Some(k) = joined.find(close) {
+            push_reasoning(out, &joined[..k]);
+            let end = k + close.len();
+            let ls = *line_start;
+            self.state = State::Prose {
+                held: String::new(),
+                line_start: ls,
+            };
+            // Bytes of the marker that were held came before `s[p..]`.
+            return Outcome::Advanced(p + end - from_held);
+        }
+        // Hold the longest suffix that could begin the marker.
+        let keep = (1..close.len().min(joined.len() + 1))
+            .rev()
+            .find(|&n| {
+                joined.is_char_boundary(joined.len() - n)
+                    && close.starts_with(&joined[joined.len() - n..])
+            })
+            .unwrap_or(0);
+        let release = joined.len() - keep;
+        push_reasoning(out, &joined[..release]);
+        *partial = joined[release..].to_owned();
         Outcome::Advanced(s.len())
     }
 
@@ -549,6 +768,18 @@ enum Found {
     Start(Box<dyn Body>, FormatId),
 }
 
+/// Appends reasoning text to `out`, merging it into a trailing `Reasoning` event.
+pub(crate) fn push_reasoning(out: &mut Vec<Event>, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    if let Some(Event::Reasoning(t)) = out.last_mut() {
+        t.push_str(s);
+    } else {
+        out.push(Event::Reasoning(s.to_owned()));
+    }
+}
+
 /// Renders events as a stable, line-per-event text trace for snapshot tests and tools.
 ///
 /// Adjacent `Text` events are coalesced, and so are adjacent `ArgsDelta` events of the same
@@ -556,6 +787,7 @@ enum Found {
 ///
 /// ```text
 /// text "prose, JSON-escaped"
+/// reasoning "text between the reasoning markers, JSON-escaped"
 /// start #0 read
 /// args #0 "{\"path\":\"a.py\"}"
 /// proposal #0 text read {"path":"a.py"} repairs=crlf,fenced_block
@@ -573,6 +805,17 @@ pub fn trace(events: &[Event]) -> String {
                     i += 1;
                 }
                 out.push_str("text ");
+                out.push_str(&quote(&t));
+                out.push('\n');
+                continue;
+            }
+            Event::Reasoning(_) => {
+                let mut t = String::new();
+                while let Some(Event::Reasoning(s)) = events.get(i) {
+                    t.push_str(s);
+                    i += 1;
+                }
+                out.push_str("reasoning ");
                 out.push_str(&quote(&t));
                 out.push('\n');
                 continue;
@@ -647,6 +890,104 @@ mod tests {
         assert!(d.finish().is_empty());
         assert!(d.feed("READ a.py\n").is_empty());
         assert!(d.finish().is_empty());
+    }
+
+    fn decode_with(d: TurnDecoder, parts: &[&str]) -> String {
+        let mut d = d;
+        let mut events = Vec::new();
+        for p in parts {
+            d.feed_into(p, &mut events);
+        }
+        d.finish_into(&mut events);
+        trace(&events)
+    }
+
+    fn builtin() -> TurnDecoder {
+        TurnDecoder::new(Mode::Auto, Arc::new(Registry::builtin()))
+    }
+
+    /// Every split of `input` in two, and byte by byte, gives the whole trace.
+    fn same_for_every_chunking(make: impl Fn() -> TurnDecoder, input: &str) -> String {
+        let whole = decode_with(make(), &[input]);
+        let chars: Vec<String> = input.chars().map(String::from).collect();
+        let chars: Vec<&str> = chars.iter().map(String::as_str).collect();
+        assert_eq!(
+            decode_with(make(), &chars),
+            whole,
+            "byte by byte: {input:?}"
+        );
+        for (k, _) in input.char_indices().skip(1) {
+            assert_eq!(
+                decode_with(make(), &[&input[..k], &input[k..]]),
+                whole,
+                "split at {k}: {input:?}"
+            );
+        }
+        whole
+    }
+
+    #[test]
+    fn reasoning_is_never_decoded_into_actions() {
+        let input = "<think>\nREAD a.py\n<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"b\"}}</tool_call>\n</think>\nREAD c.py\n";
+        assert_eq!(
+            same_for_every_chunking(builtin, input),
+            "reasoning \"\\nREAD a.py\\n<tool_call>{\\\"name\\\": \\\"read\\\", \\\"arguments\\\": {\\\"path\\\": \\\"b\\\"}}</tool_call>\\n\"\ntext \"\\n\"\nproposal #0 text read {\"path\":\"c.py\"}\n"
+        );
+    }
+
+    #[test]
+    fn an_unclosed_reasoning_block_is_reasoning_to_the_end() {
+        assert_eq!(
+            same_for_every_chunking(builtin, "ok <think>READ a.py\n</thi"),
+            "text \"ok \"\nreasoning \"READ a.py\\n</thi\"\n"
+        );
+    }
+
+    #[test]
+    fn a_reply_can_start_inside_reasoning() {
+        let make = || builtin().starts_in_reasoning(true);
+        assert_eq!(
+            same_for_every_chunking(make, "plan: READ x\n</think>READ a.py\n"),
+            "reasoning \"plan: READ x\\n\"\nproposal #0 text read {\"path\":\"a.py\"}\n"
+        );
+    }
+
+    #[test]
+    fn reasoning_markers_are_configurable_and_can_be_turned_off() {
+        let custom = || builtin().with_reasoning_markers("[R]", "[/R]");
+        assert_eq!(
+            same_for_every_chunking(custom, "[R]READ a.py\n[/R]<think>x</think>"),
+            "reasoning \"READ a.py\\n\"\ntext \"<think>x</think>\"\n"
+        );
+        let off = || builtin().with_reasoning_markers("", "");
+        assert_eq!(
+            same_for_every_chunking(off, "<think>x</think>"),
+            "text \"<think>x</think>\"\n"
+        );
+        assert!(off().reasoning_markers().is_none());
+    }
+
+    /// A candidate that would need bytes past a reasoning opener is prose: the opener
+    /// interrupts it, whether it arrived whole or split.
+    #[test]
+    fn an_opener_interrupts_a_pending_candidate() {
+        let t = same_for_every_chunking(builtin, "READ a.py<think>x</think>\n");
+        assert!(!t.contains("proposal"), "{t}");
+        assert!(t.contains("reasoning \"x\""), "{t}");
+    }
+
+    /// Inside a construct the opener is content: a JSON string may hold `<think>`.
+    #[test]
+    fn an_opener_inside_a_construct_is_content() {
+        let t = same_for_every_chunking(
+            builtin,
+            "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"<think>.md\"}}</tool_call>",
+        );
+        assert!(
+            t.contains("proposal #0 hermes read {\"path\":\"<think>.md\"}"),
+            "{t}"
+        );
+        assert!(!t.contains("reasoning"), "{t}");
     }
 
     #[test]

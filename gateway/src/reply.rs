@@ -318,6 +318,9 @@ impl Turn {
         for ev in events {
             match ev {
                 Event::Text(t) => push_content(&mut out, t),
+                // Reasoning is not the reply's content and is never an action; it is not
+                // forwarded (yet: a `reasoning_content` delta would carry it).
+                Event::Reasoning(_) => {}
                 Event::ToolCallStart { index, name } => {
                     if self.plan.streams_arguments()
                         && self.plan.exposes(&name)

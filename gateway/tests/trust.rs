@@ -388,3 +388,39 @@ async fn text_format_profiles_decode_client_tools_in_native_formats_only() {
     );
     server.stop().await.unwrap();
 }
+
+/// llama.cpp failing mid-generation is a 500 (non-streamed) or an error event (streamed),
+/// counted, and never dressed up as `"stop"` or `"length"`.
+#[tokio::test]
+async fn an_engine_failure_is_an_error_never_a_stop() {
+    let e = engine("unused");
+    e.push(Script::failing("Partial answ", 4, "llama_decode returned -1"));
+    e.push(Script::failing("Partial answ", 4, "llama_decode returned -1"));
+    let server = start_engine(e).await;
+    let r = server.post("/v1/chat/completions", &body(MODEL, "")).await;
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert_eq!(r.error_code(), "engine_failure");
+    assert!(r.text().contains("llama_decode"), "{}", r.text());
+    let r = server
+        .post("/v1/chat/completions", &body(MODEL, r#","stream":true"#))
+        .await;
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    let events = r.events();
+    let last = events.last().unwrap();
+    assert_eq!(last["error"]["code"], "engine_failure", "{text}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e["choices"][0]["finish_reason"].is_null()),
+        "no finish reason after a failure: {text}"
+    );
+    assert!(!text.contains("[DONE]"), "{text}");
+    assert_eq!(
+        server
+            .metric(r#"bellows_errors_total{kind="engine_failure"}"#)
+            .await,
+        2.0
+    );
+    server.stop().await.unwrap();
+}

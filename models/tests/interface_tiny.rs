@@ -226,3 +226,21 @@ async fn lazy_json_schema_leaves_text_free_until_the_trigger_then_forces_a_valid
     assert_eq!(after, "!", "the close, then nothing: {rest:?}");
     assert_eq!(out.reason, StopReason::Eog, "{out:?}");
 }
+
+/// Before its trigger a lazy grammar constrains nothing: a greedy reply that never writes the
+/// trigger is the same, token for token, as with no grammar.
+#[tokio::test]
+async fn an_untriggered_lazy_grammar_leaves_greedy_output_unchanged() {
+    let e = engine();
+    let off = run(&e, text_request(PROMPT, 200)).await;
+    let mut req = text_request(PROMPT, 200);
+    req.grammar = Some(GrammarSpec::LazyJsonSchema {
+        schema: serde_json::json!({"type": "object"}),
+        trigger: "<tool_call>".to_owned(),
+        close: "</tool_call>".to_owned(),
+    });
+    let lazy = run(&e, req).await;
+    assert!(!off.text.contains("<tool_call>"), "{:?}", off.text);
+    assert_eq!(lazy.tokens, off.tokens);
+    assert_eq!(lazy.reason, off.reason);
+}

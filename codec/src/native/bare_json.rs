@@ -28,12 +28,17 @@ pub(crate) fn object_detect(s: &str, at: Position) -> Option<bool> {
         return Some(false);
     }
     i += 1;
+    // Looks at no more than `WS_MAX + 1` blanks, so a held candidate re-offered on every feed
+    // costs a bounded amount however many blanks follow it.
     let skip_ws = |i: &mut usize| -> bool {
         let start = *i;
         while *i < b.len() && matches!(b[*i], b' ' | b'\t' | b'\r' | b'\n') {
             *i += 1;
+            if *i - start > WS_MAX {
+                return false;
+            }
         }
-        *i - start <= WS_MAX
+        true
     };
     if !skip_ws(&mut i) {
         return Some(false);
@@ -102,8 +107,13 @@ fn fence_object_start(s: &str, at: Position) -> Option<Option<usize>> {
     }
     let b = s.as_bytes();
     let mut i = FENCE.len();
+    // Blanks after the fence word are bounded like every look-ahead here: past `WS_MAX` the
+    // line is not a call fence (and the held bytes are released, not re-scanned forever).
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r') {
         i += 1;
+        if i - FENCE.len() > WS_MAX {
+            return Some(None);
+        }
     }
     match b.get(i) {
         None => return more,

@@ -218,6 +218,21 @@ impl CallObject {
         ctx: &mut Ctx<'_>,
         out: &mut Vec<Event>,
     ) -> Result<Push, CallErr> {
+        let r = self.push_char(c, ctx, out);
+        if r.is_err() {
+            // Arguments read before the error go out before the failure the caller emits,
+            // whatever the chunking (a chunk end would have flushed them already).
+            self.flush(out);
+        }
+        r
+    }
+
+    fn push_char(
+        &mut self,
+        c: char,
+        ctx: &mut Ctx<'_>,
+        out: &mut Vec<Event>,
+    ) -> Result<Push, CallErr> {
         match &mut self.st {
             St::Done => Err(self.invalid()),
             St::Open => {
@@ -310,7 +325,7 @@ impl CallObject {
                 self.st = St::CommaOrEnd;
                 self.value_done(slot, v, ctx, out)?;
                 if r == Push::CompleteBefore {
-                    return self.push(c, ctx, out);
+                    return self.push_char(c, ctx, out);
                 }
                 Ok(Push::More)
             }
@@ -419,7 +434,11 @@ impl CallObject {
         ctx: &mut Ctx<'_>,
         out: &mut Vec<Event>,
     ) -> Result<Outcome, CallErr> {
-        self.conclude_with(Vec::new(), ctx, out)
+        let r = self.conclude_with(Vec::new(), ctx, out);
+        if r.is_err() {
+            self.flush(out);
+        }
+        r
     }
 
     fn conclude_with(
@@ -514,6 +533,18 @@ impl CallObject {
 
     /// End of stream inside the object: close it if only closing brackets are missing.
     pub fn finish(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<Outcome, CallErr> {
+        let r = self.finish_object(ctx, out);
+        if r.is_err() {
+            self.flush(out);
+        }
+        r
+    }
+
+    fn finish_object(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut Vec<Event>,
+    ) -> Result<Outcome, CallErr> {
         let truncated = || CallErr::Fail(FailureKind::TruncatedJson);
         let st = std::mem::replace(&mut self.st, St::Done);
         match st {

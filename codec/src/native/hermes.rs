@@ -92,7 +92,10 @@ pub(crate) struct HermesMachine {
     st: H,
     text_mode: bool,
     /// A concluded call waiting for the wrapper's end (which may add repairs).
-    pending: Option<Outcome>,
+    /// The last call concluded, not yet emitted (the wrapper may add repairs to it), and how
+    /// many bytes of the machine's raw text were read when it concluded (its own text, when
+    /// another call follows it and it is a failure).
+    pending: Option<(Outcome, usize)>,
     committed: bool,
     /// The call was wrapped in a code fence inside the tags.
     fenced: bool,
@@ -130,10 +133,26 @@ impl HermesMachine {
     /// Queues a concluded call, emitting the one queued before it.
     fn queue(&mut self, o: Outcome, raw: &str, out: &mut Vec<Event>, ctx: &Ctx<'_>) {
         self.committed = true;
-        if let Some(prev) = self.pending.take() {
-            prev.emit(&self.extra(ctx, Vec::new()), raw, out);
+        // The turn decoder accounts a failure's text as read, and a proposal's as all read
+        // so far, so the queued call's own text starts after what its predecessor claimed.
+        let claimed = self.emit_before_next(raw, ctx, out);
+        self.pending = Some((o, raw.len() - claimed));
+    }
+
+    /// Emits the queued call because another call follows it: a failure carries only the
+    /// text read up to its end. Returns how much of `raw` the emitted event claimed.
+    fn emit_before_next(&mut self, raw: &str, ctx: &Ctx<'_>, out: &mut Vec<Event>) -> usize {
+        match self.pending.take() {
+            Some((o @ Outcome::Failure { .. }, len)) => {
+                o.emit(&[], &raw[..len], out);
+                len
+            }
+            Some((o, _)) => {
+                o.emit(&self.extra(ctx, Vec::new()), raw, out);
+                raw.len()
+            }
+            None => 0,
         }
-        self.pending = Some(o);
     }
 
     fn emit_pending(
@@ -143,7 +162,7 @@ impl HermesMachine {
         ctx: &Ctx<'_>,
         out: &mut Vec<Event>,
     ) {
-        if let Some(o) = self.pending.take() {
+        if let Some((o, _)) = self.pending.take() {
             o.emit(&self.extra(ctx, repairs), raw, out);
         }
     }
@@ -151,10 +170,10 @@ impl HermesMachine {
     /// A call inside the wrapper failed: emit what is queued and the failure, and give the
     /// failing character back to prose.
     fn fail(&mut self, o: Option<Outcome>, raw: &str, ctx: &Ctx<'_>, out: &mut Vec<Event>) -> Flow {
-        self.emit_pending(Vec::new(), raw, ctx, out);
+        let claimed = self.emit_before_next(raw, ctx, out);
         match o {
             Some(o) => {
-                o.emit(&[], raw, out);
+                o.emit(&[], &raw[claimed.min(raw.len())..], out);
                 Flow::DoneBefore
             }
             None if self.committed => Flow::DoneBefore,
@@ -286,7 +305,7 @@ impl Machine for HermesMachine {
                 match (&st, c) {
                     (ListSt::ElemOrEnd | ListSt::Elem, '{') => {
                         // Another call follows, so the one before it is complete.
-                        self.emit_pending(Vec::new(), raw, ctx, out);
+                        self.emit_before_next(raw, ctx, out);
                         let H::List { call, .. } = &mut self.st else {
                             return Flow::More;
                         };
@@ -339,7 +358,7 @@ impl Machine for HermesMachine {
             H::Tail { buf, after_json } => {
                 if *after_json && c == '{' && buf.trim().is_empty() {
                     // A second call inside the same wrapper: the first is complete.
-                    self.emit_pending(Vec::new(), raw, ctx, out);
+                    self.emit_before_next(raw, ctx, out);
                     let mut call = CallObject::new(opts());
                     let _ = call.push(c, ctx, out);
                     self.st = H::Call(call);

@@ -46,6 +46,7 @@ impl Format for Mistral {
             Some(true) => Detect::Start(Driven::boxed(MistralMachine {
                 st: M::Trigger { left: TAG.len() },
                 text_mode: self.text_mode,
+                failed: None,
             })),
         }
     }
@@ -96,6 +97,10 @@ enum M {
 struct MistralMachine {
     st: M,
     text_mode: bool,
+    /// A list element that failed, held until the list goes on or ends so that its raw text
+    /// runs to the next element (or takes the closing `]`), and how much raw text was read
+    /// when it failed.
+    failed: Option<(Outcome, usize)>,
 }
 
 impl MistralMachine {
@@ -122,6 +127,25 @@ impl MistralMachine {
             o.emit(&[], raw, out);
         }
         Flow::DoneBefore
+    }
+
+    /// Emits a held failure because the list goes on: it carries the text read up to its
+    /// end. Returns how much of `raw` it claimed.
+    fn emit_failed_before_next(&mut self, raw: &str, out: &mut Vec<Event>) -> usize {
+        match self.failed.take() {
+            Some((o, len)) => {
+                o.emit(&[], &raw[..len.min(raw.len())], out);
+                len.min(raw.len())
+            }
+            None => 0,
+        }
+    }
+
+    /// Emits a held failure at the end of the list, with everything read.
+    fn emit_failed(&mut self, raw: &str, out: &mut Vec<Event>) {
+        if let Some((o, _)) = self.failed.take() {
+            o.emit(&[], raw, out);
+        }
     }
 }
 
@@ -187,11 +211,25 @@ impl Machine for MistralMachine {
                             };
                             *call = None;
                             *st = ListSt::CommaOrEnd;
-                            let extra = self.extra(ctx);
-                            emit_outcome(o, &extra, raw, out);
+                            match o {
+                                Some(o @ Outcome::Failure { .. }) => {
+                                    self.failed = Some((o, raw.len()));
+                                }
+                                o => {
+                                    let extra = self.extra(ctx);
+                                    emit_outcome(o, &extra, raw, out);
+                                }
+                            }
                             Flow::More
                         }
-                        Err(e) => Self::fail(obj, e, raw, out),
+                        Err(e) => {
+                            let o = obj.outcome_of(e);
+                            let claimed = self.emit_failed_before_next(raw, out);
+                            if let Some(o) = o {
+                                o.emit(&[], &raw[claimed..], out);
+                            }
+                            Flow::DoneBefore
+                        }
                     };
                 }
                 if c.is_whitespace() {
@@ -202,19 +240,24 @@ impl Machine for MistralMachine {
                         let mut obj = CallObject::new(opts());
                         let _ = obj.push(c, ctx, out);
                         *call = Some(obj);
+                        self.emit_failed_before_next(raw, out);
                         Flow::More
                     }
-                    (ListSt::ElemOrEnd | ListSt::CommaOrEnd, ']') => Flow::Done,
+                    (ListSt::ElemOrEnd | ListSt::CommaOrEnd, ']') => {
+                        self.emit_failed(raw, out);
+                        Flow::Done
+                    }
                     (ListSt::CommaOrEnd, ',') => {
                         *st = ListSt::Elem;
                         Flow::More
                     }
                     (ListSt::ElemOrEnd, _) => Flow::Reject,
                     _ => {
+                        let claimed = self.emit_failed_before_next(raw, out);
                         out.push(Event::Failure {
                             index: None,
                             kind: FailureKind::InvalidJson,
-                            raw: raw.to_owned(),
+                            raw: raw[claimed..].to_owned(),
                         });
                         Flow::DoneBefore
                     }
@@ -303,7 +346,10 @@ impl Machine for MistralMachine {
                 emit_outcome(o, &extra, raw, out);
                 Eos::Closed(None)
             }
-            M::List { .. } => Eos::Closed(None),
+            M::List { .. } => {
+                self.emit_failed(raw, out);
+                Eos::Closed(None)
+            }
             _ => Eos::Reject,
         }
     }

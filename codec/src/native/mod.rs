@@ -144,6 +144,12 @@ pub(crate) enum Eos {
 
 /// A format's construct as a character-at-a-time state machine; [`Driven`] turns it into a
 /// [`Body`] (chunking, raw-text bookkeeping, the byte cap).
+///
+/// `raw` is the construct's text read since its last closed call, `c` included: a failure
+/// carries it (or, when another call of the same wrapper is already under way, a prefix of it
+/// up to the failed call's end). [`Driven`] takes bytes that go back to prose off a failure's
+/// raw text, puts pending argument fragments before the closing event, and releases text that
+/// no call claimed as prose, so every byte is reported once.
 pub(crate) trait Machine: std::fmt::Debug + Send {
     fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow;
     fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos;
@@ -160,6 +166,11 @@ pub(crate) trait Machine: std::fmt::Debug + Send {
 pub(crate) struct Driven<M> {
     m: M,
     raw: String,
+    /// How much of `raw` belongs to calls already closed: a machine sees only the rest, so
+    /// the failures of several calls in one wrapper each carry their own text, once.
+    taken: usize,
+    /// The last call closed was a proposal (trailing markup is its span, not prose).
+    last_proposal: bool,
     /// The construct failed as `too_long`; the rest is ignored until it ends.
     dead: bool,
 }
@@ -169,8 +180,92 @@ impl<M: Machine + 'static> Driven<M> {
         Box::new(Driven {
             m,
             raw: String::new(),
+            taken: 0,
+            last_proposal: false,
             dead: false,
         })
+    }
+}
+
+/// A `Proposal` or a started call's `Failure`.
+fn closes_call(e: &Event) -> bool {
+    matches!(
+        e,
+        Event::Proposal { .. } | Event::Failure { index: Some(_), .. }
+    )
+}
+
+/// Takes the last `n` bytes of `raw` (which go back to prose) off the last failure in
+/// `events` when its text ends where `raw` does.
+fn trim_failure_raw(events: &mut [Event], raw: &str, n: usize) {
+    let last = events
+        .iter_mut()
+        .rev()
+        .find(|e| matches!(e, Event::Failure { .. }));
+    if let Some(Event::Failure { raw: r, .. }) = last
+        && n > 0
+        && r.len() >= n
+        && raw.ends_with(r.as_str())
+        && r.is_char_boundary(r.len() - n)
+    {
+        r.truncate(r.len() - n);
+    }
+}
+
+impl<M: Machine> Driven<M> {
+    /// After a character (or the end of stream) produced events from `mark` on: if a call
+    /// closed, the raw text up to `end` is accounted for (a failure carries it; a proposal's
+    /// construct spans it), and later failures of the same wrapper carry only what follows.
+    fn settle(&mut self, mark: usize, end: usize, out: &[Event]) {
+        let last = out[mark..]
+            .iter()
+            .rev()
+            .find(|e| matches!(e, Event::Proposal { .. } | Event::Failure { .. }));
+        if let Some(e) = last {
+            let open = &self.raw[self.taken..end];
+            self.taken = match e {
+                // A failure that carries only the start of the text read (the next call of
+                // its wrapper is under way) claims just that.
+                Event::Failure { raw, .. }
+                    if raw.len() < open.len()
+                        && open.starts_with(raw.as_str())
+                        && !open.ends_with(raw.as_str()) =>
+                {
+                    self.taken + raw.len()
+                }
+                _ => end,
+            };
+            self.last_proposal = matches!(e, Event::Proposal { .. });
+        }
+    }
+
+    /// The construct ended at `end`. Raw text read after its last failure (a wrapper's
+    /// closing `]` or tag), or in a construct that closed no call at all (an empty list), was
+    /// not decoded into anything: it goes out as prose rather than vanish. After a proposal
+    /// it is that proposal's closing markup.
+    fn release_unclaimed(&mut self, end: usize, out: &mut Vec<Event>) {
+        if self.taken < end && !self.last_proposal {
+            crate::format::push_text(out, &self.raw[self.taken..end]);
+        }
+        self.taken = end.max(self.taken);
+    }
+
+    /// Emits argument text still pending after a character that closed the construct. It
+    /// was read before the call closed, so it goes before the call's `Proposal`/`Failure`
+    /// (pushed since `mark`), never after: nothing follows a closed call.
+    fn flush_before_close(&mut self, mark: usize, out: &mut Vec<Event>) {
+        let mut pending = Vec::new();
+        self.m.flush(&mut pending);
+        if pending.is_empty() {
+            return;
+        }
+        let close = out[mark..].iter().position(closes_call);
+        match close {
+            Some(k) => {
+                out.splice(mark + k..mark + k, pending);
+            }
+            None => out.extend(pending),
+        }
     }
 }
 
@@ -193,20 +288,31 @@ impl<M: Machine> Body for Driven<M> {
                 out.push(Event::Failure {
                     index: self.m.open_index(),
                     kind: FailureKind::TooLong,
-                    raw: std::mem::take(&mut self.raw),
+                    raw: self.raw.split_off(self.taken),
                 });
                 self.dead = true;
                 return Step::Done { consumed: after };
             }
-            match self.m.push(c, &self.raw, ctx, out) {
-                Flow::More => {}
+            let mark = out.len();
+            let flow = self.m.push(c, &self.raw[self.taken..], ctx, out);
+            match flow {
+                Flow::More => {
+                    self.settle(mark, self.raw.len(), out);
+                }
                 Flow::Done => {
-                    self.m.flush(out);
+                    self.flush_before_close(mark, out);
+                    self.settle(mark, self.raw.len(), out);
+                    self.release_unclaimed(self.raw.len(), out);
                     return Step::Done { consumed: after };
                 }
                 Flow::DoneBefore => {
+                    // The character goes back to prose, so it is no part of a failure's raw
+                    // text: machines fail with the raw read so far, this character included.
+                    trim_failure_raw(&mut out[mark..], &self.raw[self.taken..], c.len_utf8());
                     self.raw.pop();
-                    self.m.flush(out);
+                    self.flush_before_close(mark, out);
+                    self.settle(mark, self.raw.len(), out);
+                    self.release_unclaimed(self.raw.len(), out);
                     return Step::Done { consumed: i };
                 }
                 Flow::Reject => {
@@ -216,7 +322,12 @@ impl<M: Machine> Body for Driven<M> {
                     };
                 }
                 Flow::Ended { held, line_start } => {
-                    self.m.flush(out);
+                    // Likewise the look-ahead handed back is prose, not failure text.
+                    trim_failure_raw(&mut out[mark..], &self.raw[self.taken..], held.len());
+                    self.flush_before_close(mark, out);
+                    let end = self.raw.len().saturating_sub(held.len()).max(self.taken);
+                    self.settle(mark, end, out);
+                    self.release_unclaimed(end, out);
                     return Step::Ended {
                         held,
                         line_start,
@@ -233,8 +344,16 @@ impl<M: Machine> Body for Driven<M> {
         if self.dead {
             return None;
         }
-        match self.m.eos(&self.raw, ctx, out) {
-            Eos::Closed(held) => held,
+        let mark = out.len();
+        match self.m.eos(&self.raw[self.taken..], ctx, out) {
+            Eos::Closed(held) => {
+                let back = held.as_deref().map_or(0, str::len);
+                trim_failure_raw(&mut out[mark..], &self.raw[self.taken..], back);
+                let end = self.raw.len().saturating_sub(back).max(self.taken);
+                self.settle(mark, end, out);
+                self.release_unclaimed(end, out);
+                held
+            }
             Eos::Reject => Some(std::mem::take(&mut self.raw)),
         }
     }

@@ -16,6 +16,8 @@ use crate::event::{Event, FailureKind, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
 const NAME_MAX: usize = 128;
+/// The most blanks between `[` and the first call's name.
+const LEAD_MAX: usize = 64;
 
 fn ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
@@ -45,8 +47,13 @@ fn shape(s: &str, at: Position) -> Option<bool> {
         return Some(false);
     }
     let mut i = 1;
+    // Bounded, so a held `[` followed by a long run of blanks is decided within a fixed
+    // look-ahead instead of being re-scanned on every feed.
     while i < b.len() && b[i] == b' ' {
         i += 1;
+        if i > LEAD_MAX {
+            return Some(false);
+        }
     }
     let Some(&c) = b.get(i) else { return more };
     if !ident_start(c) {
@@ -113,6 +120,9 @@ struct PyCall {
     name: String,
     args: Map<String, Value>,
     pending_key: Option<String>,
+    /// Where the call's text starts in the construct's raw text (0 for the first, which
+    /// owns the `[`); it runs up to the next call's start (the last one owns the `]`).
+    start: usize,
 }
 
 #[derive(Debug)]
@@ -125,7 +135,16 @@ struct PyMachine {
 impl PyMachine {
     /// The closing `]`: every call is a known tool with keyword arguments; emit them all.
     fn conclude(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
-        for call in std::mem::take(&mut self.calls) {
+        let calls = std::mem::take(&mut self.calls);
+        let ends: Vec<usize> = calls
+            .iter()
+            .skip(1)
+            .map(|c| c.start)
+            .chain([raw.len()])
+            .collect();
+        for (call, end) in calls.into_iter().zip(ends) {
+            // Each failure carries its own call's text, so no byte is reported twice.
+            let own = raw.get(call.start..end).unwrap_or(raw);
             let args = Value::Object(call.args);
             match ctx.registry.validate(&call.name, &args) {
                 Ok((action, reg_repairs)) => {
@@ -152,7 +171,7 @@ impl PyMachine {
                 Err(kind) => out.push(Event::Failure {
                     index: None,
                     kind,
-                    raw: raw.to_owned(),
+                    raw: own.to_owned(),
                 }),
             }
         }
@@ -193,10 +212,17 @@ impl Machine for PyMachine {
                 if resolve_name(ctx.registry, &name).is_none() {
                     return Flow::Reject;
                 }
+                let start = if self.calls.is_empty() {
+                    0
+                } else {
+                    // The name is ASCII: it and the `(` are its last bytes of raw text.
+                    raw.len().saturating_sub(name.len() + 1)
+                };
                 self.calls.push(PyCall {
                     name,
                     args: Map::new(),
                     pending_key: None,
+                    start,
                 });
                 self.st = P::ArgStart { after_comma: false };
                 Flow::More

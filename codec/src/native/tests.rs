@@ -101,6 +101,7 @@ fn render(events: &[Event], prose: &str) -> Vec<String> {
     for e in events {
         let line = match e {
             Event::Text(t) => format!("text {t:?}"),
+            Event::Reasoning(t) => format!("reasoning {t:?}"),
             Event::ToolCallStart { index, name } => format!("start {index} {name}"),
             Event::ArgsDelta { index, fragment } => {
                 // Fragmentation depends on chunking; the concatenation does not.
@@ -409,7 +410,8 @@ fn hermes_failures() {
         "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\" \"a\"}}</tool_call>",
         &[
             "start 0 read",
-            r#"failure Some(0) invalid_json "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\" \"""#,
+            // The failing quote goes back to prose once, not also in the failure's raw.
+            r#"failure Some(0) invalid_json "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\" ""#,
             r#"prose "\"a\"}}</tool_call>""#,
         ],
     );

@@ -1,0 +1,77 @@
+//! Every trigger followed by a megabyte of filler, fed in 4-byte chunks, completes and gives
+//! every byte back. Look-ahead after a trigger is bounded in every detector, so held bytes
+//! are re-offered at a bounded cost per feed; a detector that skipped blanks without bound
+//! (the ```` ```json ```` fence lead once did) made this quadratic and the test would not end.
+//! Nothing here is timed: speed is measured by the `adversarial` group of `benches/codec.rs`.
+
+use std::sync::Arc;
+
+use codec::format::FormatId;
+use codec::{Event, Mode, Registry, TurnDecoder};
+
+/// Each trigger, and the mode that enables it (`{"name"` is Llama 3's line object).
+const OPENERS: &[(&str, Mode)] = &[
+    ("```json", Mode::Auto),
+    ("```json\n", Mode::Auto),
+    ("<tool_call>", Mode::Auto),
+    ("<function=", Mode::Auto),
+    ("<|python_tag|>", Mode::Auto),
+    ("{\"name\"", Mode::Only(FormatId::Llama3)),
+    ("[TOOL_CALLS]", Mode::Auto),
+    ("[f(", Mode::Auto),
+    ("[", Mode::Auto),
+    ("{", Mode::Auto),
+    ("<<<<<<< SEARCH\n", Mode::Auto),
+    ("READ ", Mode::Auto),
+    ("```", Mode::Auto),
+    ("src/a.py\n", Mode::Auto),
+    ("EDIT a.py\n", Mode::Auto),
+    ("<think>", Mode::Auto),
+];
+
+fn decode_in_chunks(mode: Mode, input: &str, n: usize) -> Vec<Event> {
+    let mut d = TurnDecoder::new(mode, Arc::new(Registry::builtin()));
+    let mut events = Vec::new();
+    for chunk in input.as_bytes().chunks(n) {
+        d.feed_into(
+            std::str::from_utf8(chunk).expect("ASCII input"),
+            &mut events,
+        );
+    }
+    d.finish_into(&mut events);
+    events
+}
+
+#[test]
+fn a_megabyte_after_any_trigger_completes_and_is_given_back() {
+    for &(opener, mode) in OPENERS {
+        for filler in [' ', 'a'] {
+            let mut input = String::from(opener);
+            input.extend(std::iter::repeat_n(filler, 1 << 20));
+            let events = decode_in_chunks(mode, &input, 4);
+            // Filler never completes a call, so text, failure raws and reasoning (after its
+            // opener) are the whole input.
+            let mut back = String::new();
+            for e in &events {
+                match e {
+                    Event::Text(t) => back.push_str(t),
+                    Event::Reasoning(t) => {
+                        if back.is_empty() {
+                            back.push_str("<think>");
+                        }
+                        back.push_str(t);
+                    }
+                    Event::Failure { raw, .. } => back.push_str(raw),
+                    Event::Proposal { .. } => panic!("{opener:?} + {filler:?}: a proposal"),
+                    _ => {}
+                }
+            }
+            assert!(
+                back == input,
+                "{opener:?} + {filler:?}: {} bytes in, {} given back",
+                input.len(),
+                back.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,714 @@
+//! Trust at the boundary: for any input and any registry (builtin, client-only with generated
+//! client tools, mixed), the decoder
+//!
+//! * (a) loses and duplicates nothing: the emitted `Text`, the `Failure` raws, the
+//!   `Reasoning` text with its markers and the raw spans of proposals, in event order, are the
+//!   input byte for byte;
+//! * (b) closes each call once: no `ToolCallStart`/`ArgsDelta` for an index after its
+//!   `Failure`/`Proposal`, and the `ArgsDelta`s of a proposal concatenate to its
+//!   `arguments_json()`;
+//! * (c) gives the same trace for the whole input, byte by byte, and any chunking.
+//!
+//! Proposals carry no raw text, so (a) is checked as an alignment: every `Text` and
+//! `Failure.raw` must sit in the input right where the previous piece ended, except that
+//! one or more proposals in between own a non-empty span of the input (the construct they
+//! were decoded from). The pieces are placed at the earliest position that keeps the rest
+//! alignable, so a byte that is both in a failure's raw and in the text after it, or a byte
+//! that nobody emitted and no proposal explains, is a mismatch.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use codec::format::FormatId;
+use codec::turn::trace;
+use codec::{Event, Mode, Registry, TurnDecoder};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// How a decoder treats reasoning: its markers (`None`: reasoning off), and whether the
+/// reply starts inside a block.
+#[derive(Debug, Clone, Copy)]
+struct Think {
+    markers: Option<(&'static str, &'static str)>,
+    inside: bool,
+}
+
+const THINK: Think = Think {
+    markers: Some(("<think>", "</think>")),
+    inside: false,
+};
+
+fn decode<'a>(
+    reg: &Arc<Registry>,
+    mode: Mode,
+    think: Think,
+    parts: impl IntoIterator<Item = &'a str>,
+) -> Vec<Event> {
+    let (open, close) = think.markers.unwrap_or(("", ""));
+    let mut d = TurnDecoder::new(mode, Arc::clone(reg))
+        .with_reasoning_markers(open, close)
+        .starts_in_reasoning(think.inside);
+    let mut events = Vec::new();
+    for p in parts {
+        d.feed_into(p, &mut events);
+    }
+    d.finish_into(&mut events);
+    events
+}
+
+/// What a proposal-free run of events must reproduce, and where proposals own input.
+enum Piece<'e> {
+    Bytes(&'e str),
+    /// Prose: an empty reasoning block inside it emits nothing, so the prose around it
+    /// merges into one event.
+    Text(&'e str, Option<String>),
+    /// Reasoning text: it may span several blocks with nothing between them (a closing
+    /// marker right before an opener), whose events merge.
+    Reasoning(&'e str, Option<String>),
+    /// These bytes, or nothing (a reasoning marker: the opener is in the prompt when a
+    /// reply starts inside reasoning, and a block may be unclosed at the end).
+    Maybe(&'e str),
+    /// Any number of repetitions of these bytes (empty reasoning blocks).
+    Star(String),
+    /// One or more proposals: a non-empty span of input the emitted pieces do not cover.
+    Gap,
+}
+
+fn pieces(events: &[Event], think: Think) -> Vec<Piece<'_>> {
+    let mut v = Vec::new();
+    let empty_block = think.markers.map(|(o, c)| format!("{o}{c}"));
+    let (open, close) = think.markers.unwrap_or(("", ""));
+    if think.inside {
+        // An empty block the reply starts in.
+        v.push(Piece::Maybe(close));
+    }
+    let mut i = 0;
+    while i < events.len() {
+        if let Some(b) = &empty_block {
+            v.push(Piece::Star(b.clone()));
+        }
+        match &events[i] {
+            Event::Text(t) => v.push(Piece::Text(t, empty_block.clone())),
+            Event::Failure { raw, .. } => v.push(Piece::Bytes(raw)),
+            Event::Proposal { .. } if !matches!(v.last(), Some(Piece::Gap)) => v.push(Piece::Gap),
+            Event::Reasoning(_) => {
+                v.push(Piece::Maybe(open));
+                let brk = think.markers.map(|(o, c)| format!("{c}{o}"));
+                while let Some(Event::Reasoning(r)) = events.get(i) {
+                    v.push(Piece::Reasoning(r, brk.clone()));
+                    i += 1;
+                }
+                v.push(Piece::Maybe(close));
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(b) = empty_block {
+        v.push(Piece::Star(b));
+    }
+    // An empty block left open at the end.
+    v.push(Piece::Maybe(open));
+    v
+}
+
+/// Where each piece can end, for pieces laid in order over `input`: exact positions, plus,
+/// after a gap, "anywhere past" a position. A gap (a run of proposals) is a non-empty span.
+#[derive(Default, Clone)]
+struct Reach {
+    at: BTreeSet<usize>,
+    past: Option<usize>,
+}
+
+impl Reach {
+    fn gap(self) -> Reach {
+        let from = self.at.first().copied().into_iter().chain(self.past).min();
+        Reach {
+            at: BTreeSet::new(),
+            past: from,
+        }
+    }
+
+    fn bytes(self, input: &str, s: &str) -> Reach {
+        if s.is_empty() {
+            return self;
+        }
+        let mut at: BTreeSet<usize> = self
+            .at
+            .iter()
+            .filter(|&&i| input[i..].starts_with(s))
+            .map(|&i| i + s.len())
+            .collect();
+        if let Some(p) = self.past {
+            // Every occurrence that starts strictly after `p` (overlaps included).
+            let mut k = p + 1;
+            while k <= input.len() {
+                let Some(off) = input.get(k..).and_then(|t| t.find(s)) else {
+                    break;
+                };
+                at.insert(k + off + s.len());
+                k += off + 1;
+                while k < input.len() && !input.is_char_boundary(k) {
+                    k += 1;
+                }
+            }
+        }
+        Reach { at, past: None }
+    }
+
+    /// Like [`Reach::bytes`], where `brk` may also occur in the input at any point of `s`
+    /// (and `s` never holds `brk`'s first part, the closing marker).
+    fn bytes_breaking(self, input: &str, s: &str, brk: &str) -> Reach {
+        let starts: Vec<usize> = match self.past {
+            Some(p) => self
+                .at
+                .iter()
+                .copied()
+                .chain((p + 1..=input.len()).filter(|&k| input.is_char_boundary(k)))
+                .collect(),
+            None => self.at.iter().copied().collect(),
+        };
+        let mut at = BTreeSet::new();
+        for start in starts {
+            let mut k = start;
+            let mut ok = true;
+            for (j, c) in s.char_indices() {
+                while !brk.is_empty() && input[k..].starts_with(brk) && !s[j..].starts_with(brk) {
+                    k += brk.len();
+                }
+                if input[k..].starts_with(c) {
+                    k += c.len_utf8();
+                } else {
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                at.insert(k);
+            }
+        }
+        Reach { at, past: None }
+    }
+
+    fn union(mut self, other: Reach) -> Reach {
+        self.at.extend(other.at);
+        self.past = match (self.past, other.past) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self
+    }
+
+    fn maybe(self, input: &str, s: &str) -> Reach {
+        let with = self.clone().bytes(input, s);
+        self.union(with)
+    }
+
+    fn star(self, input: &str, s: &str) -> Reach {
+        let mut all = self.clone();
+        let mut frontier = self;
+        while !frontier.dead() && !s.is_empty() {
+            let next = frontier.bytes(input, s);
+            let before = all.at.len();
+            all = all.union(next.clone());
+            if all.at.len() == before {
+                break;
+            }
+            frontier = next;
+        }
+        all
+    }
+
+    fn dead(&self) -> bool {
+        self.at.is_empty() && self.past.is_none()
+    }
+
+    fn ends_at(&self, n: usize) -> bool {
+        self.at.contains(&n) || self.past.is_some_and(|p| p < n)
+    }
+}
+
+/// Whether `pieces` tile `input` exactly, gaps being non-empty spans.
+fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
+    let mut r = Reach {
+        at: BTreeSet::from([0]),
+        past: None,
+    };
+    for p in pieces {
+        r = match p {
+            Piece::Bytes(s) => r.bytes(input, s),
+            Piece::Maybe(s) => r.maybe(input, s),
+            Piece::Reasoning(s, brk) | Piece::Text(s, brk) => {
+                r.bytes_breaking(input, s, brk.as_deref().unwrap_or(""))
+            }
+            Piece::Star(s) => r.star(input, s),
+            Piece::Gap => r.gap(),
+        };
+        if r.dead() {
+            return false;
+        }
+    }
+    r.ends_at(input.len())
+}
+
+/// Invariants (a) and (b) on one event list.
+fn check_events(input: &str, events: &[Event], think: Think) -> Result<(), String> {
+    if !aligns(input, &pieces(events, think)) {
+        return Err(format!(
+            "text, failure raws and proposals do not tile the input {input:?}:\n{}",
+            trace(events)
+        ));
+    }
+    let mut closed: BTreeSet<usize> = BTreeSet::new();
+    let mut args: BTreeMap<usize, String> = BTreeMap::new();
+    for e in events {
+        match e {
+            Event::ToolCallStart { index, .. } | Event::ArgsDelta { index, .. }
+                if closed.contains(index) =>
+            {
+                return Err(format!(
+                    "event for closed call #{index}:\n{}",
+                    trace(events)
+                ));
+            }
+            Event::ToolCallStart { index, .. } => {
+                args.entry(*index).or_default();
+            }
+            Event::ArgsDelta { index, fragment } => {
+                args.entry(*index).or_default().push_str(fragment);
+            }
+            Event::Proposal { index, proposal } => {
+                if !closed.insert(*index) {
+                    return Err(format!("call #{index} closed twice:\n{}", trace(events)));
+                }
+                // A text-protocol proposal is not streamed; a started call is.
+                let streamed = args.get(index);
+                if streamed.is_some_and(|s| *s != proposal.arguments_json()) {
+                    return Err(format!(
+                        "call #{index} streamed {streamed:?}, closed with {:?}:\n{}",
+                        proposal.arguments_json(),
+                        trace(events)
+                    ));
+                }
+            }
+            Event::Failure {
+                index: Some(index), ..
+            } if !closed.insert(*index) => {
+                return Err(format!("call #{index} closed twice:\n{}", trace(events)));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Splits `s` at the char boundaries nearest to the given cut points.
+fn split<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .map(|&c| {
+            let mut k = c % (s.len() + 1);
+            while !s.is_char_boundary(k) {
+                k -= 1;
+            }
+            k
+        })
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for k in at {
+        parts.push(&s[from..k]);
+        from = k;
+    }
+    parts.push(&s[from..]);
+    parts
+}
+
+/// All three invariants for one input: whole, byte by byte (by char) and in `cuts`.
+fn check_all(reg: &Arc<Registry>, mode: Mode, input: &str, cuts: &[usize]) -> Result<(), String> {
+    check_all_with(reg, mode, THINK, input, cuts)
+}
+
+fn check_all_with(
+    reg: &Arc<Registry>,
+    mode: Mode,
+    think: Think,
+    input: &str,
+    cuts: &[usize],
+) -> Result<(), String> {
+    let whole = decode(reg, mode, think, [input]);
+    check_events(input, &whole, think)?;
+    let want = trace(&whole);
+    let chars: Vec<&str> = input
+        .char_indices()
+        .map(|(i, c)| &input[i..i + c.len_utf8()])
+        .collect();
+    let by_char = decode(reg, mode, think, chars.iter().copied());
+    check_events(input, &by_char, think)?;
+    if trace(&by_char) != want {
+        return Err(format!(
+            "byte-by-byte trace differs for {input:?}:\n--- whole\n{want}--- by char\n{}",
+            trace(&by_char)
+        ));
+    }
+    let parts = split(input, cuts);
+    let chunked = decode(reg, mode, think, parts.iter().copied());
+    check_events(input, &chunked, think)?;
+    if trace(&chunked) != want {
+        return Err(format!(
+            "chunked trace differs for {parts:?}:\n--- whole\n{want}--- chunked\n{}",
+            trace(&chunked)
+        ));
+    }
+    Ok(())
+}
+
+fn weather_only() -> Arc<Registry> {
+    let mut r = Registry::client_only();
+    r.add_client_tool(
+        "weather",
+        "Weather for a city.",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    )
+    .expect("valid client tool");
+    Arc::new(r)
+}
+
+// Regressions found with client-tool registries; each failed before the fix.
+
+/// A call that fails partway gave the failing character twice: at the end of the failure's
+/// raw and again at the start of the prose after it (`…} junk}` came back as `…} jjunk}`).
+#[test]
+fn a_failing_character_is_not_duplicated() {
+    let reg = weather_only();
+    for input in [
+        r#"{"name": "weather", "arguments": {"city": "x"} junk}"#,
+        r#"<tool_call>{"name": "weather", "arguments": {"city": "x"} junk}</tool_call>"#,
+        r#"[TOOL_CALLS][{"name": "weather", "arguments": {"city": "x"} junk}]"#,
+        r#"<|python_tag|>{"name": "weather", "parameters": {"city": "x"} junk}"#,
+    ] {
+        let events = decode(&reg, Mode::Auto, THINK, [input]);
+        check_events(input, &events, THINK).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// A client call's pending argument fragment went out after the call's `Failure`.
+#[test]
+fn no_argument_fragment_follows_a_failure() {
+    let reg = weather_only();
+    for input in [
+        r#"{"name": "weather", "arguments": {"city": 1}}"#,
+        r#"{"name": "weather", "arguments": {"city": "x"} junk}"#,
+        r#"<tool_call>{"name": "weather", "arguments": {"city": 1}}</tool_call>"#,
+    ] {
+        let events = decode(&reg, Mode::Auto, THINK, [input]);
+        check_events(input, &events, THINK).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// The same failing calls gave a different trace whole and byte by byte.
+#[test]
+fn failing_client_calls_ignore_chunking() {
+    let reg = weather_only();
+    for input in [
+        r#"{"name": "weather", "arguments": {"city": 1}}"#,
+        r#"{"name": "weather", "arguments": {"city": "x"} junk}"#,
+        r#"[TOOL_CALLS][{"name": "weather", "arguments": {"city": "x"} junk}]"#,
+    ] {
+        check_all(&reg, Mode::Auto, input, &[7, 19]).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// A client tool's arguments stream as they are read, before the call closes; a builtin's
+/// go out in one fragment when validated.
+#[test]
+fn client_arguments_stream_before_the_call_closes() {
+    let reg = weather_only();
+    let mut d = TurnDecoder::new(Mode::Auto, Arc::clone(&reg));
+    let events = d.feed(r#"<tool_call>{"name": "weather", "arguments": {"city": "Par"#);
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ArgsDelta { fragment, .. } => Some(fragment.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, r#"{"city":"Par"#);
+    assert!(!events.iter().any(|e| matches!(e, Event::Proposal { .. })));
+
+    let mut d = TurnDecoder::new(Mode::Auto, Arc::new(Registry::builtin()));
+    let events = d.feed(r#"<tool_call>{"name": "read", "arguments": {"path": "a"#);
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::ArgsDelta { .. })),
+        "{events:?}"
+    );
+}
+
+/// Reasoning edge cases: an empty block inside prose (the prose around it merges into one
+/// event), adjacent blocks (their reasoning merges), markers split anywhere.
+#[test]
+fn reasoning_blocks_tile_the_input() {
+    let reg = Arc::new(Registry::builtin());
+    for input in [
+        "\n<think></think>i",
+        "a<think>b</think><think>c</think>d",
+        "<think></think><think></think>",
+        "x<think>READ a.py\n</think>READ b.py\n",
+    ] {
+        check_all(&reg, Mode::Auto, input, &[2, 9]).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Fuzz findings (`fuzz/README.md`): a pythonic list, or a wrapper's list, whose calls did not
+/// all fail gave each failure the whole list's text, so bytes were reported twice.
+#[test]
+fn each_failure_of_a_call_list_carries_its_own_text() {
+    let reg = Arc::new(Registry::builtin());
+    for input in [
+        "[read(path=\"calc.py\", stard=1, end=10), grep(pattern='def ', path=\"calc.py\")]\n",
+        "[read(path=\"calc.py\", start=1, end=10), grep(pattern='def ', jath=\"calc.py\")]\n",
+        r#"[TOOL_CALLS][{"name": "read", "arguments": {"path": 0}}, {"name": "nope", "arguments": {}}]"#,
+        r#"<tool_call>[{"name": "read", "arguments": {"path": 0}}, {"name": "nope", "arguments": {}}]</tool_call>"#,
+    ] {
+        check_all(&reg, Mode::Auto, input, &[5, 40]).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+// The property.
+
+/// A small JSON schema for a client tool: an object with a few typed properties, some
+/// required, and sometimes no additional properties.
+fn schema() -> impl Strategy<Value = Value> {
+    let ty =
+        prop::sample::select(&["string", "integer", "number", "boolean", "array", "object"][..]);
+    (
+        prop::collection::btree_map("[a-z]{1,5}", ty, 0..4),
+        any::<u8>(),
+        any::<bool>(),
+    )
+        .prop_map(|(props, req_bits, closed)| {
+            let required: Vec<&String> = props
+                .keys()
+                .enumerate()
+                .filter(|(i, _)| req_bits & (1 << i) != 0)
+                .map(|(_, k)| k)
+                .collect();
+            let properties: serde_json::Map<String, Value> = props
+                .iter()
+                .map(|(k, t)| (k.clone(), json!({ "type": t })))
+                .collect();
+            let mut s = json!({"type": "object", "properties": properties, "required": required});
+            if closed {
+                s["additionalProperties"] = json!(false);
+            }
+            s
+        })
+}
+
+/// A client tool: a random valid name and a schema.
+fn client_tool() -> impl Strategy<Value = (String, Value)> {
+    ("[a-zA-Z_][a-zA-Z0-9_.-]{0,9}", schema())
+}
+
+/// Which registry a case runs with; the tools' names are also used to write calls.
+#[derive(Debug, Clone)]
+struct Setup {
+    builtin: bool,
+    client: Vec<(String, Value)>,
+}
+
+impl Setup {
+    fn registry(&self) -> Registry {
+        let mut r = if self.builtin {
+            Registry::builtin()
+        } else {
+            Registry::client_only()
+        };
+        for (name, schema) in &self.client {
+            // Names that clash (with a builtin, or with another in another letter case) are
+            // skipped: the registry refuses them, and the call fragments still name them.
+            let _ = r.add_client_tool(name, "generated", schema.clone());
+        }
+        r
+    }
+}
+
+fn setup() -> impl Strategy<Value = Setup> {
+    let tools = || prop::collection::vec(client_tool(), 1..4);
+    prop_oneof![
+        1 => Just(Setup { builtin: true, client: Vec::new() }),
+        2 => tools().prop_map(|client| Setup { builtin: false, client }),
+        1 => tools().prop_map(|client| Setup { builtin: true, client }),
+    ]
+}
+
+/// A JSON-ish value of any type (so schemas are both met and violated).
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "\"[a-z é\\\\\"]{0,6}\"",
+        "-?[0-9]{1,3}(\\.[0-9])?",
+        Just("true".to_owned()),
+        Just("None".to_owned()),
+        Just("[1, \"a\"]".to_owned()),
+        Just("{\"k\": 1}".to_owned()),
+        Just("'py'".to_owned()),
+    ]
+}
+
+/// An arguments object with the given keys (and sometimes others), possibly malformed.
+fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
+    let n = keys.len();
+    (
+        prop::collection::vec(value(), n..=n),
+        prop::collection::vec("[a-z]{1,4}", 0..2),
+        prop::collection::vec(value(), 2),
+        prop::sample::select(&["}", "}", "}", " junk}", "", "}}", ",}"][..]),
+    )
+        .prop_map(move |(vals, extra, extra_vals, end)| {
+            let mut parts: Vec<String> = keys
+                .iter()
+                .zip(&vals)
+                .map(|(k, v)| format!("\"{k}\": {v}"))
+                .collect();
+            parts.extend(
+                extra
+                    .iter()
+                    .zip(&extra_vals)
+                    .map(|(k, v)| format!("\"{k}\": {v}")),
+            );
+            format!("{{{}{end}", parts.join(", "))
+        })
+}
+
+/// A call to `name` in one of the native formats.
+fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
+    (
+        args(keys.clone()),
+        0..8usize,
+        prop::sample::select(keys_or_x(&keys)),
+        value(),
+    )
+        .prop_map(move |(a, form, key, v)| match form {
+            0 => format!("<tool_call>{{\"name\": \"{name}\", \"arguments\": {a}}}</tool_call>"),
+            1 => format!("{{\"name\": \"{name}\", \"arguments\": {a}}}\n"),
+            2 => format!("```json\n{{\"name\": \"{name}\", \"arguments\": {a}}}\n```\n"),
+            3 => format!("[TOOL_CALLS][{{\"name\": \"{name}\", \"arguments\": {a}}}]"),
+            4 => format!("<|python_tag|>{{\"name\": \"{name}\", \"parameters\": {a}}}"),
+            5 => format!("<function={name}><parameter={key}>\n{v}\n</parameter></function>"),
+            6 => format!("[{name}({key}={v})]"),
+            _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
+        })
+}
+
+fn keys_or_x(keys: &[String]) -> Vec<String> {
+    if keys.is_empty() {
+        vec!["x".to_owned()]
+    } else {
+        keys.to_vec()
+    }
+}
+
+const NOISE: &[&str] = &[
+    "READ a.py\n",
+    "DONE ok\n",
+    "<<<<<<< SEARCH\n",
+    "=======\n",
+    ">>>>>>> REPLACE\n",
+    "```",
+    "```json\n",
+    "\n",
+    " ",
+    "é",
+    "<tool_call>",
+    "</tool_call>",
+    "{",
+    "}",
+    "[",
+    "\"",
+    "<function=",
+    "</parameter>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<think>",
+    "</think>",
+    "<think></think>",
+    "<thi",
+    "</th",
+    "[R]",
+    "[/R]",
+];
+
+/// A reply: calls to the setup's tools (and to builtins) mixed with noise and arbitrary text.
+fn reply(setup: &Setup) -> impl Strategy<Value = String> + use<> {
+    let mut names: Vec<(String, Vec<String>)> = setup
+        .client
+        .iter()
+        .map(|(n, s)| {
+            let keys = s["properties"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            (n.clone(), keys)
+        })
+        .collect();
+    names.push(("read".to_owned(), vec!["path".to_owned()]));
+    names.push(("nope".to_owned(), vec!["q".to_owned()]));
+    let calls = prop::sample::select(names).prop_flat_map(|(n, k)| call(n, k));
+    let fragment = prop_oneof![
+        3 => calls,
+        2 => prop::sample::select(NOISE).prop_map(str::to_owned),
+        1 => "[ -~\n]{0,10}",
+    ];
+    prop::collection::vec(fragment, 0..8).prop_map(|v| v.concat())
+}
+
+fn case() -> impl Strategy<Value = (Setup, String)> {
+    setup().prop_flat_map(|s| {
+        let r = reply(&s);
+        (Just(s), r)
+    })
+}
+
+fn mode() -> impl Strategy<Value = Mode> {
+    prop_oneof![
+        4 => Just(Mode::Auto),
+        1 => Just(Mode::Only(FormatId::Text)),
+        1 => prop::sample::select(&[
+            FormatId::Hermes,
+            FormatId::Qwen3Xml,
+            FormatId::Llama3,
+            FormatId::Mistral,
+            FormatId::Pythonic,
+            FormatId::BareJson,
+        ][..]).prop_map(Mode::Only),
+    ]
+}
+
+/// Reasoning on with the default or custom markers (maybe starting inside a block), or off.
+fn think() -> impl Strategy<Value = Think> {
+    prop_oneof![
+        3 => any::<bool>().prop_map(|inside| Think { inside, ..THINK }),
+        1 => any::<bool>().prop_map(|inside| Think { markers: Some(("[R]", "[/R]")), inside }),
+        1 => Just(Think { markers: None, inside: false }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(768))]
+
+    #[test]
+    fn every_registry_decodes_losslessly_and_ignores_chunking(
+        (setup, input) in case(),
+        mode in mode(),
+        think in think(),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+    ) {
+        let reg = Arc::new(setup.registry());
+        if let Err(e) = check_all_with(&reg, mode, think, &input, &cuts) {
+            prop_assert!(false, "{:?} {:?} {:?}: {}", setup, mode, think, e);
+        }
+    }
+}
