@@ -307,7 +307,8 @@ async fn bench_model(
         trigger: "<tool_call>".to_owned(),
         close: "</tool_call>".to_owned(),
     };
-    let (mut tools_off, mut lazy_rates, mut tools_off_n, mut lazy_n) = (Vec::new(), Vec::new(), 0, 0);
+    let (mut tools_off, mut lazy_rates, mut tools_off_n, mut lazy_n) =
+        (Vec::new(), Vec::new(), 0, 0);
     let mut lazy_triggered = false;
     for rep in 0..reps {
         let r = run(&engine, request(agent_prompt.clone(), GEN_TOKENS, None)).await;
@@ -434,7 +435,11 @@ async fn bench_model(
     let _ = writeln!(
         report,
         "| generation tok/s, lazy tool-call grammar vs off ({lazy_n} vs {tools_off_n} tokens; trigger {}) | {lazy_m:.1} vs {tools_off_m:.1} | | {} |",
-        if lazy_triggered { "reached" } else { "not reached" },
+        if lazy_triggered {
+            "reached"
+        } else {
+            "not reached"
+        },
         ratio(lazy_m, tools_off_m)
     );
     let peer_peak = peer_rss.as_ref().and_then(|v| v["peak_rss_bytes"].as_f64());

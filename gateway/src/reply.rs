@@ -318,9 +318,12 @@ impl Turn {
         for ev in events {
             match ev {
                 Event::Text(t) => push_content(&mut out, t),
-                // Reasoning is not the reply's content and is never an action; it is not
-                // forwarded (yet: a `reasoning_content` delta would carry it).
-                Event::Reasoning(_) => {}
+                // Reasoning is not the reply's content and is never an action.
+                Event::Reasoning(t) => {
+                    if !t.is_empty() {
+                        out.push(Out::Reasoning(t));
+                    }
+                }
                 Event::ToolCallStart { index, name } => {
                     if self.plan.streams_arguments()
                         && self.plan.exposes(&name)
@@ -379,11 +382,19 @@ impl Turn {
                             });
                             self.after_call();
                         }
+                        // `parallel_tool_calls: false` and the one call is out: generation was
+                        // halted, and what the model wrote past it is not part of the answer.
+                        Some(Call::Held) | None if self.call_limit_reached => {}
                         Some(Call::Held) | None => {
-                            // A call the client cannot run here (the one-call limit is
-                            // reached, or a tool it did not declare): the model's words go back
-                            // as content.
-                            push_content(&mut out, proposal_raw(&proposal));
+                            // A tool the plan does not expose (none today: the registry holds
+                            // exactly the exposed tools). Returned as content, as a call would
+                            // be written back, and counted.
+                            self.metrics.failure(codec::FailureKind::UnknownTool);
+                            push_content(
+                                &mut out,
+                                self.plan
+                                    .render_past_call(&name, &proposal.action.arguments()),
+                            );
                         }
                     }
                 }
@@ -398,7 +409,7 @@ impl Turn {
                         index: streamed,
                         kind: kind.as_str(),
                     });
-                } // MERGE: Event::Reasoning(text) => Out::Reasoning(text)
+                }
             }
         }
         out
@@ -443,13 +454,4 @@ fn push_content(out: &mut Vec<Out>, text: String) {
     } else {
         out.push(Out::Content(text));
     }
-}
-
-// MERGE: replace with the proposal's raw span once the codec carries it.
-fn proposal_raw(p: &codec::ActionProposal) -> String {
-    crate::tools::render_call(
-        codec::format::FormatId::Hermes,
-        p.action.name(),
-        &p.action.arguments(),
-    )
 }

@@ -87,8 +87,7 @@ pub fn load_engine(cfg: &ServeConfig) -> Result<(Arc<dyn Engine>, Defaults), Ser
     opts.write_stall = cfg.write_stall;
     let engine = LlamaEngine::load(opts)?;
     let profile = engine.profile();
-    let defaults =
-        Defaults::from_profile(&profile.protocol, profile.sampling.clone(), profile.grammar);
+    let defaults = Defaults::of_profile(profile);
     Ok((Arc::new(engine), defaults))
 }
 

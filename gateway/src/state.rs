@@ -38,6 +38,10 @@ pub struct Defaults {
     pub protocol: FormatId,
     /// The profile's grammar mode for tool requests under `tool_choice: "auto"`.
     pub grammar: GrammarMode,
+    /// The profile's reasoning markers (`None`: the model does not reason) and whether its
+    /// replies start inside a reasoning block.
+    pub reasoning: Option<(String, String)>,
+    pub starts_in_reasoning: bool,
 }
 
 impl Default for Defaults {
@@ -46,6 +50,8 @@ impl Default for Defaults {
             sampling: Sampling::default(),
             protocol: FormatId::Text,
             grammar: GrammarMode::Off,
+            reasoning: Some(("<think>".to_owned(), "</think>".to_owned())),
+            starts_in_reasoning: false,
         }
     }
 }
@@ -58,6 +64,16 @@ impl Defaults {
             sampling,
             protocol: FormatId::parse(protocol).unwrap_or(FormatId::Text),
             grammar,
+            ..Defaults::default()
+        }
+    }
+
+    /// Everything a profile decides for requests: protocol, sampling, grammar, reasoning.
+    pub fn of_profile(p: &models::Profile) -> Defaults {
+        Defaults {
+            reasoning: p.reasoning.clone(),
+            starts_in_reasoning: p.starts_in_reasoning,
+            ..Defaults::from_profile(&p.protocol, p.sampling.clone(), p.grammar)
         }
     }
 

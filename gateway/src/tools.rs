@@ -42,6 +42,16 @@ pub struct ToolPlan {
     parallel: bool,
     /// How earlier calls are written back into the prompt.
     call_format: FormatId,
+    /// Reasoning markers and whether the reply starts inside them; `None` leaves reasoning
+    /// markers as plain text (raw completions).
+    reasoning: Option<Reasoning>,
+}
+
+/// How a reply's reasoning is told from its answer.
+#[derive(Debug, Clone)]
+struct Reasoning {
+    markers: Option<(String, String)>,
+    starts_inside: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -69,7 +79,18 @@ impl ToolPlan {
             kind: PlanKind::None,
             parallel: true,
             call_format: FormatId::Hermes,
+            reasoning: None,
         }
+    }
+
+    /// The plan with the profile's reasoning markers applied to its decoder: a chat reply's
+    /// reasoning is split from its answer (and never decoded into actions), tools or not.
+    pub fn with_reasoning(mut self, defaults: &Defaults) -> ToolPlan {
+        self.reasoning = Some(Reasoning {
+            markers: defaults.reasoning.clone(),
+            starts_inside: defaults.starts_in_reasoning,
+        });
+        self
     }
 
     /// True when the reply goes through the codec.
@@ -122,15 +143,34 @@ impl ToolPlan {
 
     /// A fresh decoder for one reply, or `None` when the reply is plain content.
     pub fn decoder(&self) -> Option<TurnDecoder> {
-        match &self.kind {
-            PlanKind::None => None,
+        let decoder = match &self.kind {
+            // No tools: a decoder that decodes no action, only tells reasoning from answer.
+            PlanKind::None => match &self.reasoning {
+                Some(Reasoning {
+                    markers: Some(_), ..
+                }) => TurnDecoder::new(
+                    Mode::Only(FormatId::OpenAi),
+                    Arc::new(Registry::client_only()),
+                ),
+                _ => return None,
+            },
             PlanKind::Native { registry, mode, .. } => {
-                Some(TurnDecoder::new(*mode, Arc::clone(registry)))
+                TurnDecoder::new(*mode, Arc::clone(registry))
             }
-            PlanKind::Text { registry, .. } => {
-                Some(TurnDecoder::new(Mode::Auto, Arc::clone(registry)))
+            PlanKind::Text { registry, .. } => TurnDecoder::new(Mode::Auto, Arc::clone(registry)),
+        };
+        Some(match &self.reasoning {
+            None => decoder,
+            Some(r) => {
+                let (open, close) = r
+                    .markers
+                    .as_ref()
+                    .map_or(("", ""), |(o, c)| (o.as_str(), c.as_str()));
+                decoder
+                    .with_reasoning_markers(open, close)
+                    .starts_in_reasoning(r.starts_inside)
             }
-        }
+        })
     }
 
     /// Whether a call to `name` may reach the client: one the client declared (native), or
@@ -322,6 +362,7 @@ pub fn plan(
             },
             parallel,
             call_format,
+            reasoning: None,
         });
     }
     let choice = resolve_choice(choice, &specs, None)?;
@@ -365,6 +406,7 @@ pub fn plan(
         },
         parallel,
         call_format,
+        reasoning: None,
     })
 }
 

@@ -106,7 +106,8 @@ pub fn chat(
         raw.parallel_tool_calls,
         raw.bellows.as_ref(),
         defaults,
-    )?;
+    )?
+    .with_reasoning(defaults);
     let mut messages = Vec::with_capacity(raw.messages.len() + 1);
     for (i, m) in raw.messages.iter().enumerate() {
         messages.push(message(i, m, &plan)?);

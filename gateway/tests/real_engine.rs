@@ -191,10 +191,11 @@ async fn a_dropped_stream_frees_the_only_slot() {
         body.len()
     );
     s.write_all(req.as_bytes()).await.unwrap();
-    // Wait for the first streamed event: the generation is under way. Then hang up.
+    // Wait for the first streamed token (the event after the role event): the generation is
+    // under way. Then hang up.
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
-    while !String::from_utf8_lossy(&seen).contains("data: ") {
+    while String::from_utf8_lossy(&seen).matches("data: ").count() < 2 {
         let n = tokio::time::timeout(std::time::Duration::from_secs(60), s.read(&mut buf))
             .await
             .expect("the stream starts")

@@ -394,8 +394,16 @@ async fn text_format_profiles_decode_client_tools_in_native_formats_only() {
 #[tokio::test]
 async fn an_engine_failure_is_an_error_never_a_stop() {
     let e = engine("unused");
-    e.push(Script::failing("Partial answ", 4, "llama_decode returned -1"));
-    e.push(Script::failing("Partial answ", 4, "llama_decode returned -1"));
+    e.push(Script::failing(
+        "Partial answ",
+        4,
+        "llama_decode returned -1",
+    ));
+    e.push(Script::failing(
+        "Partial answ",
+        4,
+        "llama_decode returned -1",
+    ));
     let server = start_engine(e).await;
     let r = server.post("/v1/chat/completions", &body(MODEL, "")).await;
     assert_eq!(r.status, 500, "{}", r.text());
@@ -421,6 +429,87 @@ async fn an_engine_failure_is_an_error_never_a_stop() {
             .metric(r#"bellows_errors_total{kind="engine_failure"}"#)
             .await,
         2.0
+    );
+    server.stop().await.unwrap();
+}
+
+/// `<think>…</think>` is the model's reasoning: returned apart as `reasoning_content` (and
+/// streamed as such), with or without tools, and never decoded into a call — even when the
+/// reasoning holds a call-shaped line.
+#[tokio::test]
+async fn reasoning_is_returned_apart_and_never_acted_on() {
+    let reply = "<think>Maybe <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Oslo\"}}</tool_call>? No.</think>It is sunny.";
+    for tools in ["", WEATHER_TOOL] {
+        let e = engine("unused");
+        e.push(Script::chunked(reply, 1));
+        e.push(Script::chunked(reply, 5));
+        let server = start_engine(e).await;
+        let extra = if tools.is_empty() {
+            String::new()
+        } else {
+            format!(",{tools}")
+        };
+        let v = server
+            .post("/v1/chat/completions", &body(MODEL, &extra))
+            .await
+            .json();
+        let msg = &v["choices"][0]["message"];
+        assert_eq!(msg["content"], "It is sunny.", "{v}");
+        assert!(
+            msg["reasoning_content"].as_str().unwrap().contains("? No."),
+            "{v}"
+        );
+        assert!(msg.get("tool_calls").is_none(), "{v}");
+        assert_eq!(v["choices"][0]["finish_reason"], "stop");
+        let events = server
+            .post(
+                "/v1/chat/completions",
+                &body(MODEL, &format!("{extra},\"stream\":true")),
+            )
+            .await
+            .events();
+        let reasoning: String = events
+            .iter()
+            .filter_map(|e| e["choices"][0]["delta"]["reasoning_content"].as_str())
+            .collect();
+        let content: String = events
+            .iter()
+            .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+            .collect();
+        assert!(reasoning.starts_with("Maybe <tool_call>"), "{reasoning:?}");
+        assert_eq!(content, "It is sunny.");
+        server.stop().await.unwrap();
+    }
+    // Raw completions are not chat replies: the markers are plain text there.
+    let e = engine("<think>x</think>y");
+    let server = start_engine(e).await;
+    let v = server
+        .post(
+            "/v1/completions",
+            &format!(r#"{{"model":"{MODEL}","prompt":"q"}}"#),
+        )
+        .await
+        .json();
+    assert_eq!(v["choices"][0]["text"], "<think>x</think>y");
+    server.stop().await.unwrap();
+}
+
+/// A profile without reasoning markers leaves `<think>` as content.
+#[tokio::test]
+async fn a_profile_without_reasoning_leaves_think_tags_as_content() {
+    let e = engine("<think>x</think>y");
+    let mut defaults = Defaults::default();
+    defaults.reasoning = None;
+    let server = server_with(e, defaults).await;
+    let v = server
+        .post("/v1/chat/completions", &body(MODEL, ""))
+        .await
+        .json();
+    assert_eq!(v["choices"][0]["message"]["content"], "<think>x</think>y");
+    assert!(
+        v["choices"][0]["message"]
+            .get("reasoning_content")
+            .is_none()
     );
     server.stop().await.unwrap();
 }

@@ -104,6 +104,12 @@ pub struct Profile {
     /// `text` or a native format name (`hermes`, `qwen3_xml`, ...).
     pub protocol: String,
     pub grammar: GrammarMode,
+    /// Reasoning markers (`<think>`, `</think>` unless the profile says otherwise); text
+    /// between them is the model's reasoning, never decoded into actions. `None`: the model
+    /// does not reason, and the markers are plain text.
+    pub reasoning: Option<(String, String)>,
+    /// Replies start inside a reasoning block (the template opened it in the prompt).
+    pub starts_in_reasoning: bool,
     /// Default sampling for requests that set none.
     pub sampling: Sampling,
     /// Conversion rate measured when the profile was tuned, and on what.
@@ -178,6 +184,12 @@ struct GenerationSection {
     protocol: String,
     #[serde(default)]
     grammar: GrammarMode,
+    /// `[open, close]` reasoning markers, or `[]` for a model that does not reason.
+    #[serde(default = "default_reasoning")]
+    reasoning: Vec<String>,
+    /// The chat template opens the reasoning block in the prompt, so replies start inside it.
+    #[serde(default)]
+    starts_in_reasoning: bool,
 }
 
 impl Default for GenerationSection {
@@ -186,8 +198,14 @@ impl Default for GenerationSection {
             stop: Vec::new(),
             protocol: default_protocol(),
             grammar: GrammarMode::Off,
+            reasoning: default_reasoning(),
+            starts_in_reasoning: false,
         }
     }
+}
+
+fn default_reasoning() -> Vec<String> {
+    vec!["<think>".to_owned(), "</think>".to_owned()]
 }
 
 fn default_protocol() -> String {
@@ -227,6 +245,8 @@ impl Profile {
             stop: Vec::new(),
             protocol: default_protocol(),
             grammar: GrammarMode::Off,
+            reasoning: Some(("<think>".to_owned(), "</think>".to_owned())),
+            starts_in_reasoning: false,
             sampling: Sampling::default(),
             conversion_rate: None,
             measured_on: None,
@@ -291,6 +311,22 @@ impl Profile {
                 )));
             }
         }
+        let reasoning = match f.generation.reasoning.as_slice() {
+            [] => None,
+            [open, close] if !open.is_empty() && !close.is_empty() => {
+                Some((open.clone(), close.clone()))
+            }
+            other => {
+                return Err(invalid(format!(
+                    "generation.reasoning must be [] or [open, close] (non-empty), not {other:?}"
+                )));
+            }
+        };
+        if f.generation.starts_in_reasoning && reasoning.is_none() {
+            return Err(invalid(
+                "generation.starts_in_reasoning needs reasoning markers".to_owned(),
+            ));
+        }
         Ok(Profile {
             name: name.to_owned(),
             description: f.description,
@@ -300,6 +336,8 @@ impl Profile {
             stop: f.generation.stop,
             protocol: f.generation.protocol,
             grammar: f.generation.grammar,
+            reasoning,
+            starts_in_reasoning: f.generation.starts_in_reasoning,
             sampling,
             conversion_rate: f.measured.conversion_rate,
             measured_on: f.measured.corpus,
