@@ -155,14 +155,15 @@ impl Approver for ScriptedApprover {
     }
 }
 
-/// Asks on the terminal: the preview on stderr, then `y/n/q` from stdin (end of input quits).
+/// Asks on the terminal: `y/n/q` from stdin (end of input quits). The preview itself is
+/// already on screen: the terminal view shows every preview, asked for or not.
 #[derive(Debug, Default)]
 pub struct TerminalApprover;
 
 impl Approver for TerminalApprover {
-    fn approve(&mut self, action: &Action, preview: &str) -> Approval {
+    fn approve(&mut self, action: &Action, _preview: &str) -> Approval {
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\n{preview}\n{} — apply? [y/n/q] ", action.name());
+        let _ = write!(err, "{} — apply? [y/n/q] ", action.name());
         let _ = err.flush();
         let mut line = String::new();
         match std::io::stdin().lock().read_line(&mut line) {

@@ -231,6 +231,8 @@ struct Session<'a> {
     echoes: prompt::Echoes,
     tally: Tally,
     turn: u32,
+    /// Decoder failure kinds of the current turn, told to the model when it has no action.
+    malformed: Vec<String>,
 }
 
 impl<'a> Session<'a> {
@@ -253,6 +255,7 @@ impl<'a> Session<'a> {
             echoes: prompt::Echoes::default(),
             tally: Tally::default(),
             turn: 0,
+            malformed: Vec::new(),
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -299,6 +302,7 @@ impl<'a> Session<'a> {
         messages: Vec<models::ChatMessage>,
     ) -> Result<(String, Vec<ActionProposal>, Option<Observation>), AgentError> {
         let turn = self.turn;
+        self.malformed.clear();
         let limit = self.cfg.actions_per_turn.max(1);
         let req = GenerateRequest {
             prompt: Prompt::Chat {
@@ -371,6 +375,7 @@ impl<'a> Session<'a> {
                 codec::Event::Proposal { proposal, .. } => proposals.push(proposal),
                 codec::Event::Failure { kind, raw, .. } => {
                     let kind = kind.as_str().to_owned();
+                    self.malformed.push(kind.clone());
                     self.journal.record(&Event::Malformed { turn, kind, raw })?;
                 }
                 codec::Event::ToolCallStart { .. } | codec::Event::ArgsDelta { .. } => {}
@@ -466,12 +471,12 @@ impl<'a> Session<'a> {
         if valid {
             self.tally.saw(action, &obs);
         }
-        let (turn, ok, summary, hint) = (self.turn, obs.ok, obs.summary.clone(), obs.hint.clone());
         self.emit(Event::Observation {
-            turn,
-            ok,
-            summary,
-            hint,
+            turn: self.turn,
+            ok: obs.ok,
+            summary: obs.summary.clone(),
+            output: crate::observe::redact(&obs.output),
+            hint: obs.hint.clone(),
         })?;
         Ok(Step::Observed(obs))
     }
@@ -578,7 +583,13 @@ impl<'a> Session<'a> {
                 Some((&artifacts, &name)),
             ));
         }
-        if observations.is_empty() {
+        if observations.is_empty() && !self.malformed.is_empty() {
+            text.push_str(&format!(
+                "[error] a command could not be read ({})\nhint: write each command exactly as \
+                 the instructions show, one per line\n",
+                self.malformed.join(", ")
+            ));
+        } else if observations.is_empty() {
             text.push_str("[error] no command found in your reply\nhint: write one command on its own line, e.g. LIST\n");
         }
         let digest = match observations.first() {

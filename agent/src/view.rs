@@ -72,10 +72,12 @@ pub enum Event {
         post_sha256: Option<String>,
         repairs: Vec<String>,
     },
+    /// What the model is told (before truncation and redaction, which rendering applies).
     Observation {
         turn: u32,
         ok: bool,
         summary: String,
+        output: String,
         hint: Option<String>,
     },
     /// `--verify` ran after DONE.
@@ -173,7 +175,8 @@ impl View for Terminal {
             Event::Proposal { action, .. } => writeln!(out, "→ {action}"),
             Event::Malformed { kind, .. } => writeln!(out, "✗ not an action ({kind})"),
             Event::Refused { why, .. } => writeln!(out, "✗ refused: {why}"),
-            Event::Preview { .. } | Event::Approval { .. } => Ok(()),
+            Event::Preview { shown, .. } => writeln!(out, "{}", shown.trim_end()),
+            Event::Approval { answer, .. } => writeln!(out, "  answer: {answer:?}"),
             Event::Commit { path, .. } => writeln!(out, "✓ wrote {path}"),
             Event::Observation { ok, summary, .. } => {
                 writeln!(out, "{} {summary}", if *ok { "✓" } else { "✗" })

@@ -549,3 +549,74 @@ fn secrets_in_output_are_redacted_before_the_model_sees_them() {
     assert!(p[1].contains("OPENAI_API_KEY=[REDACTED]") && p[1].contains("DEBUG=1"));
     assert!(!p[1].contains("abcdefghij"));
 }
+
+#[test]
+fn move_mkdir_and_a_whitespace_repair_are_committed_journaled_and_undone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = repo("move", &[("run.sh", "echo  hi\n"), ("m.txt", "m\n")]);
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = engine(&[
+        "EDIT run.sh\n<<<<<<< SEARCH\necho hi\n=======\necho bye\n>>>>>>> REPLACE\n",
+        "MKDIR out/deep\n",
+        "MOVE m.txt -> out/deep/m.txt\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("run.sh")).unwrap(),
+        "echo bye\n"
+    );
+    let mode = std::fs::metadata(dir.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o755,
+        "mode bits are kept across the atomic write"
+    );
+    assert!(dir.join("out/deep/m.txt").exists() && !dir.join("m.txt").exists());
+    let j = journal(&dir, &out);
+    let commits = events(&j, "commit");
+    assert_eq!(
+        commits[0]["repairs"],
+        serde_json::json!(["search_whitespace"])
+    );
+    assert!(prompts(&e)[1].contains("SEARCH matched after repair: search_whitespace"));
+    // The move is one commit of two files; one undo step restores both.
+    let ws = Workspace::new(&dir).unwrap();
+    let restored = agent::undo(&ws, None, 1, false).unwrap();
+    assert_eq!(restored.len(), 2);
+    assert!(dir.join("m.txt").exists() && !dir.join("out/deep/m.txt").exists());
+}
+
+#[test]
+fn glob_patterns_match_names_at_any_depth_and_paths_with_double_star() {
+    use agent::workspace::glob_match;
+    assert!(glob_match("*.rs", "src/deep/lib.rs"));
+    assert!(glob_match("src/**/*.rs", "src/a/b/lib.rs"));
+    assert!(glob_match("src/**/*.rs", "src/lib.rs"));
+    assert!(!glob_match("src/*.rs", "src/a/lib.rs"));
+    assert!(glob_match("a?c.txt", "abc.txt") && !glob_match("a?c.txt", "ac.txt"));
+}
+
+#[test]
+fn a_malformed_command_is_told_to_the_model_by_kind() {
+    let dir = repo("malformed", &[("a.txt", "old\n")]);
+    let e = engine(&["MOVE a.txt\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(prompts(&e)[1].contains("a command could not be read (bad_verb_line)"));
+    assert_eq!(events(&journal(&dir, &out), "malformed").len(), 1);
+}
