@@ -229,6 +229,8 @@ impl Workspace {
         if let Some(path) = std::env::var_os("PATH") {
             cmd.env("PATH", path);
         }
+        // Its own process group, so that whatever it starts can be ended with it.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().map_err(io(program))?;
         let cap = self.output_cap;
         let readers: Vec<_> = [
@@ -248,9 +250,11 @@ impl Workspace {
         let started = Instant::now();
         let (code, timed_out) = loop {
             if let Some(status) = child.try_wait().map_err(io(program))? {
+                kill_group(child.id());
                 break (status.code(), false);
             }
             if started.elapsed() >= self.run_timeout {
+                kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
                 break (None, true);
@@ -260,8 +264,8 @@ impl Workspace {
         let mut output = String::new();
         let mut truncated = false;
         for r in readers {
-            // A reader ends when the pipe closes; a grandchild holding it open past the kill
-            // could block here, which the cap on each read bounds but does not time out.
+            // A reader ends when the pipe closes; the group kill above ends any background
+            // process that still held it.
             let (bytes, cut) = r.join().unwrap_or_default();
             truncated |= cut;
             output.push_str(&String::from_utf8_lossy(&bytes));
@@ -273,6 +277,17 @@ impl Workspace {
             truncated,
         })
     }
+}
+
+/// Ends a command's process group (nothing it started outlives the action). Done with
+/// `kill(1)` because this workspace forbids `unsafe`, which a direct `kill(2)` would need.
+fn kill_group(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .env_clear()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
 }
 
 fn read_capped(mut r: Box<dyn Read + Send>, cap: usize) -> (Vec<u8>, bool) {

@@ -324,6 +324,12 @@ fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
     let out = ws.run(&["sleep".into(), "5".into()]).unwrap();
     assert!(out.timed_out);
     assert_eq!(out.code, None);
+    // A background process holding the output pipe is ended with the command's group.
+    let sh = |script: &str| vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+    let out = ws.run(&sh("sleep 30 & echo started")).unwrap();
+    assert_eq!((out.code, out.output.as_str()), (Some(0), "started\n"));
+    let out = ws.run(&sh("sleep 30 & sleep 30")).unwrap();
+    assert!(out.timed_out);
     let out = ws.run(&["seq".into(), "1".into(), "1000".into()]).unwrap();
     assert!(out.truncated && out.output.len() <= 100);
     let out = ws.run(&["env".into()]).unwrap();
