@@ -16,7 +16,7 @@ pub enum GrammarChoice {
     Off,
     /// The grammar switches on at a verb.
     Lazy,
-    /// Every token is constrained: every reply decodes.
+    /// Every token is constrained: every reply decodes, and has an action.
     Strict,
 }
 
@@ -31,6 +31,11 @@ impl GrammarChoice {
     }
 }
 
+/// The example block bodies of the system prompt (the registry's wording); a block that
+/// repeats one is an echo, not an edit.
+pub const EXAMPLE_SEARCH: &str = "exact lines copied from the file\n";
+pub const EXAMPLE_REPLACE: &str = "the new lines\n";
+
 /// Files listed in the repository overview before it says "and N more".
 const OVERVIEW_FILES: usize = 40;
 
@@ -44,18 +49,21 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
     for t in BUILTINS.iter().filter(|t| tools.contains(&t.name)) {
         let _ = writeln!(s, "{}  {}", t.syntax, t.hint);
         if t.name == "edit" {
-            s.push_str(
-                "<<<<<<< SEARCH\nexact lines copied from the file\n=======\nthe new lines\n\
-                 >>>>>>> REPLACE\n",
+            let _ = writeln!(
+                s,
+                "<<<<<<< SEARCH\n{EXAMPLE_SEARCH}=======\n{EXAMPLE_REPLACE}>>>>>>> REPLACE"
             );
         }
     }
     if mode == ApprovalMode::Plan {
         s.push_str("This session is read-only: you can look, not change anything.\n");
     }
+    s.push_str("Quote a path with spaces in single quotes.");
+    if tools.contains(&"run") {
+        s.push_str(" RUN takes shell quoting, but no shell runs it.");
+    }
     s.push_str(
-        "Quote a path with spaces in single quotes. RUN takes shell quoting, but no shell runs \
-         it.\nWrite at most one short sentence before your commands. When the task is finished, \
+        "\nWrite at most one short sentence before your commands. When the task is finished, \
          write DONE with a one-line summary.\n",
     );
     s.push_str(crate::observe::UNTRUSTED_NOTE);
@@ -103,9 +111,11 @@ pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec>
         .join("\n");
     match choice {
         GrammarChoice::Off => None,
+        // Every turn must act: at most two lines of prose, then an action (the system prompt
+        // asks for one short sentence before the commands).
         GrammarChoice::Strict => Some(GrammarSpec::Strict {
-            gbnf,
-            root: "root".to_owned(),
+            gbnf: format!("{gbnf}\nturn-root ::= prose? prose? action (prose | action)*\n"),
+            root: "turn-root".to_owned(),
         }),
         GrammarChoice::Lazy => Some(GrammarSpec::Lazy {
             gbnf: format!("{gbnf}\nlazy-root ::= action (prose | action)*\n"),
@@ -155,8 +165,21 @@ impl Echoes {
         self.placeholders.iter().any(|p| p == w)
     }
 
-    /// True when every argument of `action` is a placeholder of the help text.
+    /// True when every argument of `action` is a placeholder of the help text, or it writes
+    /// the system prompt's example block.
     pub fn is_echo(&self, action: &Action) -> bool {
+        let example = |body: &str| body == EXAMPLE_SEARCH || body == EXAMPLE_REPLACE;
+        match action {
+            Action::Create { content, .. } if example(content) => return true,
+            Action::Edit { blocks, .. }
+                if blocks
+                    .iter()
+                    .any(|b| example(&b.search) || example(&b.replace)) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
         let words: Vec<String> = match action.arguments() {
             serde_json::Value::Object(m) => m
                 .values()
@@ -189,5 +212,22 @@ impl Echoes {
                     || (!rest.is_empty() && rest.iter().all(|w| self.is_placeholder(w)))
             })
             .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The agent's system prompt teaches the tools in the registry's own words: with every
+    /// tool offered, each line of the registry's prompt appears in it.
+    #[test]
+    fn full_mode_prompt_has_every_registry_line() {
+        let ours = system_prompt(ApprovalMode::Auto);
+        for line in Registry::builtin().system_prompt().lines() {
+            assert!(ours.contains(line), "missing: {line}");
+        }
+        let plan = system_prompt(ApprovalMode::Plan);
+        assert!(!plan.contains("EDIT") && !plan.contains("RUN ") && plan.contains("GREP"));
     }
 }

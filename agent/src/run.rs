@@ -125,18 +125,10 @@ pub async fn run(
         prompt::system_prompt(cfg.policy.mode),
         prompt::task_message(ws, &cfg.task),
     );
-    let budget = engine
-        .info()
-        .n_ctx
-        .checked_sub(cfg.reply_reserve)
-        .filter(|b| *b > 0);
-    let budget = budget.ok_or(AgentError::NoRoom {
-        n_ctx: engine.info().n_ctx,
-        reserve: cfg.reply_reserve,
-    })?;
+    let budget = prompt_budget(engine, cfg)?;
     for turn in 1..=cfg.max_turns {
         s.turn = turn;
-        let Ok(prompt) = history.render(engine, budget as usize) else {
+        let Ok(prompt) = history.render(engine, budget) else {
             return s.stop(StopReason::Budget);
         };
         s.emit(Event::Prompt {
@@ -165,6 +157,18 @@ pub async fn run(
         }
     }
     s.stop(StopReason::MaxTurns)
+}
+
+/// Tokens the prompt may take: `n_ctx` less the reply reserve.
+fn prompt_budget(engine: &dyn Engine, cfg: &Config) -> Result<usize, AgentError> {
+    let n_ctx = engine.info().n_ctx;
+    match n_ctx.checked_sub(cfg.reply_reserve) {
+        Some(b) if b > 0 => Ok(b as usize),
+        _ => Err(AgentError::NoRoom {
+            n_ctx,
+            reserve: cfg.reply_reserve,
+        }),
+    }
 }
 
 /// What acting on one proposal led to.

@@ -383,6 +383,21 @@ fn help_text_echoes_are_refused_and_counted() {
     );
     assert!(!p.concat().contains("not to be read"));
 
+    // The system prompt's example block, written back, is an echo too (SmolLM2-135M does it).
+    let e = engine(&[
+        "CREATE new.py\n<<<<<<< SEARCH\n=======\nthe new lines\n>>>>>>> REPLACE\n",
+        "EDIT path.py\n<<<<<<< SEARCH\nexact lines copied from the file\n=======\nx\n>>>>>>> REPLACE\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!((out.reason, out.echoes), (StopReason::Done, 2));
+    assert!(!dir.join("new.py").exists());
+
     // Echoes count towards a stall: they are not valid actions.
     let e = engine(&["READ path\n", "LIST dir\n"]);
     let mut c = cfg(ApprovalMode::Auto);
