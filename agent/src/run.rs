@@ -395,6 +395,7 @@ impl<'a> Session<'a> {
         self.emit(Event::Proposal {
             turn,
             action: p.action.to_json(),
+            text: render(&p.action),
             repairs,
         })?;
         let action = &p.action;

@@ -39,9 +39,11 @@ pub enum Event {
         cached_tokens: u32,
         generated_tokens: u32,
     },
+    /// A decoded action: its JSON form and its canonical text-protocol rendering.
     Proposal {
         turn: u32,
         action: serde_json::Value,
+        text: String,
         repairs: Vec<String>,
     },
     /// A text that was not an action (decoder failure kind and the raw text).
@@ -172,7 +174,9 @@ impl View for Terminal {
                 "\n   [{generated_tokens} generated, {} of {prompt_tokens} prompt tokens evaluated]",
                 prompt_tokens.saturating_sub(*cached_tokens)
             ),
-            Event::Proposal { action, .. } => writeln!(out, "→ {action}"),
+            Event::Proposal { text, .. } => {
+                writeln!(out, "→ {}", text.lines().next().unwrap_or_default())
+            }
             Event::Malformed { kind, .. } => writeln!(out, "✗ not an action ({kind})"),
             Event::Refused { why, .. } => writeln!(out, "✗ refused: {why}"),
             Event::Preview { shown, .. } => writeln!(out, "{}", shown.trim_end()),
