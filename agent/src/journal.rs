@@ -151,7 +151,8 @@ pub fn undo(
                 pre: sha("pre_sha256"),
                 post: sha("post_sha256"),
             }),
-            Some("undo") => {
+            // A failed commit wrote nothing; an undone one is already restored.
+            Some("undo" | "commit_failed") => {
                 undone.insert(id);
             }
             _ => {}

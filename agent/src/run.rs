@@ -518,13 +518,12 @@ impl<'a> Session<'a> {
         repairs: &[&'static str],
         diff: String,
     ) -> Result<Observation, AgentError> {
+        // Pre-images and the commit record go to the journal before any byte is written, so
+        // a crash mid-commit still leaves undo what it needs.
         for c in changes {
             if let Some(pre) = &c.pre {
                 self.journal.save_blob(pre)?;
             }
-        }
-        if let Err(obs) = act::commit(self.ws, changes, dirs) {
-            return Ok(obs);
         }
         self.tally.commits += 1;
         let id = self.tally.commits;
@@ -537,6 +536,11 @@ impl<'a> Session<'a> {
                 post_sha256: c.post_sha(),
                 repairs: repairs.iter().map(|r| (*r).to_owned()).collect(),
             })?;
+        }
+        if let Err(obs) = act::commit(self.ws, changes, dirs) {
+            let reason = obs.summary.clone();
+            self.emit(Event::CommitFailed { id, reason })?;
+            return Ok(obs);
         }
         let paths: Vec<&str> = changes
             .iter()

@@ -74,6 +74,12 @@ pub enum Event {
         post_sha256: Option<String>,
         repairs: Vec<String>,
     },
+    /// Commit `id` (journaled before its write) was refused at revalidation or failed;
+    /// undo skips it.
+    CommitFailed {
+        id: u32,
+        reason: String,
+    },
     /// What the model is told (before truncation and redaction, which rendering applies).
     Observation {
         turn: u32,
@@ -181,7 +187,8 @@ impl View for Terminal {
             Event::Refused { why, .. } => writeln!(out, "✗ refused: {why}"),
             Event::Preview { shown, .. } => writeln!(out, "{}", shown.trim_end()),
             Event::Approval { answer, .. } => writeln!(out, "  answer: {answer:?}"),
-            Event::Commit { path, .. } => writeln!(out, "✓ wrote {path}"),
+            Event::Commit { path, .. } => writeln!(out, "  writing {path}"),
+            Event::CommitFailed { reason, .. } => writeln!(out, "  not written: {reason}"),
             Event::Observation { ok, summary, .. } => {
                 writeln!(out, "{} {summary}", if *ok { "✓" } else { "✗" })
             }

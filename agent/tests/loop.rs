@@ -268,7 +268,12 @@ fn revalidation_refuses_a_file_changed_since_the_preview() {
         "old\nmeddled\n"
     );
     assert!(prompts(&e)[1].contains("changed since the preview; nothing was written"));
-    assert!(events(&journal(&dir, &out), "commit").is_empty());
+    // The commit was journaled before its write, then marked failed; undo skips it.
+    let j = journal(&dir, &out);
+    assert_eq!(events(&j, "commit").len(), 1);
+    assert_eq!(events(&j, "commit_failed").len(), 1);
+    let ws = Workspace::new(&dir).unwrap();
+    assert!(agent::undo(&ws, None, 1, false).unwrap().is_empty());
 }
 
 #[test]
