@@ -1,6 +1,7 @@
 //! The `bellows` binary's library: the OpenAI-compatible gateway, the CLI subcommands and the
 //! agent loop.
 
+pub mod agent_cmd;
 pub mod eval;
 
 pub mod api;

@@ -19,6 +19,9 @@ enum Command {
     /// /v1/models, /health, /metrics, /tokenize) on a local GGUF model, turning the model's
     /// tool calls into valid, streamed `tool_calls`. Stops cleanly on SIGINT/SIGTERM.
     Serve(gateway::config::ServeArgs),
+    /// Run the coding agent on a task in a repository (in-process model, offline):
+    /// `bellows agent "TASK" --repo DIR`, and `bellows agent undo [ID] [--steps N]`.
+    Agent(gateway::agent_cmd::AgentArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -26,6 +29,19 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Eval(args) => gateway::eval::run(&args)?,
         Command::Serve(args) => serve(&args)?,
+        Command::Agent(args) => {
+            // llama.cpp logs through tracing; only warnings reach the terminal here.
+            let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .init();
+            let code = gateway::agent_cmd::run(&args)?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }
     }
     Ok(())
 }

@@ -1,0 +1,410 @@
+//! Acting on one proposal, each side effect a value first: [`plan`] turns an action into a
+//! [`Plan`] (a read's result, or a preview — diff or argv — carrying the sha256 of every file
+//! it read), and [`commit`] re-checks those hashes (and each SEARCH) before writing atomically.
+
+use codec::{Action, Block};
+use sha2::{Digest, Sha256};
+
+use crate::workspace::{Workspace, WorkspaceError};
+
+/// What the model is told about one action.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Observation {
+    pub ok: bool,
+    pub summary: String,
+    pub output: String,
+    pub hint: Option<String>,
+}
+
+impl Observation {
+    pub fn ok(summary: impl Into<String>, output: impl Into<String>) -> Observation {
+        Observation {
+            ok: true,
+            summary: summary.into(),
+            output: output.into(),
+            hint: None,
+        }
+    }
+
+    pub fn error(summary: impl Into<String>, hint: Option<&str>) -> Observation {
+        Observation {
+            ok: false,
+            summary: summary.into(),
+            output: String::new(),
+            hint: hint.map(str::to_owned),
+        }
+    }
+}
+
+impl From<WorkspaceError> for Observation {
+    fn from(e: WorkspaceError) -> Observation {
+        let hint = e
+            .is_escape()
+            .then_some("use a path relative to the repository root, inside it");
+        Observation::error(e.to_string(), hint)
+    }
+}
+
+/// One file before and after a change. `None` means absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    pub pre: Option<Vec<u8>>,
+    pub post: Option<Vec<u8>>,
+}
+
+impl FileChange {
+    pub fn pre_sha(&self) -> Option<String> {
+        self.pre.as_deref().map(sha256)
+    }
+    pub fn post_sha(&self) -> Option<String> {
+        self.post.as_deref().map(sha256)
+    }
+}
+
+/// What acting on an action will do, before anything is done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// A read-only action, already answered.
+    Observed(Observation),
+    /// File changes (edit, create, delete, move, mkdir) and their unified diff.
+    Change {
+        diff: String,
+        changes: Vec<FileChange>,
+        dirs: Vec<String>,
+        /// Repairs made to match SEARCH text (named, counted), e.g. `search_whitespace`.
+        repairs: Vec<&'static str>,
+    },
+    /// A command to run.
+    Run { argv: Vec<String> },
+    /// The model says it is finished.
+    Done { summary: String },
+}
+
+pub fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Plans `action`: reads happen now (they change nothing); changes are previewed.
+pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
+    let text = |rel: &str| -> Result<Option<String>, Observation> {
+        match ws.read(rel)? {
+            None => Ok(None),
+            Some(b) => String::from_utf8(b)
+                .map(Some)
+                .map_err(|_| Observation::error(format!("{rel} is not UTF-8 text"), None)),
+        }
+    };
+    let change = |changes: Vec<FileChange>, dirs: Vec<String>, repairs: Vec<&'static str>| {
+        let diff = changes
+            .iter()
+            .map(|c| {
+                let pre = c.pre.as_deref().map(String::from_utf8_lossy);
+                let post = c.post.as_deref().map(String::from_utf8_lossy);
+                crate::diff::unified(&c.path, pre.as_deref(), post.as_deref())
+            })
+            .collect::<String>();
+        Plan::Change {
+            diff,
+            changes,
+            dirs,
+            repairs,
+        }
+    };
+    match action {
+        Action::Read { path, start, end } => {
+            let content = text(path)?.ok_or_else(|| missing(path))?;
+            let total = content.lines().count();
+            let (a, b) = (start.unwrap_or(1).max(1) as usize, end.map(|e| e as usize));
+            let out: String = content
+                .split_inclusive('\n')
+                .skip(a - 1)
+                .take(b.map_or(usize::MAX, |b| (b + 1).saturating_sub(a)))
+                .collect();
+            let range = match (start, end) {
+                (None, None) => String::new(),
+                _ => format!(" lines {a}-{}", b.unwrap_or(total).min(total)),
+            };
+            Ok(Plan::Observed(Observation::ok(
+                format!("{path}{range} ({total} lines)"),
+                out,
+            )))
+        }
+        Action::List { path } => {
+            let dir = if path.is_empty() || path == "." {
+                ws.root().to_path_buf()
+            } else {
+                ws.resolve(path)?
+            };
+            let entries = std::fs::read_dir(&dir)
+                .map_err(|e| Observation::error(format!("{path}: {e}"), None))?;
+            let mut names: Vec<String> = entries
+                .flatten()
+                .filter(|e| e.file_name() != ".git" && e.file_name() != ".bellows")
+                .map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        n + "/"
+                    } else {
+                        n
+                    }
+                })
+                .collect();
+            names.sort();
+            let shown = if path.is_empty() { "." } else { path };
+            Ok(Plan::Observed(Observation::ok(
+                format!("{shown}: {} entries", names.len()),
+                names.join("\n"),
+            )))
+        }
+        Action::Glob { pattern } => {
+            let files: Vec<String> = ws
+                .files("")?
+                .into_iter()
+                .filter(|f| crate::workspace::glob_match(pattern, f))
+                .collect();
+            Ok(Plan::Observed(Observation::ok(
+                format!("{} files match {pattern}", files.len()),
+                files.join("\n"),
+            )))
+        }
+        Action::Grep { pattern, path } => {
+            let mut hits = Vec::new();
+            for f in ws.files(path.as_deref().unwrap_or(""))? {
+                let Ok(Some(t)) = text(&f) else { continue };
+                for (i, line) in t.lines().enumerate() {
+                    if line.contains(pattern.as_str()) {
+                        hits.push(format!("{f}:{}: {line}", i + 1));
+                    }
+                }
+            }
+            Ok(Plan::Observed(Observation::ok(
+                format!("{} matching lines for {pattern:?}", hits.len()),
+                hits.join("\n"),
+            )))
+        }
+        Action::Run { argv } => Ok(Plan::Run { argv: argv.clone() }),
+        Action::Done { summary } => Ok(Plan::Done {
+            summary: summary.clone(),
+        }),
+        Action::Mkdir { path } => {
+            ws.resolve(path)?;
+            Ok(change(Vec::new(), vec![path.clone()], Vec::new()))
+        }
+        Action::Delete { path } => {
+            let pre = ws.read(path)?.ok_or_else(|| missing(path))?;
+            let changes = vec![FileChange {
+                path: path.clone(),
+                pre: Some(pre),
+                post: None,
+            }];
+            Ok(change(changes, Vec::new(), Vec::new()))
+        }
+        Action::Move { from, to } => {
+            let pre = ws.read(from)?.ok_or_else(|| missing(from))?;
+            if ws.read(to)?.is_some() {
+                return Err(Observation::error(
+                    format!("{to} already exists"),
+                    Some("DELETE it first, or move to a new path"),
+                ));
+            }
+            let changes = vec![
+                FileChange {
+                    path: from.clone(),
+                    pre: Some(pre.clone()),
+                    post: None,
+                },
+                FileChange {
+                    path: to.clone(),
+                    pre: None,
+                    post: Some(pre),
+                },
+            ];
+            Ok(change(changes, Vec::new(), Vec::new()))
+        }
+        Action::Create { path, content } => {
+            if ws.read(path)?.is_some() {
+                return Err(Observation::error(
+                    format!("{path} already exists"),
+                    Some("use EDIT with SEARCH/REPLACE blocks to change it"),
+                ));
+            }
+            let changes = vec![FileChange {
+                path: path.clone(),
+                pre: None,
+                post: Some(content.clone().into_bytes()),
+            }];
+            Ok(change(changes, Vec::new(), Vec::new()))
+        }
+        Action::Edit { path, blocks } => {
+            let pre = text(path)?;
+            let (post, repairs) = apply_blocks(path, pre.as_deref(), blocks)?;
+            let changes = vec![FileChange {
+                path: path.clone(),
+                pre: pre.map(String::into_bytes),
+                post: Some(post.into_bytes()),
+            }];
+            Ok(change(changes, Vec::new(), repairs))
+        }
+        Action::Client { name, .. } => Err(Observation::error(
+            format!("unknown tool {name:?}"),
+            Some("use the commands listed in the instructions"),
+        )),
+    }
+}
+
+fn missing(path: &str) -> Observation {
+    Observation::error(
+        format!("{path} does not exist"),
+        Some("LIST or GLOB to find the right path"),
+    )
+}
+
+/// Applies SEARCH/REPLACE blocks in order. An empty SEARCH appends (or creates a missing
+/// file). A SEARCH must match exactly once at line starts; if it matches nowhere but exactly
+/// one run of lines equals it up to whitespace, that run is replaced and a
+/// `search_whitespace` repair is recorded. Nothing is guessed beyond that.
+pub fn apply_blocks(
+    path: &str,
+    pre: Option<&str>,
+    blocks: &[Block],
+) -> Result<(String, Vec<&'static str>), Observation> {
+    let mut content = pre.unwrap_or("").to_owned();
+    let mut repairs = Vec::new();
+    for (n, b) in blocks.iter().enumerate() {
+        if b.search.is_empty() {
+            if !content.is_empty() && !content.ends_with('\n') {
+                content.push('\n');
+            }
+            content.push_str(&b.replace);
+            continue;
+        }
+        if pre.is_none() {
+            return Err(missing(path));
+        }
+        let exact: Vec<usize> = content
+            .match_indices(b.search.as_str())
+            .map(|(i, _)| i)
+            .filter(|&i| i == 0 || content.as_bytes()[i - 1] == b'\n')
+            .collect();
+        let (at, len) = match exact.as_slice() {
+            [i] => (*i, b.search.len()),
+            [] => match whitespace_match(&content, &b.search) {
+                Ok(span) => {
+                    repairs.push("search_whitespace");
+                    span
+                }
+                Err(0) => {
+                    return Err(Observation::error(
+                        format!("block {}: SEARCH text not found in {path}", n + 1),
+                        Some("READ the file and copy the lines to change exactly"),
+                    ));
+                }
+                Err(k) => return Err(ambiguous(path, n, k)),
+            },
+            many => return Err(ambiguous(path, n, many.len())),
+        };
+        content.replace_range(at..at + len, &b.replace);
+    }
+    Ok((content, repairs))
+}
+
+fn ambiguous(path: &str, n: usize, k: usize) -> Observation {
+    Observation::error(
+        format!("block {}: SEARCH text matches {k} places in {path}", n + 1),
+        Some("include more surrounding lines so the SEARCH text is unique"),
+    )
+}
+
+/// The byte span of the one run of whole lines equal to `search` up to whitespace, or the
+/// number of such runs (0 or more than 1).
+fn whitespace_match(content: &str, search: &str) -> Result<(usize, usize), usize> {
+    let norm = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    let want: Vec<String> = search.lines().map(norm).collect();
+    let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    let mut offsets = Vec::with_capacity(lines.len() + 1);
+    let mut o = 0;
+    for l in &lines {
+        offsets.push(o);
+        o += l.len();
+    }
+    offsets.push(o);
+    let found: Vec<usize> = (0..=lines.len().saturating_sub(want.len()))
+        .filter(|&s| {
+            s + want.len() <= lines.len()
+                && want
+                    .iter()
+                    .enumerate()
+                    .all(|(k, w)| norm(lines[s + k]) == *w)
+        })
+        .collect();
+    match found.as_slice() {
+        [s] => Ok((offsets[*s], offsets[s + want.len()] - offsets[*s])),
+        other => Err(other.len()),
+    }
+}
+
+/// Re-checks every file against the hash its preview read, then writes (temporary file +
+/// rename) or removes. Nothing is written unless every file still matches.
+pub fn commit(ws: &Workspace, changes: &[FileChange], dirs: &[String]) -> Result<(), Observation> {
+    for c in changes {
+        let now = ws.read(&c.path)?;
+        if now.as_deref().map(sha256) != c.pre_sha() {
+            return Err(Observation::error(
+                format!("{} changed since the preview; nothing was written", c.path),
+                Some("READ the file again and redo the change against its current text"),
+            ));
+        }
+    }
+    for d in dirs {
+        ws.mkdir(d)?;
+    }
+    for c in changes {
+        match &c.post {
+            Some(bytes) => ws.write_atomic(&c.path, bytes)?,
+            None => ws.remove(&c.path)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn block(s: &str, r: &str) -> Block {
+        Block {
+            search: s.to_owned(),
+            replace: r.to_owned(),
+        }
+    }
+
+    #[test]
+    fn search_must_match_once_and_whitespace_is_repaired_by_name() {
+        let pre = "fn a() {\n    1\n}\nfn b() {\n    1\n}\n";
+        let twice = apply_blocks("x", Some(pre), &[block("    1\n", "    2\n")]);
+        assert!(twice.unwrap_err().summary.contains("matches 2 places"));
+        let (post, repairs) = apply_blocks(
+            "x",
+            Some(pre),
+            &[block("fn  b() {\n  1\n", "fn b() {\n    3\n")],
+        )
+        .unwrap();
+        assert_eq!(post, "fn a() {\n    1\n}\nfn b() {\n    3\n}\n");
+        assert_eq!(repairs, vec!["search_whitespace"]);
+        let none = apply_blocks("x", Some(pre), &[block("fn c()\n", "")]);
+        assert!(none.unwrap_err().summary.contains("not found"));
+    }
+
+    #[test]
+    fn empty_search_appends_or_creates() {
+        let (post, _) = apply_blocks("x", Some("a"), &[block("", "b\n")]).unwrap();
+        assert_eq!(post, "a\nb\n");
+        let (post, _) = apply_blocks("x", None, &[block("", "new\n")]).unwrap();
+        assert_eq!(post, "new\n");
+    }
+}

@@ -1,0 +1,208 @@
+//! The session journal: `.bellows/sessions/ID/journal.jsonl`, one [`Event`] per line, written
+//! (and flushed) before the next step; pre-images of changed files in `blobs/SHA256`. Undo
+//! reads the same records.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use crate::act::sha256;
+use crate::view::Event;
+use crate::workspace::Workspace;
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("journal {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no session journal under {0}")]
+    NoSession(PathBuf),
+    #[error(
+        "{path} changed since commit {id} (now {now}); undo would lose that change. \
+         Use --force to restore anyway"
+    )]
+    ChangedSince { id: u32, path: String, now: String },
+    #[error("pre-image {0} of a commit is missing")]
+    MissingBlob(String),
+    #[error(transparent)]
+    Workspace(#[from] crate::workspace::WorkspaceError),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
+    move |source| JournalError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// An open session journal.
+#[derive(Debug)]
+pub struct Journal {
+    pub id: String,
+    dir: PathBuf,
+    file: File,
+}
+
+impl Journal {
+    /// Creates a new session under `ws`'s `.bellows/sessions/`, named by the time and
+    /// process id (and a counter when that name is taken).
+    pub fn create(ws: &Workspace) -> Result<Journal, JournalError> {
+        let base = ws.state_dir().join("sessions");
+        std::fs::create_dir_all(&base).map_err(io(&base))?;
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let mut n = 0;
+        let (id, dir) = loop {
+            let id = format!("{secs:010}-{}-{n}", std::process::id());
+            let dir = base.join(&id);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break (id, dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(io(&dir)(e)),
+            }
+        };
+        let path = dir.join("journal.jsonl");
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        Ok(Journal { id, dir, file })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends one event and flushes it.
+    pub fn record(&mut self, event: &Event) -> Result<(), JournalError> {
+        let path = self.dir.join("journal.jsonl");
+        let mut line = serde_json::to_string(event).unwrap_or_default();
+        line.push('\n');
+        self.file.write_all(line.as_bytes()).map_err(io(&path))?;
+        self.file.flush().map_err(io(&path))
+    }
+
+    /// Saves a pre-image by its sha256 (once) so undo can restore it.
+    pub fn save_blob(&self, bytes: &[u8]) -> Result<String, JournalError> {
+        let sha = sha256(bytes);
+        let path = self.dir.join("blobs").join(&sha);
+        if !path.exists() {
+            crate::workspace::write_atomic(&path, bytes).map_err(io(&path))?;
+        }
+        Ok(sha)
+    }
+}
+
+/// One commit as undo reads it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CommitRecord {
+    id: u32,
+    path: String,
+    pre: Option<String>,
+    post: Option<String>,
+}
+
+/// `bellows agent undo [ID] [--steps N] [--force]`: restores the pre-images of the last
+/// `steps` commits not yet undone in session `id` (the latest session when `None`), newest
+/// first. A file whose current content is not what the commit wrote is refused unless
+/// `force`. Returns the restored paths; each restoration is journaled.
+pub fn undo(
+    ws: &Workspace,
+    id: Option<&str>,
+    steps: usize,
+    force: bool,
+) -> Result<Vec<String>, JournalError> {
+    let base = ws.state_dir().join("sessions");
+    let dir = match id {
+        Some(id) => base.join(id),
+        None => {
+            let mut ids: Vec<_> = std::fs::read_dir(&base)
+                .map_err(|_| JournalError::NoSession(base.clone()))?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            ids.sort();
+            base.join(
+                ids.pop()
+                    .ok_or_else(|| JournalError::NoSession(base.clone()))?,
+            )
+        }
+    };
+    let path = dir.join("journal.jsonl");
+    let file = File::open(&path).map_err(|_| JournalError::NoSession(dir.clone()))?;
+    let mut commits = Vec::new();
+    let mut undone = std::collections::HashSet::new();
+    for line in BufReader::new(file).lines() {
+        let line = line.map_err(io(&path))?;
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue; // A torn last line (a crash mid-write) is skipped, not fatal.
+        };
+        let id = v["id"].as_u64().unwrap_or(0) as u32;
+        let sha = |k: &str| v[k].as_str().map(str::to_owned);
+        match v["event"].as_str() {
+            Some("commit") => commits.push(CommitRecord {
+                id,
+                path: v["path"].as_str().unwrap_or_default().to_owned(),
+                pre: sha("pre_sha256"),
+                post: sha("post_sha256"),
+            }),
+            // A failed commit wrote nothing; an undone one is already restored.
+            Some("undo" | "commit_failed") => {
+                undone.insert(id);
+            }
+            _ => {}
+        }
+    }
+    let mut ids: Vec<u32> = commits.iter().map(|c| c.id).collect();
+    ids.dedup();
+    ids.retain(|i| !undone.contains(i));
+    let chosen: Vec<u32> = ids.into_iter().rev().take(steps).collect();
+    let mut journal = OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .map_err(io(&path))?;
+    let mut restored = Vec::new();
+    for id in chosen {
+        let group: Vec<&CommitRecord> = commits.iter().filter(|c| c.id == id).collect();
+        // Check every file of the commit before touching any.
+        for c in &group {
+            let now = ws.read(&c.path)?.map(|b| sha256(&b));
+            if now != c.post && !force {
+                return Err(JournalError::ChangedSince {
+                    id,
+                    path: c.path.clone(),
+                    now: now.unwrap_or_else(|| "absent".to_owned()),
+                });
+            }
+        }
+        for c in group.iter().rev() {
+            match &c.pre {
+                Some(sha) => {
+                    let blob = dir.join("blobs").join(sha);
+                    let bytes =
+                        std::fs::read(&blob).map_err(|_| JournalError::MissingBlob(sha.clone()))?;
+                    ws.write_atomic(&c.path, &bytes)?;
+                }
+                None => {
+                    if ws.read(&c.path)?.is_some() {
+                        ws.remove(&c.path)?;
+                    }
+                }
+            }
+            let line = serde_json::to_string(&Event::Undo {
+                id,
+                path: c.path.clone(),
+            })
+            .unwrap_or_default();
+            writeln!(journal, "{line}").map_err(io(&path))?;
+            journal.flush().map_err(io(&path))?;
+            restored.push(c.path.clone());
+        }
+    }
+    Ok(restored)
+}

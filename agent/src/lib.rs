@@ -1,0 +1,28 @@
+//! `agent`: the coding-agent loop of `bellows agent`.
+//!
+//! One turn: render the prompt ([`history`]) → generate on any [`models::Engine`] → decode the
+//! reply with [`codec::TurnDecoder`] → act on each proposal ([`act`], under a [`policy`], inside a
+//! [`workspace`]) → observe ([`observe`]). Every step is journaled ([`journal`]), which is also
+//! what `bellows agent undo` reads. The loop itself is [`run::run`], one screen long.
+//!
+//! The crate knows neither HTTP nor llama.cpp: it sees only the `Engine` trait, so every test
+//! runs on [`models::ScriptedEngine`].
+
+pub mod act;
+pub mod diff;
+pub mod history;
+pub mod journal;
+pub mod observe;
+pub mod policy;
+pub mod prompt;
+pub mod run;
+pub mod view;
+pub mod workspace;
+
+pub use act::Observation;
+pub use journal::{Journal, undo};
+pub use policy::{Approval, ApprovalMode, Approver, Policy, ScriptedApprover};
+pub use prompt::GrammarChoice;
+pub use run::{AgentError, Config, Outcome, StopReason, run};
+pub use view::{Event, View};
+pub use workspace::Workspace;

@@ -1,0 +1,233 @@
+//! The fixed parts of a session's prompt and decoding, all generated from the codec's tool
+//! table filtered by the approval mode: the system prompt, the grammar, the echo set.
+
+use std::fmt::Write;
+
+use codec::registry::BUILTINS;
+use codec::{Action, Registry};
+use models::GrammarSpec;
+
+use crate::policy::ApprovalMode;
+use crate::workspace::Workspace;
+
+/// `--grammar`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrammarChoice {
+    Off,
+    /// The grammar switches on at a verb.
+    Lazy,
+    /// Every token is constrained: every reply decodes, and has an action.
+    Strict,
+}
+
+impl GrammarChoice {
+    pub fn parse(s: &str) -> Option<GrammarChoice> {
+        match s {
+            "off" => Some(GrammarChoice::Off),
+            "lazy" => Some(GrammarChoice::Lazy),
+            "strict" => Some(GrammarChoice::Strict),
+            _ => None,
+        }
+    }
+}
+
+/// The example block bodies of the system prompt (the registry's wording); a block that
+/// repeats one is an echo, not an edit.
+pub const EXAMPLE_SEARCH: &str = "exact lines copied from the file\n";
+pub const EXAMPLE_REPLACE: &str = "the new lines\n";
+
+/// Files listed in the repository overview before it says "and N more".
+const OVERVIEW_FILES: usize = 40;
+
+/// The system prompt for `mode`: the registry's verb lines for the tools the mode offers.
+pub fn system_prompt(mode: ApprovalMode) -> String {
+    let tools = mode.tools();
+    let mut s = String::from(
+        "You are a coding agent working inside a repository. Act by writing commands, one per \
+         line, each starting at the beginning of a line:\n",
+    );
+    for t in BUILTINS.iter().filter(|t| tools.contains(&t.name)) {
+        let _ = writeln!(s, "{}  {}", t.syntax, t.hint);
+        if t.name == "edit" {
+            let _ = writeln!(
+                s,
+                "<<<<<<< SEARCH\n{EXAMPLE_SEARCH}=======\n{EXAMPLE_REPLACE}>>>>>>> REPLACE"
+            );
+        }
+    }
+    if mode == ApprovalMode::Plan {
+        s.push_str("This session is read-only: you can look, not change anything.\n");
+    }
+    s.push_str("Quote a path with spaces in single quotes.");
+    if tools.contains(&"run") {
+        s.push_str(" RUN takes shell quoting, but no shell runs it.");
+    }
+    s.push_str(
+        "\nWrite at most one short sentence before your commands. When the task is finished, \
+         write DONE with a one-line summary.\n",
+    );
+    s.push_str(crate::observe::UNTRUSTED_NOTE);
+    s
+}
+
+/// The first user message: the task and a compact overview of the repository.
+pub fn task_message(ws: &Workspace, task: &str) -> String {
+    let files = ws.files("").unwrap_or_default();
+    let mut s = format!("Task: {task}\n\nRepository files ({}):\n", files.len());
+    for f in files.iter().take(OVERVIEW_FILES) {
+        s.push_str(f);
+        s.push('\n');
+    }
+    if files.len() > OVERVIEW_FILES {
+        let _ = writeln!(
+            s,
+            "… and {} more (use GLOB or LIST)",
+            files.len() - OVERVIEW_FILES
+        );
+    }
+    s
+}
+
+/// The text-protocol grammar restricted to `mode`'s tools, applied as `choice` says.
+pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec> {
+    let gbnf = Registry::builtin().text_protocol_gbnf();
+    let tools = mode.tools();
+    let alternatives: Vec<String> = BUILTINS
+        .iter()
+        .filter(|t| tools.contains(&t.name))
+        .map(|t| format!("{}-action", t.name))
+        .collect();
+    // Replace the `action` rule with the mode's alternatives; every other rule stays.
+    let gbnf: String = gbnf
+        .lines()
+        .map(|l| {
+            if l.starts_with("action ::=") {
+                format!("action ::= {}", alternatives.join(" | "))
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    match choice {
+        GrammarChoice::Off => None,
+        // Every turn must act: at most two lines of prose, then an action (the system prompt
+        // asks for one short sentence before the commands).
+        GrammarChoice::Strict => Some(GrammarSpec::Strict {
+            gbnf: format!("{gbnf}\nturn-root ::= prose? prose? action (prose | action)*\n"),
+            root: "turn-root".to_owned(),
+        }),
+        GrammarChoice::Lazy => Some(GrammarSpec::Lazy {
+            gbnf: format!("{gbnf}\nlazy-root ::= action (prose | action)*\n"),
+            root: "lazy-root".to_owned(),
+            triggers: BUILTINS
+                .iter()
+                .filter(|t| tools.contains(&t.name))
+                .map(|t| format!("{} ", t.verb))
+                .collect(),
+        }),
+    }
+}
+
+/// The protocol's own help text, to refuse a model that echoes it back (`READ path`,
+/// `RUN program args`, `DONE summary`): the placeholder words of every tool's syntax line in
+/// the registry. The codec already declines to decode most echoed verb lines (they come out
+/// as prose); this catches those lines and echoed calls in the other formats.
+#[derive(Debug, Clone)]
+pub struct Echoes {
+    placeholders: Vec<String>,
+}
+
+impl Default for Echoes {
+    fn default() -> Echoes {
+        let mut placeholders = Vec::new();
+        for t in BUILTINS {
+            for w in t.syntax.split_whitespace().skip(1) {
+                let inner = w.trim_start_matches('[').trim_end_matches(']');
+                let bare = inner.split(['[', ':']).next().unwrap_or(inner);
+                for p in [w, inner, bare] {
+                    if !p.is_empty()
+                        && p != "->"
+                        && p != "--"
+                        && !placeholders.iter().any(|x| x == p)
+                    {
+                        placeholders.push(p.to_owned());
+                    }
+                }
+            }
+        }
+        Echoes { placeholders }
+    }
+}
+
+impl Echoes {
+    fn is_placeholder(&self, w: &str) -> bool {
+        self.placeholders.iter().any(|p| p == w)
+    }
+
+    /// True when every argument of `action` is a placeholder of the help text, or it writes
+    /// the system prompt's example block.
+    pub fn is_echo(&self, action: &Action) -> bool {
+        let example = |body: &str| body == EXAMPLE_SEARCH || body == EXAMPLE_REPLACE;
+        match action {
+            Action::Create { content, .. } if example(content) => return true,
+            Action::Edit { blocks, .. }
+                if blocks
+                    .iter()
+                    .any(|b| example(&b.search) || example(&b.replace)) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        let words: Vec<String> = match action.arguments() {
+            serde_json::Value::Object(m) => m
+                .values()
+                .flat_map(|v| match v {
+                    serde_json::Value::Array(a) => a.clone(),
+                    other => vec![other.clone()],
+                })
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        };
+        !words.is_empty() && words.iter().all(|w| self.is_placeholder(w.trim()))
+    }
+
+    /// Lines of a reply that are help lines: a verb followed only by placeholders, or a line
+    /// starting with a tool's whole syntax (`READ path[:start-end]  show a file…`).
+    pub fn lines_in(&self, reply: &str) -> usize {
+        reply
+            .lines()
+            .filter(|line| {
+                let mut words = line.split_whitespace();
+                let Some(verb) = words.next() else {
+                    return false;
+                };
+                let Some(tool) = BUILTINS.iter().find(|t| t.verb == verb) else {
+                    return false;
+                };
+                let rest: Vec<&str> = words.filter(|w| *w != "->" && *w != "--").collect();
+                line.starts_with(tool.syntax)
+                    || (!rest.is_empty() && rest.iter().all(|w| self.is_placeholder(w)))
+            })
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The agent's system prompt teaches the tools in the registry's own words: with every
+    /// tool offered, each line of the registry's prompt appears in it.
+    #[test]
+    fn full_mode_prompt_has_every_registry_line() {
+        let ours = system_prompt(ApprovalMode::Auto);
+        for line in Registry::builtin().system_prompt().lines() {
+            assert!(ours.contains(line), "missing: {line}");
+        }
+        let plan = system_prompt(ApprovalMode::Plan);
+        assert!(!plan.contains("EDIT") && !plan.contains("RUN ") && plan.contains("GREP"));
+    }
+}

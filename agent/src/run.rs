@@ -1,0 +1,630 @@
+//! The loop: prompt → generate → decode → act → observe, until a [`StopReason`].
+
+use std::sync::Arc;
+
+use codec::render::{quote_argv, render};
+use codec::{Action, ActionProposal, FormatId, Mode, Registry, TurnDecoder};
+use models::{Engine, GenEvent, GenerateRequest, Prompt, Sampling};
+
+use crate::act::{self, Observation, Plan};
+use crate::history::{History, TurnRecord};
+use crate::journal::{Journal, JournalError};
+use crate::policy::{Approval, Approver, Policy, Verdict};
+use crate::prompt::{self, GrammarChoice};
+use crate::view::{Event, View};
+use crate::workspace::Workspace;
+
+/// Why a session ended. Each has a test in `tests/loop.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// DONE, with no `--verify` to check it.
+    Done,
+    /// DONE, and `--verify` passed.
+    Verified,
+    MaxTurns,
+    /// `stall_turns` turns in a row without a valid action.
+    Stall,
+    /// The same action with the same result `loop_repeats` times in a row.
+    Loop,
+    /// The token budget is spent, or the prompt cannot fit even fully compacted.
+    Budget,
+    /// The user answered `q`.
+    Quit,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Done => "done",
+            StopReason::Verified => "verified",
+            StopReason::MaxTurns => "max_turns",
+            StopReason::Stall => "stall",
+            StopReason::Loop => "loop",
+            StopReason::Budget => "budget",
+            StopReason::Quit => "quit",
+        }
+    }
+}
+
+/// One session's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub task: String,
+    pub policy: Policy,
+    pub grammar: GrammarChoice,
+    pub sampling: Sampling,
+    pub max_turns: u32,
+    pub actions_per_turn: usize,
+    /// Run after DONE; a failure is fed back and counted as a rejected false success.
+    pub verify: Option<Vec<String>>,
+    pub stall_turns: u32,
+    pub loop_repeats: u32,
+    /// Prompt plus generated tokens over the whole session.
+    pub token_budget: Option<u64>,
+    /// Tokens kept free for the reply; the prompt never exceeds `n_ctx - reply_reserve`.
+    pub reply_reserve: u32,
+    /// Characters of one observation's output before head/tail truncation.
+    pub output_budget: usize,
+}
+
+impl Config {
+    pub fn new(task: &str, policy: Policy) -> Config {
+        Config {
+            task: task.to_owned(),
+            policy,
+            grammar: GrammarChoice::Off,
+            sampling: Sampling::default(),
+            max_turns: 30,
+            actions_per_turn: 1,
+            verify: None,
+            stall_turns: 3,
+            loop_repeats: 3,
+            token_budget: None,
+            reply_reserve: 512,
+            output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Engine(#[from] models::EngineError),
+    #[error("generation failed: {0}")]
+    Generation(String),
+    #[error("n_ctx {n_ctx} leaves no room after the reply reserve of {reserve} tokens")]
+    NoRoom { n_ctx: u32, reserve: u32 },
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub reason: StopReason,
+    pub session: String,
+    pub turns: u32,
+    /// DONE claims that `--verify` rejected.
+    pub false_successes: u32,
+    /// Actions refused as echoes of the protocol's help text.
+    pub echoes: u32,
+    pub tokens: u64,
+}
+
+/// Runs one session to its stop reason. The loop; everything else is a small type it calls.
+pub async fn run(
+    engine: &dyn Engine,
+    ws: &Workspace,
+    cfg: &Config,
+    approver: &mut dyn Approver,
+    view: &mut dyn View,
+) -> Result<Outcome, AgentError> {
+    let mut s = Session::start(engine, ws, cfg, approver, view)?;
+    let mut history = History::new(
+        prompt::system_prompt(cfg.policy.mode),
+        prompt::task_message(ws, &cfg.task),
+    );
+    let budget = prompt_budget(engine, cfg)?;
+    for turn in 1..=cfg.max_turns {
+        s.turn = turn;
+        let Ok(prompt) = history.render(engine, budget) else {
+            return s.stop(StopReason::Budget);
+        };
+        s.emit(Event::Prompt {
+            turn,
+            prompt_tokens: prompt.tokens,
+            digested: prompt.digested,
+            dropped: prompt.dropped,
+        })?;
+        let (reply, proposals, echoed) = s.generate(prompt.messages).await?;
+        let mut observations: Vec<_> = echoed.into_iter().map(|o| (String::new(), o)).collect();
+        for p in &proposals {
+            match s.act(p)? {
+                Step::Observed(obs) => observations.push((render(&p.action), obs)),
+                Step::Finished(_) if cfg.verify.is_none() => return s.stop(StopReason::Done),
+                Step::Finished(summary) => match s.verify(&summary)? {
+                    None => return s.stop(StopReason::Verified),
+                    Some(obs) => observations.push((render(&p.action), obs)),
+                },
+                Step::Quit => return s.stop(StopReason::Quit),
+            }
+        }
+        let record = s.record_turn(reply, &observations);
+        history.turns.push(record);
+        if let Some(reason) = s.tally.check(cfg) {
+            return s.stop(reason);
+        }
+    }
+    s.stop(StopReason::MaxTurns)
+}
+
+/// Tokens the prompt may take: `n_ctx` less the reply reserve.
+fn prompt_budget(engine: &dyn Engine, cfg: &Config) -> Result<usize, AgentError> {
+    let n_ctx = engine.info().n_ctx;
+    match n_ctx.checked_sub(cfg.reply_reserve) {
+        Some(b) if b > 0 => Ok(b as usize),
+        _ => Err(AgentError::NoRoom {
+            n_ctx,
+            reserve: cfg.reply_reserve,
+        }),
+    }
+}
+
+/// What acting on one proposal led to.
+enum Step {
+    Observed(Observation),
+    Finished(String),
+    Quit,
+}
+
+/// Counters the stop conditions read.
+#[derive(Debug, Default)]
+struct Tally {
+    no_action_turns: u32,
+    valid_this_turn: u32,
+    last: Option<String>,
+    repeats: u32,
+    tokens: u64,
+    false_successes: u32,
+    echoes: u32,
+    commits: u32,
+}
+
+impl Tally {
+    /// Called once per finished turn.
+    fn check(&mut self, cfg: &Config) -> Option<StopReason> {
+        if self.valid_this_turn == 0 {
+            self.no_action_turns += 1;
+        } else {
+            self.no_action_turns = 0;
+        }
+        self.valid_this_turn = 0;
+        if self.repeats >= cfg.loop_repeats {
+            Some(StopReason::Loop)
+        } else if self.no_action_turns >= cfg.stall_turns {
+            Some(StopReason::Stall)
+        } else if cfg.token_budget.is_some_and(|b| self.tokens >= b) {
+            Some(StopReason::Budget)
+        } else {
+            None
+        }
+    }
+
+    /// Counts an action and its result towards loop detection.
+    fn saw(&mut self, action: &Action, obs: &Observation) {
+        let key = format!("{}\n{:?}", render(action), obs);
+        if self.last.as_ref() == Some(&key) {
+            self.repeats += 1;
+        } else {
+            self.last = Some(key);
+            self.repeats = 1;
+        }
+    }
+}
+
+/// Everything the loop's helpers share.
+struct Session<'a> {
+    engine: &'a dyn Engine,
+    ws: &'a Workspace,
+    cfg: &'a Config,
+    approver: &'a mut dyn Approver,
+    view: &'a mut dyn View,
+    journal: Journal,
+    registry: Arc<Registry>,
+    echoes: prompt::Echoes,
+    tally: Tally,
+    turn: u32,
+    /// Decoder failure kinds of the current turn, told to the model when it has no action.
+    malformed: Vec<String>,
+}
+
+impl<'a> Session<'a> {
+    fn start(
+        engine: &'a dyn Engine,
+        ws: &'a Workspace,
+        cfg: &'a Config,
+        approver: &'a mut dyn Approver,
+        view: &'a mut dyn View,
+    ) -> Result<Session<'a>, AgentError> {
+        let journal = Journal::create(ws)?;
+        let mut s = Session {
+            engine,
+            ws,
+            cfg,
+            approver,
+            view,
+            journal,
+            registry: Arc::new(Registry::builtin()),
+            echoes: prompt::Echoes::default(),
+            tally: Tally::default(),
+            turn: 0,
+            malformed: Vec::new(),
+        };
+        let info = engine.info();
+        s.emit(Event::Start {
+            session: s.journal.id.clone(),
+            task: cfg.task.clone(),
+            mode: format!("{:?}", cfg.policy.mode).to_lowercase(),
+            model: info.id.clone(),
+            n_ctx: info.n_ctx,
+        })?;
+        Ok(s)
+    }
+
+    /// Journals an event, then shows it.
+    fn emit(&mut self, event: Event) -> Result<(), AgentError> {
+        self.journal.record(&event)?;
+        self.view.show(&event);
+        Ok(())
+    }
+
+    fn stop(&mut self, reason: StopReason) -> Result<Outcome, AgentError> {
+        let t = &self.tally;
+        let outcome = Outcome {
+            reason,
+            session: self.journal.id.clone(),
+            turns: self.turn,
+            false_successes: t.false_successes,
+            echoes: t.echoes,
+            tokens: t.tokens,
+        };
+        self.emit(Event::Stop {
+            reason: reason.as_str().to_owned(),
+            turns: outcome.turns,
+            false_successes: outcome.false_successes,
+            echoes: outcome.echoes,
+            tokens: outcome.tokens,
+        })?;
+        Ok(outcome)
+    }
+
+    /// Generates one reply, streaming prose to the view, and halts the engine once the turn's
+    /// action limit is reached. Returns the raw reply and its proposals.
+    async fn generate(
+        &mut self,
+        messages: Vec<models::ChatMessage>,
+    ) -> Result<(String, Vec<ActionProposal>, Option<Observation>), AgentError> {
+        let turn = self.turn;
+        self.malformed.clear();
+        let limit = self.cfg.actions_per_turn.max(1);
+        let req = GenerateRequest {
+            prompt: Prompt::Chat {
+                messages,
+                tools: Vec::new(),
+            },
+            sampling: self.cfg.sampling.clone(),
+            max_tokens: Some(self.cfg.reply_reserve),
+            stop: Vec::new(),
+            grammar: prompt::grammar(self.cfg.policy.mode, self.cfg.grammar),
+            logprobs: None,
+        };
+        let mut generation = self.engine.generate(req).await?;
+        let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), Arc::clone(&self.registry));
+        let (mut raw, mut proposals, mut events) = (String::new(), Vec::new(), Vec::new());
+        let mut timings = models::Timings::default();
+        while let Some(ev) = generation.next().await {
+            match ev {
+                GenEvent::Text { piece, .. } if proposals.len() < limit => {
+                    raw.push_str(&piece);
+                    decoder.feed_into(&piece, &mut events);
+                    self.decoded(&mut events, &mut proposals)?;
+                    if proposals.len() >= limit {
+                        generation.halt();
+                    }
+                }
+                GenEvent::Text { .. } => {}
+                GenEvent::Done { timings: t, .. } => timings = t,
+                GenEvent::Failed { error, .. } => return Err(AgentError::Generation(error)),
+            }
+        }
+        if proposals.len() < limit {
+            decoder.finish_into(&mut events);
+            self.decoded(&mut events, &mut proposals)?;
+        }
+        proposals.truncate(limit);
+        self.tally.tokens += u64::from(timings.prompt_tokens) + u64::from(timings.generated_tokens);
+        self.emit(Event::Reply {
+            turn,
+            raw: raw.clone(),
+            prompt_tokens: timings.prompt_tokens,
+            cached_tokens: timings.cached_tokens,
+            generated_tokens: timings.generated_tokens,
+        })?;
+        // Help lines the codec left as prose are refused and counted here.
+        let echoed = self.echoes.lines_in(&raw);
+        let echo = if echoed > 0 && proposals.is_empty() {
+            self.tally.echoes += echoed as u32;
+            self.emit(Event::Refused {
+                turn,
+                why: "echo".to_owned(),
+            })?;
+            Some(echo_observation())
+        } else {
+            None
+        };
+        Ok((raw, proposals, echo))
+    }
+
+    /// Handles decoder events: prose to the view, proposals collected, failures journaled.
+    fn decoded(
+        &mut self,
+        events: &mut Vec<codec::Event>,
+        proposals: &mut Vec<ActionProposal>,
+    ) -> Result<(), AgentError> {
+        let turn = self.turn;
+        for e in events.drain(..) {
+            match e {
+                codec::Event::Text(text) => self.view.show(&Event::Prose { turn, text }),
+                codec::Event::Proposal { proposal, .. } => proposals.push(proposal),
+                codec::Event::Failure { kind, raw, .. } => {
+                    let kind = kind.as_str().to_owned();
+                    self.malformed.push(kind.clone());
+                    self.journal.record(&Event::Malformed { turn, kind, raw })?;
+                }
+                codec::Event::ToolCallStart { .. } | codec::Event::ArgsDelta { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// One proposal through echo guard → policy → preview → approval → commit.
+    fn act(&mut self, p: &ActionProposal) -> Result<Step, AgentError> {
+        let turn = self.turn;
+        let repairs = p.repairs.iter().map(|r| r.as_str().to_owned()).collect();
+        self.emit(Event::Proposal {
+            turn,
+            action: p.action.to_json(),
+            text: render(&p.action),
+            repairs,
+        })?;
+        let action = &p.action;
+        if self.echoes.is_echo(action) {
+            self.tally.echoes += 1;
+            self.emit(Event::Refused {
+                turn,
+                why: "echo".to_owned(),
+            })?;
+            return self.observed(action, echo_observation(), false);
+        }
+        self.tally.valid_this_turn += 1;
+        let verdict = self.cfg.policy.verdict(action);
+        if verdict == Verdict::Refuse {
+            self.emit(Event::Refused {
+                turn,
+                why: "policy".to_owned(),
+            })?;
+            let mode = format!("{:?}", self.cfg.policy.mode).to_lowercase();
+            let offered = self.cfg.policy.mode.tools().join(", ");
+            return self.observed(
+                action,
+                Observation::error(
+                    format!("{} is not allowed in {mode} mode", action.name()),
+                    Some(&format!("available: {offered}")),
+                ),
+                true,
+            );
+        }
+        let plan = match act::plan(self.ws, action) {
+            Ok(plan) => plan,
+            Err(obs) => return self.observed(action, obs, true),
+        };
+        let shown = match &plan {
+            Plan::Observed(obs) => return self.observed(action, obs.clone(), true),
+            Plan::Done { summary } => return Ok(Step::Finished(summary.clone())),
+            Plan::Run { argv } => format!("$ {}", quote_argv(argv)),
+            Plan::Change { diff, .. } => diff.clone(),
+        };
+        self.emit(Event::Preview {
+            turn,
+            shown: shown.clone(),
+        })?;
+        if verdict == Verdict::Ask {
+            let answer = self.approver.approve(action, &shown);
+            self.emit(Event::Approval { turn, answer })?;
+            match answer {
+                Approval::Yes => {}
+                Approval::Quit => return Ok(Step::Quit),
+                Approval::No => {
+                    let obs = Observation::error(
+                        "the user declined this action",
+                        Some("try another way, or DONE"),
+                    );
+                    return self.observed(action, obs, true);
+                }
+            }
+        }
+        let obs = match plan {
+            Plan::Run { argv } => self.run_argv(&argv),
+            Plan::Change {
+                changes,
+                dirs,
+                repairs,
+                diff,
+            } => self.commit(&changes, &dirs, &repairs, diff)?,
+            Plan::Observed(_) | Plan::Done { .. } => unreachable_plan(),
+        };
+        self.observed(action, obs, true)
+    }
+
+    fn observed(
+        &mut self,
+        action: &Action,
+        obs: Observation,
+        valid: bool,
+    ) -> Result<Step, AgentError> {
+        if valid {
+            self.tally.saw(action, &obs);
+        }
+        self.emit(Event::Observation {
+            turn: self.turn,
+            ok: obs.ok,
+            summary: obs.summary.clone(),
+            output: crate::observe::redact(&obs.output),
+            hint: obs.hint.clone(),
+        })?;
+        Ok(Step::Observed(obs))
+    }
+
+    fn run_argv(&self, argv: &[String]) -> Observation {
+        match self.ws.run(argv) {
+            Err(e) => e.into(),
+            Ok(out) if out.timed_out => Observation {
+                ok: false,
+                summary: format!(
+                    "timed out after {}s and was killed",
+                    self.ws.run_timeout.as_secs_f32()
+                ),
+                output: out.output,
+                hint: Some("run something faster, or narrow the command".to_owned()),
+            },
+            Ok(out) => Observation {
+                ok: out.code == Some(0),
+                summary: match out.code {
+                    Some(c) => format!("exit code {c}"),
+                    None => "ended by a signal".to_owned(),
+                },
+                output: out.output,
+                hint: None,
+            },
+        }
+    }
+
+    /// Saves pre-images, revalidates and writes, then journals each file's commit.
+    fn commit(
+        &mut self,
+        changes: &[act::FileChange],
+        dirs: &[String],
+        repairs: &[&'static str],
+        diff: String,
+    ) -> Result<Observation, AgentError> {
+        // Pre-images and the commit record go to the journal before any byte is written, so
+        // a crash mid-commit still leaves undo what it needs.
+        for c in changes {
+            if let Some(pre) = &c.pre {
+                self.journal.save_blob(pre)?;
+            }
+        }
+        self.tally.commits += 1;
+        let id = self.tally.commits;
+        for c in changes {
+            self.emit(Event::Commit {
+                turn: self.turn,
+                id,
+                path: c.path.clone(),
+                pre_sha256: c.pre_sha(),
+                post_sha256: c.post_sha(),
+                repairs: repairs.iter().map(|r| (*r).to_owned()).collect(),
+            })?;
+        }
+        if let Err(obs) = act::commit(self.ws, changes, dirs) {
+            let reason = obs.summary.clone();
+            self.emit(Event::CommitFailed { id, reason })?;
+            return Ok(obs);
+        }
+        let paths: Vec<&str> = changes
+            .iter()
+            .map(|c| c.path.as_str())
+            .chain(dirs.iter().map(String::as_str))
+            .collect();
+        let mut obs = Observation::ok(format!("changed {}", paths.join(", ")), diff);
+        if !repairs.is_empty() {
+            obs.hint = Some(format!(
+                "SEARCH matched after repair: {}",
+                repairs.join(", ")
+            ));
+        }
+        Ok(obs)
+    }
+
+    /// Runs `--verify` after DONE: `None` when it passes, else the observation to feed back.
+    fn verify(&mut self, summary: &str) -> Result<Option<Observation>, AgentError> {
+        let argv = self.cfg.verify.clone().unwrap_or_default();
+        let mut obs = self.run_argv(&argv);
+        let turn = self.turn;
+        self.emit(Event::Verify {
+            turn,
+            ok: obs.ok,
+            summary: obs.summary.clone(),
+        })?;
+        if obs.ok {
+            return Ok(None);
+        }
+        self.tally.false_successes += 1;
+        obs.summary = format!(
+            "DONE ({summary}) rejected: `{}` failed, {}",
+            quote_argv(&argv),
+            obs.summary
+        );
+        obs.hint = Some("the task is not finished; fix the failure, then DONE again".to_owned());
+        Ok(Some(obs))
+    }
+
+    /// The turn as history keeps it: the reply, the rendered observations, and its digest.
+    fn record_turn(&self, reply: String, observations: &[(String, Observation)]) -> TurnRecord {
+        let artifacts = self.ws.state_dir().join("artifacts");
+        let mut text = String::new();
+        for (k, (_, obs)) in observations.iter().enumerate() {
+            let name = format!("{}-t{}-{k}.txt", self.journal.id, self.turn);
+            text.push_str(&crate::observe::render(
+                obs,
+                self.cfg.output_budget,
+                Some((&artifacts, &name)),
+            ));
+        }
+        if observations.is_empty() && !self.malformed.is_empty() {
+            text.push_str(&format!(
+                "[error] a command could not be read ({})\nhint: write each command exactly as \
+                 the instructions show, one per line\n",
+                self.malformed.join(", ")
+            ));
+        } else if observations.is_empty() {
+            text.push_str("[error] no command found in your reply\nhint: write one command on its own line, e.g. LIST\n");
+        }
+        let digest = match observations.first() {
+            Some((action, obs)) => {
+                let first = action.lines().next().unwrap_or_default();
+                let status = if obs.ok { "ok" } else { "error" };
+                format!("turn {}: {first} → {status}: {}", self.turn, obs.summary)
+            }
+            None => format!("turn {}: no command", self.turn),
+        };
+        TurnRecord {
+            reply,
+            observations: text,
+            digest,
+        }
+    }
+}
+
+fn echo_observation() -> Observation {
+    Observation::error(
+        "that line is the example from the instructions, not a command",
+        Some("replace the placeholders with a real path, pattern or program"),
+    )
+}
+
+fn unreachable_plan() -> Observation {
+    // `act` returns early for these plans before any approval, so this is never reached.
+    Observation::error("internal: plan already handled", None)
+}

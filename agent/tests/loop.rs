@@ -1,0 +1,648 @@
+//! End-to-end sessions on the scripted engine, in temporary repositories: every stop reason,
+//! the act pipeline's refusals and conflicts, confinement, budget compaction, the journal and
+//! undo.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agent::policy::Verdict;
+use agent::view::Quiet;
+use agent::{
+    Approval, ApprovalMode, Approver, Config, Outcome, Policy, ScriptedApprover, StopReason,
+    Workspace,
+};
+use codec::Action;
+use models::{Prompt, Script, ScriptedEngine};
+
+/// A fresh repository under the system temp dir with the given files.
+fn repo(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bellows-agent-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// An engine that replays `replies` in order, then says something with no action.
+fn engine(replies: &[&str]) -> ScriptedEngine {
+    let e = ScriptedEngine::new("scripted", Script::chunked("Let me think about it.\n", 5));
+    for r in replies {
+        e.push(Script::chunked(r, 3));
+    }
+    e
+}
+
+fn cfg(mode: ApprovalMode) -> Config {
+    let mut c = Config::new("fix the bug", Policy::new(mode));
+    c.max_turns = 8;
+    c.reply_reserve = 200;
+    c
+}
+
+fn session(
+    engine: &ScriptedEngine,
+    dir: &Path,
+    cfg: &Config,
+    approver: &mut dyn Approver,
+) -> Outcome {
+    let ws = Workspace::new(dir).unwrap();
+    session_in(engine, &ws, cfg, approver)
+}
+
+fn session_in(
+    engine: &ScriptedEngine,
+    ws: &Workspace,
+    cfg: &Config,
+    approver: &mut dyn Approver,
+) -> Outcome {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(agent::run(engine, ws, cfg, approver, &mut Quiet))
+        .unwrap()
+}
+
+/// The session's journal events, parsed.
+fn journal(dir: &Path, outcome: &Outcome) -> Vec<serde_json::Value> {
+    let path = dir
+        .join(".bellows/sessions")
+        .join(&outcome.session)
+        .join("journal.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn events<'j>(j: &'j [serde_json::Value], kind: &str) -> Vec<&'j serde_json::Value> {
+    j.iter().filter(|e| e["event"] == kind).collect()
+}
+
+/// The user messages of every prompt the engine saw, joined.
+fn prompts(engine: &ScriptedEngine) -> Vec<String> {
+    engine
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| match &r.prompt {
+            Prompt::Chat { messages, .. } => messages
+                .iter()
+                .map(|m| format!("<{}>{}", m.role, m.content))
+                .collect::<String>(),
+            Prompt::Text(t) => t.clone(),
+        })
+        .collect()
+}
+
+const EDIT_A: &str =
+    "I will fix it.\nEDIT a.txt\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n";
+
+#[test]
+fn done_stops_after_an_edit_is_committed_atomically() {
+    let dir = repo("done", &[("a.txt", "keep\nold\n")]);
+    let e = engine(&[EDIT_A, "DONE fixed it\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 2);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nnew\n"
+    );
+    let j = journal(&dir, &out);
+    let commit = events(&j, "commit");
+    assert_eq!(commit.len(), 1);
+    assert_eq!(commit[0]["path"], "a.txt");
+    assert_ne!(commit[0]["pre_sha256"], commit[0]["post_sha256"]);
+    assert_eq!(events(&j, "stop")[0]["reason"], "done");
+    // The second prompt carries the first turn's observation (the diff), as untrusted output.
+    let p = prompts(&e);
+    assert!(p[1].contains("changed a.txt") && p[1].contains("<output>\n--- a/a.txt"));
+    // No temporary file is left behind.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}"); // a.txt and .bellows
+}
+
+#[test]
+fn failing_verify_is_fed_back_as_a_false_success_then_verified() {
+    let dir = repo("verify", &[("a.txt", "old\n")]);
+    let e = engine(&["DONE already fine\n", EDIT_A, "DONE now\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.verify = Some(vec![
+        "grep".into(),
+        "-q".into(),
+        "new".into(),
+        "a.txt".into(),
+    ]);
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(out.false_successes, 1);
+    assert_eq!(out.turns, 3);
+    assert!(prompts(&e)[1].contains("DONE (already fine) rejected"));
+}
+
+#[test]
+fn max_turns_stops_the_session() {
+    let dir = repo("maxturns", &[("a.txt", "old\n")]);
+    let e = engine(&["LIST\n", "READ a.txt\n", "GLOB *.txt\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.max_turns = 2;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(out.reason, StopReason::MaxTurns);
+    assert_eq!(out.turns, 2);
+    assert_eq!(e.seen.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn turns_without_a_valid_action_stall() {
+    let dir = repo("stall", &[("a.txt", "old\n")]);
+    let e = engine(&["LIST\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 2;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(out.reason, StopReason::Stall);
+    assert_eq!(out.turns, 3, "one valid turn, then two without an action");
+    assert!(prompts(&e)[2].contains("no command found"));
+}
+
+#[test]
+fn the_same_action_and_result_repeated_is_a_loop() {
+    let dir = repo("loop", &[("a.txt", "old\n")]);
+    let e = engine(&["READ a.txt\n", "READ a.txt\n", "READ a.txt\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Loop);
+    assert_eq!(out.turns, 3);
+}
+
+#[test]
+fn token_budget_and_an_unfittable_prompt_stop_on_budget() {
+    let dir = repo("budget", &[("a.txt", "old\n")]);
+    let e = engine(&["LIST\n", "LIST a\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.token_budget = Some(1);
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(out.reason, StopReason::Budget);
+    assert_eq!(out.turns, 1);
+    assert!(out.tokens >= 1);
+
+    // A context too small for the system prompt and task alone: no generation at all.
+    let e = engine(&["LIST\n"]).with_ctx(260);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Budget);
+    assert!(e.seen.lock().unwrap().is_empty());
+}
+
+#[test]
+fn user_quit_stops_without_writing() {
+    let dir = repo("quit", &[("a.txt", "old\n")]);
+    let e = engine(&[EDIT_A]);
+    let mut approver = ScriptedApprover::new([Approval::Quit]);
+    let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut approver);
+    assert_eq!(out.reason, StopReason::Quit);
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "old\n");
+    assert_eq!(approver.asked.len(), 1);
+    assert!(
+        approver.asked[0].1.contains("-old\n+new\n"),
+        "the preview is a diff"
+    );
+}
+
+#[test]
+fn a_declined_action_becomes_an_observation_not_an_exit() {
+    let dir = repo("declined", &[("a.txt", "old\n")]);
+    let e = engine(&[EDIT_A, "DONE\n"]);
+    let mut approver = ScriptedApprover::new([Approval::No]);
+    let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut approver);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "old\n");
+    assert!(prompts(&e)[1].contains("the user declined"));
+}
+
+/// Changes the file between preview and commit, as another editor would.
+#[derive(Debug)]
+struct Meddler(PathBuf);
+
+impl Approver for Meddler {
+    fn approve(&mut self, _: &Action, _: &str) -> Approval {
+        std::fs::write(&self.0, "old\nmeddled\n").unwrap();
+        Approval::Yes
+    }
+}
+
+#[test]
+fn revalidation_refuses_a_file_changed_since_the_preview() {
+    let dir = repo("conflict", &[("a.txt", "old\n")]);
+    let e = engine(&[EDIT_A, "DONE\n"]);
+    let mut meddler = Meddler(dir.join("a.txt"));
+    let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut meddler);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "old\nmeddled\n"
+    );
+    assert!(prompts(&e)[1].contains("changed since the preview; nothing was written"));
+    // The commit was journaled before its write, then marked failed; undo skips it.
+    let j = journal(&dir, &out);
+    assert_eq!(events(&j, "commit").len(), 1);
+    assert_eq!(events(&j, "commit_failed").len(), 1);
+    let ws = Workspace::new(&dir).unwrap();
+    assert!(agent::undo(&ws, None, 1, false).unwrap().is_empty());
+}
+
+#[test]
+fn each_confinement_escape_is_refused() {
+    let outside = repo("outside", &[("secret.txt", "s\n")]);
+    let dir = repo(
+        "confine",
+        &[("a.txt", "old\n"), (".git/config", "[core]\n")],
+    );
+    std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
+    let ws = Workspace::new(&dir).unwrap();
+    for bad in [
+        "../x",
+        "/etc/passwd",
+        ".git/config",
+        ".bellows/x",
+        "link/secret.txt",
+        "a/../../x",
+        "",
+    ] {
+        let err = ws.resolve(bad).unwrap_err();
+        assert!(err.is_escape(), "{bad}: {err}");
+    }
+    assert!(ws.resolve("new/dir/file.txt").is_ok());
+    // End to end, in auto mode: nothing leaves the repository.
+    let e = engine(&[
+        "CREATE ../escape.txt\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n",
+        "READ link/secret.txt\n",
+        "DELETE .git/config\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(!dir.parent().unwrap().join("escape.txt").exists());
+    assert!(dir.join(".git/config").exists());
+    let p = prompts(&e);
+    assert!(p[1].contains("leaves the repository"));
+    assert!(p[2].contains("outside the repository through a symbolic link"));
+    assert!(p[3].contains("inside .git/"));
+}
+
+#[test]
+fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
+    let dir = repo("run", &[]);
+    let mut ws = Workspace::new(&dir).unwrap();
+    ws.run_timeout = Duration::from_millis(300);
+    ws.output_cap = 100;
+    let out = ws.run(&["sleep".into(), "5".into()]).unwrap();
+    assert!(out.timed_out);
+    assert_eq!(out.code, None);
+    // A background process holding the output pipe is ended with the command's group.
+    let sh = |script: &str| vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+    let out = ws.run(&sh("sleep 30 & echo started")).unwrap();
+    assert_eq!((out.code, out.output.as_str()), (Some(0), "started\n"));
+    let out = ws.run(&sh("sleep 30 & sleep 30")).unwrap();
+    assert!(out.timed_out);
+    let out = ws.run(&["seq".into(), "1".into(), "1000".into()]).unwrap();
+    assert!(out.truncated && out.output.len() <= 100);
+    let out = ws.run(&["env".into()]).unwrap();
+    let mut keys: Vec<&str> = out
+        .output
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .collect();
+    keys.sort();
+    assert!(
+        keys.iter().all(|k| ["HOME", "LANG", "PATH"].contains(k)),
+        "{keys:?}"
+    );
+    // And a timeout seen by the loop is an observation.
+    let e = engine(&["RUN sleep 5\n", "DONE\n"]);
+    let out = session_in(
+        &e,
+        &ws,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(prompts(&e)[1].contains("timed out after"));
+}
+
+#[test]
+fn help_text_echoes_are_refused_and_counted() {
+    let dir = repo("echo", &[("path", "not to be read\n")]);
+    let e = engine(&[
+        "READ path\n",
+        "RUN program args\n",
+        "DONE summary\n",
+        "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"path\"}}</tool_call>\n",
+        "DONE\n",
+    ]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 5;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(out.echoes, 4);
+    assert_eq!(
+        out.reason,
+        StopReason::Done,
+        "DONE summary was not taken as DONE"
+    );
+    assert_eq!(out.turns, 5);
+    let p = prompts(&e);
+    assert!(p[1].contains("example from the instructions"));
+    assert!(
+        p[4].contains("example from the instructions"),
+        "the native echo too"
+    );
+    assert!(!p.concat().contains("not to be read"));
+
+    // The system prompt's example block, written back, is an echo too (SmolLM2-135M does it).
+    let e = engine(&[
+        "CREATE new.py\n<<<<<<< SEARCH\n=======\nthe new lines\n>>>>>>> REPLACE\n",
+        "EDIT path.py\n<<<<<<< SEARCH\nexact lines copied from the file\n=======\nx\n>>>>>>> REPLACE\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!((out.reason, out.echoes), (StopReason::Done, 2));
+    assert!(!dir.join("new.py").exists());
+
+    // Echoes count towards a stall: they are not valid actions.
+    let e = engine(&["READ path\n", "LIST dir\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 2;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((out.reason, out.echoes), (StopReason::Stall, 2));
+}
+
+#[test]
+fn plan_mode_refuses_an_edit_and_offers_only_reads() {
+    let dir = repo("plan", &[("a.txt", "old\n")]);
+    let e = engine(&[EDIT_A, "DONE looked\n"]);
+    let mut c = cfg(ApprovalMode::Plan);
+    c.grammar = agent::GrammarChoice::Strict;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "old\n");
+    let p = prompts(&e);
+    assert!(p[1].contains("edit is not allowed in plan mode"));
+    assert!(!p[0].contains("EDIT path") && p[0].contains("READ path"));
+    let seen = e.seen.lock().unwrap();
+    let Some(models::GrammarSpec::Strict { gbnf, .. }) = &seen[0].grammar else {
+        panic!("strict grammar expected");
+    };
+    let action = gbnf.lines().find(|l| l.starts_with("action ::=")).unwrap();
+    assert!(
+        action.contains("read-action") && !action.contains("edit-action"),
+        "{action}"
+    );
+    let policy = Policy::new(ApprovalMode::Plan);
+    let run = Action::Run {
+        argv: vec!["ls".into()],
+    };
+    assert_eq!(policy.verdict(&run), Verdict::Refuse);
+}
+
+#[test]
+fn edits_mode_asks_for_runs_unless_allowed() {
+    let mut p = Policy::new(ApprovalMode::Edits);
+    p.allow_run = vec!["cargo test*".into()];
+    let run = |argv: &[&str]| Action::Run {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+    };
+    assert_eq!(
+        p.verdict(&run(&["cargo", "test", "-p", "x"])),
+        Verdict::Allow
+    );
+    assert_eq!(p.verdict(&run(&["rm", "-rf", "x"])), Verdict::Ask);
+    let edit = Action::Delete { path: "x".into() };
+    assert_eq!(p.verdict(&edit), Verdict::Allow);
+    assert_eq!(Policy::new(ApprovalMode::Ask).verdict(&edit), Verdict::Ask);
+}
+
+#[test]
+fn the_action_limit_halts_generation() {
+    let dir = repo("halt", &[("a.txt", "old\n"), ("b.txt", "b\n")]);
+    let reply = "READ a.txt\nREAD b.txt\nLIST\nGLOB *\n";
+    let e = engine(&[reply, "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    let j = journal(&dir, &out);
+    let first_turn: Vec<_> = events(&j, "proposal")
+        .into_iter()
+        .filter(|p| p["turn"] == 1)
+        .collect();
+    assert_eq!(first_turn.len(), 1);
+    let reply_ev = events(&j, "reply")[0];
+    assert!(reply_ev["raw"].as_str().unwrap().len() < reply.len());
+    assert!(reply_ev["generated_tokens"].as_u64().unwrap() < (reply.len() as u64).div_ceil(3));
+}
+
+#[test]
+fn small_context_compacts_old_turns_into_digests_and_keeps_system_and_task() {
+    let long: String = (0..400).map(|i| format!("word{i} ")).collect::<String>() + "\n";
+    let dir = repo("compact", &[("big.txt", long.as_str()), ("a.txt", "old\n")]);
+    let replies: Vec<String> = (0..6)
+        .map(|i| format!("READ big.txt:1-{}\n", i + 1))
+        .collect();
+    let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
+    let e = engine(&replies).with_ctx(900);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.max_turns = 6;
+    c.reply_reserve = 100;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    // The scripted engine refuses a prompt over its context, so six turns prove every prompt fit.
+    assert_eq!(out.reason, StopReason::MaxTurns);
+    let p = prompts(&e);
+    assert_eq!(p.len(), 6);
+    let last = &p[5];
+    assert!(
+        last.contains("Earlier turns, in brief:\nturn 1: READ big.txt:1-1 → ok"),
+        "{last}"
+    );
+    assert!(last.contains("Task: fix the bug") && last.contains("You are a coding agent"));
+    // The long observation was cut to head and tail, and saved whole as an artifact.
+    assert!(p[1].contains("characters omitted; whole output in .bellows/artifacts/"));
+    let artifacts = std::fs::read_dir(dir.join(".bellows/artifacts"))
+        .unwrap()
+        .count();
+    assert!(artifacts >= 1);
+    let j = journal(&dir, &out);
+    let compacted = events(&j, "prompt")
+        .iter()
+        .any(|e| e["digested"].as_u64().unwrap() > 0);
+    assert!(compacted);
+}
+
+#[test]
+fn undo_restores_pre_images_and_refuses_files_changed_since() {
+    let dir = repo("undo", &[("a.txt", "old\n"), ("gone.txt", "bye\n")]);
+    let e = engine(&[
+        EDIT_A,
+        "CREATE n.txt\n<<<<<<< SEARCH\n=======\nfresh\n>>>>>>> REPLACE\n",
+        "DELETE gone.txt\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(dir.join("n.txt").exists() && !dir.join("gone.txt").exists());
+    let ws = Workspace::new(&dir).unwrap();
+    // Two steps: the delete, then the create.
+    let restored = agent::undo(&ws, None, 2, false).unwrap();
+    assert_eq!(restored, vec!["gone.txt", "n.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("gone.txt")).unwrap(),
+        "bye\n"
+    );
+    assert!(!dir.join("n.txt").exists());
+    // The edit is next; a change made since refuses it unless forced.
+    std::fs::write(dir.join("a.txt"), "new\nmine\n").unwrap();
+    let err = agent::undo(&ws, Some(&out.session), 1, false).unwrap_err();
+    assert!(err.to_string().contains("changed since commit 1"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "new\nmine\n"
+    );
+    agent::undo(&ws, Some(&out.session), 1, true).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "old\n");
+    // Nothing is left to undo.
+    assert!(agent::undo(&ws, None, 1, false).unwrap().is_empty());
+}
+
+#[test]
+fn secrets_in_output_are_redacted_before_the_model_sees_them() {
+    let dir = repo(
+        "redact",
+        &[(
+            ".env",
+            "OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz\nDEBUG=1\n",
+        )],
+    );
+    let e = engine(&["READ .env\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    let p = prompts(&e);
+    assert!(p[1].contains("OPENAI_API_KEY=[REDACTED]") && p[1].contains("DEBUG=1"));
+    assert!(!p[1].contains("abcdefghij"));
+}
+
+#[test]
+fn move_mkdir_and_a_whitespace_repair_are_committed_journaled_and_undone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = repo("move", &[("run.sh", "echo  hi\n"), ("m.txt", "m\n")]);
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = engine(&[
+        "EDIT run.sh\n<<<<<<< SEARCH\necho hi\n=======\necho bye\n>>>>>>> REPLACE\n",
+        "MKDIR out/deep\n",
+        "MOVE m.txt -> out/deep/m.txt\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("run.sh")).unwrap(),
+        "echo bye\n"
+    );
+    let mode = std::fs::metadata(dir.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o755,
+        "mode bits are kept across the atomic write"
+    );
+    assert!(dir.join("out/deep/m.txt").exists() && !dir.join("m.txt").exists());
+    let j = journal(&dir, &out);
+    let commits = events(&j, "commit");
+    assert_eq!(
+        commits[0]["repairs"],
+        serde_json::json!(["search_whitespace"])
+    );
+    assert!(prompts(&e)[1].contains("SEARCH matched after repair: search_whitespace"));
+    // The move is one commit of two files; one undo step restores both.
+    let ws = Workspace::new(&dir).unwrap();
+    let restored = agent::undo(&ws, None, 1, false).unwrap();
+    assert_eq!(restored.len(), 2);
+    assert!(dir.join("m.txt").exists() && !dir.join("out/deep/m.txt").exists());
+}
+
+#[test]
+fn glob_patterns_match_names_at_any_depth_and_paths_with_double_star() {
+    use agent::workspace::glob_match;
+    assert!(glob_match("*.rs", "src/deep/lib.rs"));
+    assert!(glob_match("src/**/*.rs", "src/a/b/lib.rs"));
+    assert!(glob_match("src/**/*.rs", "src/lib.rs"));
+    assert!(!glob_match("src/*.rs", "src/a/lib.rs"));
+    assert!(glob_match("a?c.txt", "abc.txt") && !glob_match("a?c.txt", "ac.txt"));
+}
+
+#[test]
+fn a_malformed_command_is_told_to_the_model_by_kind() {
+    let dir = repo("malformed", &[("a.txt", "old\n")]);
+    let e = engine(&["MOVE a.txt\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(prompts(&e)[1].contains("a command could not be read (bad_verb_line)"));
+    assert_eq!(events(&journal(&dir, &out), "malformed").len(), 1);
+}
