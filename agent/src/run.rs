@@ -375,7 +375,10 @@ impl<'a> Session<'a> {
         let turn = self.turn;
         for e in events.drain(..) {
             match e {
-                codec::Event::Text(text) => self.view.show(&Event::Prose { turn, text }),
+                // Reasoning is shown like prose and never acted on.
+                codec::Event::Text(text) | codec::Event::Reasoning(text) => {
+                    self.view.show(&Event::Prose { turn, text })
+                }
                 codec::Event::Proposal { proposal, .. } => proposals.push(proposal),
                 codec::Event::Failure { kind, raw, .. } => {
                     let kind = kind.as_str().to_owned();
