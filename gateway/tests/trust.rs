@@ -498,8 +498,10 @@ async fn reasoning_is_returned_apart_and_never_acted_on() {
 #[tokio::test]
 async fn a_profile_without_reasoning_leaves_think_tags_as_content() {
     let e = engine("<think>x</think>y");
-    let mut defaults = Defaults::default();
-    defaults.reasoning = None;
+    let defaults = Defaults {
+        reasoning: None,
+        ..Defaults::default()
+    };
     let server = server_with(e, defaults).await;
     let v = server
         .post("/v1/chat/completions", &body(MODEL, ""))
