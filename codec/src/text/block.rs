@@ -97,6 +97,9 @@ pub(super) struct Group {
     crlf: bool,
     /// Whether the line being handled ended in a newline (false only at end of stream).
     eol: bool,
+    /// Whether the last line of `pending_fence` ended in a newline: a fence line that is the
+    /// stream's last, unterminated line gets none back (nothing is added to the input).
+    fence_eol: bool,
 }
 
 /// What handling one line decided.
@@ -128,6 +131,7 @@ impl Group {
             language_fence: false,
             crlf: false,
             eol: true,
+            fence_eol: true,
         }
     }
 
@@ -310,6 +314,7 @@ impl Group {
                         };
                         if let Some(kind) = kind {
                             self.pending_fence = Some((line.to_owned(), kind));
+                            self.fence_eol = self.eol;
                             return Flow::Continue;
                         }
                     }
@@ -434,7 +439,10 @@ impl Group {
             if let Some((f, kind)) = self.pending_fence.take() {
                 self.fence = Some(kind);
                 self.repairs.push(RepairKind::FencedBlock);
-                self.take_line_into_raw(&f);
+                self.raw.push_str(&f);
+                if self.fence_eol {
+                    self.raw.push('\n');
+                }
             }
             push_marker_repairs(r, &mut self.repairs);
             self.crlf |= cr;
@@ -461,6 +469,7 @@ impl Group {
                 f.push('\n');
                 f.push_str(line);
                 self.pending_fence = self.pending_fence.take().map(|(f, _)| (f, kind));
+                self.fence_eol = self.eol;
                 return Flow::Continue;
             }
             return Flow::End {
@@ -480,6 +489,7 @@ impl Group {
             };
             if let Some(kind) = kind {
                 self.pending_fence = Some((line.to_owned(), kind));
+                self.fence_eol = self.eol;
                 return Flow::Continue;
             }
         }
@@ -872,7 +882,9 @@ impl Group {
         let mut u = std::mem::take(&mut self.handback);
         if let Some((f, _)) = self.pending_fence.take() {
             u.push_str(&f);
-            u.push('\n');
+            if self.fence_eol {
+                u.push('\n');
+            }
         }
         (!u.is_empty()).then_some(u)
     }
