@@ -93,6 +93,11 @@ fn check_chunking(mode: Mode, input: &str) -> Result<String, String> {
 #[test]
 fn fixtures_match_their_expectations_under_every_chunking() {
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    // Under CI an update would rewrite the expectations instead of checking them.
+    assert!(
+        !(update && std::env::var_os("CI").is_some()),
+        "UPDATE_EXPECT is set under CI: fixtures would be rewritten, not checked"
+    );
     let filter = std::env::var("FIXTURES").unwrap_or_default();
     let all: Vec<(Mode, PathBuf)> = fixtures()
         .into_iter()

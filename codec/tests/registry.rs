@@ -28,6 +28,11 @@ fn gbnf_file_matches_generator() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/text-protocol.gbnf");
     let generated = Registry::builtin().text_protocol_gbnf();
     if std::env::var_os("UPDATE_EXPECT").is_some() {
+        // Under CI this would rewrite the file instead of checking it.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "UPDATE_EXPECT is set under CI: the grammar would be rewritten, not checked"
+        );
         std::fs::write(&path, &generated).expect("write grammars/text-protocol.gbnf");
     }
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
@@ -543,12 +548,6 @@ fn gold_entries() {
     assert_eq!(all.len(), BUILTINS.len());
     for a in all {
         assert_eq!(Action::from_gold(&a.to_json()).as_ref(), Ok(&a));
-        let p = codec::ActionProposal {
-            action: a.clone(),
-            repairs: vec![],
-            format: codec::format::FormatId::Text,
-        };
-        assert_eq!(p.arguments_json(), a.arguments().to_string());
     }
 }
 
