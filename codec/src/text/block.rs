@@ -307,11 +307,7 @@ impl Group {
                 let search = matches!(classify(bytes), Some((Marker::Search, _)));
                 match self.pending_fence.take() {
                     None => {
-                        let kind = match fence_info(bytes) {
-                            Some(i) if !strong_path(i) => Some(Fence::Ticks),
-                            Some(_) => None,
-                            None => tag_fence_open(bytes).map(Fence::Tag),
-                        };
+                        let kind = opening_fence(bytes);
                         if let Some(kind) = kind {
                             self.pending_fence = Some((line.to_owned(), kind));
                             self.fence_eol = self.eol;
@@ -455,11 +451,7 @@ impl Group {
         if let Some((f, _)) = &mut self.pending_fence {
             // After a path line, a bare fence (closing the path's own fence) may be followed
             // by the block's opening fence: aider looks back through both.
-            let second = match fence_info(bytes) {
-                Some(i) if !strong_path(i) => Some(Fence::Ticks),
-                Some(_) => None,
-                None => tag_fence_open(bytes).map(Fence::Tag),
-            };
+            let second = opening_fence(bytes);
             if let Some(kind) = second
                 && matches!(self.header, Header::PathLine(_))
                 && self.blocks.is_empty()
@@ -482,11 +474,7 @@ impl Group {
             return Flow::Continue;
         }
         if self.fence.is_none() {
-            let kind = match fence_info(bytes) {
-                Some(i) if !strong_path(i) => Some(Fence::Ticks),
-                Some(_) => None,
-                None => tag_fence_open(bytes).map(Fence::Tag),
-            };
+            let kind = opening_fence(bytes);
             if let Some(kind) = kind {
                 self.pending_fence = Some((line.to_owned(), kind));
                 self.fence_eol = self.eol;
@@ -925,5 +913,15 @@ impl Group {
                 rest: s.len() - i,
             },
         }
+    }
+}
+
+/// The fence a line opens, if any: backticks (with at most a language word, not a path on the
+/// fence line itself) or an aider-style tag fence such as `<source>`.
+fn opening_fence(bytes: &[u8]) -> Option<Fence> {
+    match fence_info(bytes) {
+        Some(i) if !strong_path(i) => Some(Fence::Ticks),
+        Some(_) => None,
+        None => tag_fence_open(bytes).map(Fence::Tag),
     }
 }
