@@ -1519,11 +1519,13 @@ impl JobSampler {
 }
 
 /// The GBNF for `open ws value ws close`, where `value` is the grammar llama.cpp generated
-/// from a JSON schema (its start rule renamed from `root` to `json-value`).
+/// from a JSON schema (its start rule renamed from `root` to `json-value`). The whitespace is
+/// bounded (at most four characters each side), so a model cannot loop on blanks inside a
+/// call the grammar has taken over.
 fn wrap_value_grammar(value_gbnf: &str, open: &str, close: &str) -> String {
     let literal = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
     let mut out = format!(
-        "root ::= {} [ \\t\\n]* json-value [ \\t\\n]* {}\n",
+        "root ::= {} [ \\t\\n]{{0,4}} json-value [ \\t\\n]{{0,4}} {}\n",
         literal(open),
         literal(close)
     );
