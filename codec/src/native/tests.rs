@@ -165,7 +165,12 @@ fn check_with(fmt: &dyn Format, input: &str, auto: bool, expect: &[&str]) {
             );
         }
     }
-    check_args_contract(fmt, input, auto);
+    let checked = check_args_contract(fmt, input, auto);
+    let proposals = whole.iter().filter(|l| l.starts_with("proposal ")).count();
+    assert_eq!(
+        checked, proposals,
+        "the argument contract was checked on every proposal"
+    );
     assert_eq!(whole, expect, "\nactual: {whole:#?}");
 }
 
@@ -175,7 +180,8 @@ fn check(fmt: &dyn Format, input: &str, expect: &[&str]) {
 }
 
 /// The concatenated `ArgsDelta`s of a proposal equal its `arguments_json()`.
-fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) {
+/// Returns how many proposals it checked.
+fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) -> usize {
     let reg = registry();
     let mut ctx = Ctx {
         registry: &reg,
@@ -204,6 +210,7 @@ fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) {
         }
     }
     let mut args: std::collections::BTreeMap<usize, String> = Default::default();
+    let mut checked = 0;
     for e in &out {
         match e {
             Event::ArgsDelta { index, fragment } => {
@@ -214,10 +221,12 @@ fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) {
                     args.get(index).cloned().unwrap_or_default(),
                     proposal.arguments_json()
                 );
+                checked += 1;
             }
             _ => {}
         }
     }
+    checked
 }
 
 fn hermes() -> Box<dyn Format> {
