@@ -141,13 +141,13 @@ fn cases() -> Vec<Case> {
             .param("top_logprobs"),
         case("zero max_completion_tokens", &chat(r#""max_completion_tokens":0"#), 400, "invalid_value")
             .param("max_completion_tokens"),
-        case("max_tokens past the context", &chat(r#""max_tokens":100"#), 400, "context_and_max_tokens_exceeded")
+        case("max_tokens past the context", &chat(r#""max_tokens":100"#), 400, "context_length_exceeded")
             .param("max_tokens"),
         case(
             "max_completion_tokens past the context",
             &chat(r#""max_completion_tokens":100"#),
             400,
-            "context_and_max_tokens_exceeded",
+            "context_length_exceeded",
         )
         .param("max_completion_tokens"),
         case("logit_bias key not a token", &chat(r#""logit_bias":{"abc":1}"#), 400, "invalid_value")
