@@ -450,7 +450,8 @@ pub fn table(report: &Report) -> String {
         let _ = writeln!(t, "{}", section.title);
         if section.list {
             for r in &section.rows {
-                let _ = writeln!(t, "  {:<28} {}", r[0], r[1]);
+                let line = format!("  {:<28} {}", r[0], r[1]);
+                let _ = writeln!(t, "{}", line.trim_end());
             }
             continue;
         }
