@@ -79,8 +79,10 @@ pub enum GoldError {
     /// The entry is not a `{"name": …, "arguments": {…}}` object.
     #[error("a gold entry must be an object with \"name\" and \"arguments\"")]
     Shape,
-    /// A builtin tool's arguments that fail its argument table.
-    #[error("gold arguments for {name:?} are invalid: {kind}")]
+    /// The entry does not validate: a builtin's arguments that fail its argument table, a
+    /// client tool's that fail its schema (`bad_arguments`), or a name a client-only registry
+    /// does not know (`unknown_tool`).
+    #[error("gold entry for {name:?} does not validate: {kind}")]
     Invalid { name: String, kind: FailureKind },
 }
 

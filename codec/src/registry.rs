@@ -1055,24 +1055,35 @@ fn text_protocol_gbnf() -> String {
 // `Action::from_gold` lives here, beside the validation it runs, so the action types at the
 // bottom of the crate do not depend on the registry.
 impl Action {
-    /// Parses a `{"name", "arguments"}` object (a corpus `gold` entry). Builtin tools are
-    /// validated by the builtin registry (bodies normalised to whole lines, as decoding
-    /// does); any other name is taken as a client tool with its arguments as given.
+    /// Parses a `{"name", "arguments"}` object (a corpus `gold` entry) against the builtin
+    /// registry: see [`Registry::gold_action`].
     pub fn from_gold(value: &serde_json::Value) -> Result<Action, GoldError> {
+        Registry::builtin().gold_action(value)
+    }
+}
+
+impl Registry {
+    /// Parses a `{"name", "arguments"}` object (a corpus `gold` entry) as the action this
+    /// registry would decode it to. A tool the registry knows is validated as decoding
+    /// validates it (builtin bodies normalised to whole lines, client arguments checked
+    /// against their schema). A name it does not know is taken as a client tool with its
+    /// arguments as given when the registry has builtins (a corpus line without `tools`
+    /// declares no schema to check it against); a client-only registry holds every tool the
+    /// reply could call, so there an unknown name is an error.
+    pub fn gold_action(&self, value: &serde_json::Value) -> Result<Action, GoldError> {
         let (Some(name), Some(arguments)) = (
             value.get("name").and_then(|n| n.as_str()),
             value.get("arguments"),
         ) else {
             return Err(GoldError::Shape);
         };
-        if builtin(name).is_none() {
+        if self.has_builtins() && !self.is_known(name) {
             return Ok(Action::Client {
                 name: name.to_owned(),
                 arguments: arguments.clone(),
             });
         }
-        Registry::builtin()
-            .validate(name, arguments)
+        self.validate(name, arguments)
             .map(|(action, _repairs)| action)
             .map_err(|kind| GoldError::Invalid {
                 name: name.to_owned(),

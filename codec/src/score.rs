@@ -4,10 +4,19 @@
 //! decoded (misses).
 //!
 //! The corpus format (DESIGN.md): JSONL, one reply per line,
-//! `{"id", "model", "format", "raw", "tool_calls"?, "gold"?}`, where `gold` is a list of
-//! `{"name", "arguments"}` objects in the JSON form of [`Action::to_json`].
+//! `{"id", "model", "format", "raw", "tool_calls"?, "tools"?, "gold"?}`, where `gold` is a list
+//! of `{"name", "arguments"}` objects in the JSON form of [`Action::to_json`] and `tools` the
+//! client tools the reply was asked with (an OpenAI `tools` array, turned into a registry by
+//! the caller, which knows that wire shape).
+//!
+//! A reply is *converted* when it holds at least one valid proposal (an explicit `done` is
+//! one). Decoded proposals are valid by construction (a call that fails its schema is a
+//! failure, not a proposal); where the line has gold, a proposal not in the gold is a false
+//! decode and does not count, so a reply whose only proposals are false decodes is not
+//! converted.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -17,7 +26,7 @@ use crate::format::FormatId;
 use crate::registry::Registry;
 
 /// One corpus line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct CorpusEntry {
     pub id: String,
     pub model: Option<String>,
@@ -26,7 +35,11 @@ pub struct CorpusEntry {
     pub raw: String,
     /// Structured OpenAI `tool_calls` that came with the reply (from an upstream server).
     pub tool_calls: Option<Value>,
-    /// The proposals the model meant, when someone decided.
+    /// The registry the reply is decoded with when the line declares `tools`: a client-only
+    /// registry holding exactly those tools. `None`: the builtin registry.
+    pub registry: Option<Arc<Registry>>,
+    /// The proposals the model meant, when someone decided, validated against the line's
+    /// registry ([`Registry::gold_action`]).
     pub gold: Option<Vec<Action>>,
 }
 
@@ -39,6 +52,8 @@ pub enum CorpusError {
     NotObject,
     #[error("missing \"raw\" (or it is not a string)")]
     MissingRaw,
+    #[error("invalid \"tools\": {0}")]
+    BadTools(String),
     #[error("\"gold\" is not a list")]
     GoldNotList,
     #[error("gold entry {index}: {error}")]
@@ -46,8 +61,15 @@ pub enum CorpusError {
 }
 
 impl CorpusEntry {
-    /// Parses one corpus line. A missing `id` becomes `line N` (`line_no` is 1-based).
-    pub fn parse(line: &str, line_no: usize) -> Result<CorpusEntry, CorpusError> {
+    /// Parses one corpus line. A missing `id` becomes `line N` (`line_no` is 1-based). A
+    /// line's `tools` value (when present and not null) goes to `client_registry`, which
+    /// builds the registry the reply is decoded with or says why it cannot; the line's gold
+    /// is validated against that registry.
+    pub fn parse(
+        line: &str,
+        line_no: usize,
+        client_registry: &mut dyn FnMut(&Value) -> Result<Arc<Registry>, String>,
+    ) -> Result<CorpusEntry, CorpusError> {
         let v: Value =
             serde_json::from_str(line).map_err(|e| CorpusError::NotJson(e.to_string()))?;
         let Value::Object(obj) = v else {
@@ -59,6 +81,18 @@ impl CorpusEntry {
             .ok_or(CorpusError::MissingRaw)?
             .to_owned();
         let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
+        let registry = match obj.get("tools") {
+            None | Some(Value::Null) => None,
+            Some(tools) => Some(client_registry(tools).map_err(CorpusError::BadTools)?),
+        };
+        let builtin;
+        let gold_registry = match &registry {
+            Some(r) => &**r,
+            None => {
+                builtin = Registry::builtin();
+                &builtin
+            }
+        };
         let gold = match obj.get("gold") {
             None | Some(Value::Null) => None,
             Some(Value::Array(items)) => Some(
@@ -66,7 +100,9 @@ impl CorpusEntry {
                     .iter()
                     .enumerate()
                     .map(|(index, g)| {
-                        Action::from_gold(g).map_err(|error| CorpusError::BadGold { index, error })
+                        gold_registry
+                            .gold_action(g)
+                            .map_err(|error| CorpusError::BadGold { index, error })
                     })
                     .collect::<Result<Vec<_>, _>>()?,
             ),
@@ -78,6 +114,7 @@ impl CorpusEntry {
             format: text("format"),
             raw,
             tool_calls: obj.get("tool_calls").filter(|v| !v.is_null()).cloned(),
+            registry,
             gold,
         })
     }
@@ -231,9 +268,11 @@ impl ReplyScore {
     }
 
     /// A reply is converted when it decoded to at least one valid proposal (an explicit
-    /// `done` is a proposal too).
+    /// `done` is a proposal too). With gold, only proposals in the gold count: a false decode
+    /// is an action the model did not mean, not a conversion.
     pub fn converted(&self) -> bool {
-        !self.proposals.is_empty()
+        let false_decodes = self.gold.as_ref().map_or(0, |g| g.false_decodes.len());
+        self.proposals.len() > false_decodes
     }
 
     /// The reply's entry in `bellows eval --json`.
@@ -243,6 +282,7 @@ impl ReplyScore {
         let failures: Vec<&str> = self.failures.iter().map(|f| f.as_str()).collect();
         let mut v = json!({
             "id": self.id,
+            "converted": self.converted(),
             "proposals": proposals,
             "repairs": repairs,
             "failures": failures,
@@ -272,6 +312,10 @@ pub struct Summary {
     pub with_gold: usize,
     /// Replies with gold whose decoded proposals equal their gold exactly.
     pub gold_exact: usize,
+    /// Gold proposals, over the replies with gold.
+    pub gold_proposals: usize,
+    /// Decoded proposals, over the replies with gold (the denominator of precision).
+    pub gold_decoded: usize,
     pub false_decodes: usize,
     pub misses: usize,
 }
@@ -292,6 +336,8 @@ impl Summary {
         if let Some(g) = &r.gold {
             self.with_gold += 1;
             self.gold_exact += usize::from(g.false_decodes.is_empty() && g.misses.is_empty());
+            self.gold_decoded += r.proposals.len();
+            self.gold_proposals += r.proposals.len() - g.false_decodes.len() + g.misses.len();
             self.false_decodes += g.false_decodes.len();
             self.misses += g.misses.len();
         }
@@ -304,6 +350,23 @@ impl Summary {
         } else {
             self.converted as f64 / self.total as f64
         }
+    }
+
+    /// Decoded proposals that are in the gold, over the replies with gold.
+    pub fn matched(&self) -> usize {
+        self.gold_decoded - self.false_decodes
+    }
+
+    /// Over the replies with gold, the share of decoded proposals that are in the gold;
+    /// `None` when nothing was decoded there.
+    pub fn precision(&self) -> Option<f64> {
+        (self.gold_decoded > 0).then(|| self.matched() as f64 / self.gold_decoded as f64)
+    }
+
+    /// Over the replies with gold, the share of gold proposals that were decoded; `None`
+    /// when the gold holds no proposal.
+    pub fn recall(&self) -> Option<f64> {
+        (self.gold_proposals > 0).then(|| self.matched() as f64 / self.gold_proposals as f64)
     }
 
     /// The `summary` object of `bellows eval --json`. Kinds are listed in declaration order,
@@ -334,6 +397,11 @@ impl Summary {
         {
             m.insert("with_gold".to_owned(), json!(self.with_gold));
             m.insert("gold_exact".to_owned(), json!(self.gold_exact));
+            m.insert("gold_proposals".to_owned(), json!(self.gold_proposals));
+            m.insert("gold_decoded".to_owned(), json!(self.gold_decoded));
+            m.insert("matched".to_owned(), json!(self.matched()));
+            m.insert("precision".to_owned(), json!(self.precision()));
+            m.insert("recall".to_owned(), json!(self.recall()));
             m.insert("false_decodes".to_owned(), json!(self.false_decodes));
             m.insert("misses".to_owned(), json!(self.misses));
         }
@@ -357,9 +425,108 @@ mod tests {
         }
     }
 
+    /// A registry builder for lines with `tools`: one client tool `weather {city: string}`
+    /// when the array is non-empty, refused otherwise.
+    fn tools(v: &Value) -> Result<Arc<Registry>, String> {
+        if v.as_array().is_none_or(Vec::is_empty) {
+            return Err("no tools".to_owned());
+        }
+        let mut r = Registry::client_only();
+        r.add_client_tool(
+            "weather",
+            "",
+            json!({"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"], "additionalProperties": false}),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Arc::new(r))
+    }
+
+    fn parse(line: &str, line_no: usize) -> Result<CorpusEntry, CorpusError> {
+        CorpusEntry::parse(line, line_no, &mut tools)
+    }
+
+    #[test]
+    fn lines_with_tools_get_their_registry_and_gold_is_checked_against_it() {
+        let e = parse(
+            r#"{"raw":"x","tools":[1],"gold":[{"name":"weather","arguments":{"city":"Oslo"}}]}"#,
+            1,
+        )
+        .expect("valid line");
+        let reg = e.registry.expect("a client registry");
+        assert!(!reg.has_builtins());
+        assert_eq!(
+            e.gold,
+            Some(vec![Action::Client {
+                name: "weather".into(),
+                arguments: json!({"city": "Oslo"})
+            }])
+        );
+        assert_eq!(
+            parse(r#"{"raw":"x","tools":[]}"#, 1).map(|e| e.id),
+            Err(CorpusError::BadTools("no tools".into()))
+        );
+        // With tools declared, gold naming an undeclared tool or breaking the schema is a bad
+        // line (a builtin name included: the line's registry has no builtins).
+        for gold in [
+            r#"{"name":"read","arguments":{"path":"a"}}"#,
+            r#"{"name":"weather","arguments":{"town":"Oslo"}}"#,
+        ] {
+            let line = format!(r#"{{"raw":"x","tools":[1],"gold":[{gold}]}}"#);
+            assert!(
+                matches!(
+                    parse(&line, 1),
+                    Err(CorpusError::BadGold {
+                        index: 0,
+                        error: GoldError::Invalid { .. }
+                    })
+                ),
+                "{gold}"
+            );
+        }
+        // Without tools the same gold is taken as given (no schema to check it against).
+        assert!(
+            parse(
+                r#"{"raw":"x","gold":[{"name":"weather","arguments":{"town":"Oslo"}}]}"#,
+                1
+            )
+            .is_ok()
+        );
+        assert!(
+            parse(r#"{"raw":"x","tools":null}"#, 1).is_ok_and(|e| e.registry.is_none()),
+            "null tools are no tools"
+        );
+    }
+
+    #[test]
+    fn a_false_decode_is_not_a_conversion() {
+        let r = |p: &str| Action::Read {
+            path: p.into(),
+            start: None,
+            end: None,
+        };
+        let only_false = ReplyScore::from_events(
+            "f",
+            &[proposal(r("a"), vec![])],
+            Some(std::slice::from_ref(&r("b"))),
+        );
+        assert!(!only_false.converted());
+        assert_eq!(only_false.to_json()["converted"], false);
+        let one_right = ReplyScore::from_events(
+            "t",
+            &[proposal(r("a"), vec![]), proposal(r("b"), vec![])],
+            Some(&[r("b")]),
+        );
+        assert!(one_right.converted());
+        let no_gold = ReplyScore::from_events("n", &[proposal(r("a"), vec![])], None);
+        assert!(no_gold.converted());
+        let nothing = ReplyScore::from_events("p", &[Event::Text("prose".into())], Some(&[]));
+        assert!(!nothing.converted());
+    }
+
     #[test]
     fn corpus_lines() {
-        let e = CorpusEntry::parse(
+        let e = parse(
             r#"{"id":"a","model":"m","format":"text","raw":"READ x\n","gold":[{"name":"read","arguments":{"path":"x"}}]}"#,
             1,
         )
@@ -374,28 +541,25 @@ mod tests {
             }])
         );
         assert_eq!(
-            CorpusEntry::parse(r#"{"raw":"x"}"#, 7).map(|e| e.id),
+            parse(r#"{"raw":"x"}"#, 7).map(|e| e.id),
             Ok("line 7".to_owned())
         );
-        assert!(matches!(
-            CorpusEntry::parse("{", 1),
-            Err(CorpusError::NotJson(_))
-        ));
-        assert_eq!(CorpusEntry::parse("[1]", 1), Err(CorpusError::NotObject));
+        assert!(matches!(parse("{", 1), Err(CorpusError::NotJson(_))));
+        assert_eq!(parse("[1]", 1).err(), Some(CorpusError::NotObject));
         assert_eq!(
-            CorpusEntry::parse(r#"{"id":"a"}"#, 1),
-            Err(CorpusError::MissingRaw)
+            parse(r#"{"id":"a"}"#, 1).err(),
+            Some(CorpusError::MissingRaw)
         );
         assert_eq!(
-            CorpusEntry::parse(r#"{"raw":5}"#, 1),
-            Err(CorpusError::MissingRaw)
+            parse(r#"{"raw":5}"#, 1).err(),
+            Some(CorpusError::MissingRaw)
         );
         assert_eq!(
-            CorpusEntry::parse(r#"{"raw":"","gold":{}}"#, 1),
-            Err(CorpusError::GoldNotList)
+            parse(r#"{"raw":"","gold":{}}"#, 1).err(),
+            Some(CorpusError::GoldNotList)
         );
         assert!(matches!(
-            CorpusEntry::parse(r#"{"raw":"","gold":[{"name":"read","arguments":{}}]}"#, 1),
+            parse(r#"{"raw":"","gold":[{"name":"read","arguments":{}}]}"#, 1),
             Err(CorpusError::BadGold { index: 0, .. })
         ));
     }
@@ -471,9 +635,17 @@ mod tests {
             (s.with_gold, s.gold_exact, s.false_decodes, s.misses),
             (2, 0, 1, 1)
         );
+        // Gold replies decoded 2 proposals, 1 of them in the 2 gold proposals.
+        assert_eq!((s.gold_decoded, s.gold_proposals, s.matched()), (2, 2, 1));
+        assert_eq!((s.precision(), s.recall()), (Some(0.5), Some(0.5)));
+        assert_eq!(Summary::default().precision(), None);
         let j = s.to_json();
         assert_eq!(j["repairs"], json!({"fenced_block": 1, "crlf": 1}));
         assert_eq!(j["false_decodes"], 1);
+        assert_eq!(
+            (j["precision"].as_f64(), j["recall"].as_f64()),
+            (Some(0.5), Some(0.5))
+        );
         let r = replies[0].to_json();
         assert_eq!(
             r["proposals"][1],

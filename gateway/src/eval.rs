@@ -1,11 +1,14 @@
 //! `bellows eval`: the codec's conversion rate on a corpus of real model replies.
 //!
-//! Each corpus line is one reply (`{"id", "model", "format", "raw", "tool_calls"?, "gold"?}`);
-//! its `raw` text is fed through a [`TurnDecoder`] (whole, or in `--chunk N`-byte pieces cut
-//! on character boundaries, which must not change anything) and the events are scored by
-//! [`codec::score`]. Bad lines are reported with their line number and skipped.
+//! Each corpus line is one reply (`{"id", "model", "format", "raw", "tool_calls"?, "tools"?,
+//! "gold"?}`); its `raw` text is fed through a [`TurnDecoder`] (whole, or in `--chunk N`-byte
+//! pieces cut on character boundaries, which must not change anything) and the events are
+//! scored by [`codec::score`]. A line with `tools` is decoded as the gateway decodes a request
+//! with those tools: a client-only registry holding exactly them ([`add_client_tools`]), in
+//! the mode [`client_tools_mode`] gives. Bad lines are reported with their line number and
+//! skipped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -15,50 +18,91 @@ use codec::format::FormatId;
 use codec::score::{CorpusEntry, CorpusError, ReplyScore, Summary, decode_tool_calls};
 use codec::{Event, Mode, Registry, TurnDecoder};
 
+use crate::api::request::Tool;
+use crate::tools::{add_client_tools, client_tools_mode};
+
 /// Arguments of `bellows eval`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = "\
 Corpus format: JSONL, one model reply per line:
-  {\"id\", \"model\", \"format\", \"raw\", \"tool_calls\"?, \"gold\"?}
-where `raw` is the reply text, `tool_calls` an OpenAI tool_calls array returned with it, and
-`gold` a list of {\"name\", \"arguments\"} proposals the model meant.
+  {\"id\", \"model\", \"format\", \"raw\", \"tool_calls\"?, \"tools\"?, \"gold\"?}
+where `raw` is the reply text, `tool_calls` an OpenAI tool_calls array returned with it,
+`tools` the OpenAI tools array the model was offered, and `gold` a list of
+{\"name\", \"arguments\"} proposals the model meant.
 
-A reply is converted when it decodes to at least one valid proposal (an explicit DONE counts).
+A line with `tools` is decoded as the gateway decodes a request with those tools: only those
+tools exist (bellows' own verbs and edit blocks stay prose), each call is checked against its
+tool's schema, and every in-band native format is decoded (`--mode text` and `auto` alike);
+its gold must name those tools with schema-valid arguments.
+
+A reply is converted when it holds at least one valid proposal (an explicit DONE counts);
+with gold, a decoded proposal that is not in the gold is a false decode and does not count.
 The report lists converted/total, replies that needed repairs, each repair and failure kind
-with its count, replies per model, and, for replies with gold, false decodes (decoded
-proposals not in gold) and misses (gold proposals not decoded).
+with its count and, for replies with gold, exact replies, precision (decoded proposals in
+gold / decoded), recall (gold proposals decoded / gold), false decodes and misses (gold
+proposals not decoded), in total and per model and per format (the line's `format`).
 
-Lines that are not JSON objects or lack a string `raw` are reported on stderr with their line
-number and skipped. The exit status is 0 when the corpus was read, whatever the rate.")]
+Lines that are not JSON objects, lack a string `raw`, have invalid `tools` or `gold`, or
+(with --mode from-corpus) name no known format are reported on stderr with their line number
+and skipped. The exit status is 0 when the corpus was read, whatever the rate.")]
 pub struct EvalArgs {
     /// The corpus file (JSONL).
     pub corpus: PathBuf,
-    /// Print JSON, {"summary": {...}, "replies": [{"id", "proposals", "repairs", "failures"}]},
+    /// Print JSON, {"summary": {...}, "by_model": {...}, "by_format": {...},
+    /// "replies": [{"id", "converted", "proposals", "repairs", "failures"}], "skipped": [...]},
     /// instead of the table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
-    /// Which formats to decode: `auto` (the text protocol and every in-band native format)
-    /// or one of text, hermes, qwen3_xml, llama3, mistral, pythonic, bare_json, openai.
+    /// Print the tables as Markdown (for reports).
+    #[arg(long)]
+    pub markdown: bool,
+    /// Which formats to decode: `auto` (the text protocol and every in-band native format),
+    /// one of text, hermes, qwen3_xml, llama3, mistral, pythonic, bare_json, openai, or
+    /// `from-corpus`: each line in the format its `format` field names (a line with no known
+    /// format is reported and skipped).
     #[arg(long, default_value = "auto", value_parser = parse_mode)]
-    pub mode: Mode,
+    pub mode: EvalMode,
     /// Feed each reply in chunks of N bytes (cut on character boundaries) instead of whole,
     /// as a token stream would arrive. The output is the same for every N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub chunk: Option<u64>,
 }
 
+/// How `--mode` picks a line's decode mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalMode {
+    /// The same mode for every line.
+    Fixed(Mode),
+    /// Each line in the one format its `format` field names.
+    FromCorpus,
+}
+
 /// Parses `--mode`.
-pub fn parse_mode(s: &str) -> Result<Mode, String> {
-    if s == "auto" {
-        return Ok(Mode::Auto);
+pub fn parse_mode(s: &str) -> Result<EvalMode, String> {
+    match s {
+        "auto" => return Ok(EvalMode::Fixed(Mode::Auto)),
+        "from-corpus" => return Ok(EvalMode::FromCorpus),
+        _ => {}
     }
-    FormatId::parse(s).map(Mode::Only).ok_or_else(|| {
-        let names: Vec<&str> = FormatId::ALL.iter().map(|f| f.as_str()).collect();
-        format!(
-            "unknown mode {s:?}; use auto or one of {}",
-            names.join(", ")
-        )
-    })
+    FormatId::parse(s)
+        .map(|f| EvalMode::Fixed(Mode::Only(f)))
+        .ok_or_else(|| {
+            let names: Vec<&str> = FormatId::ALL.iter().map(|f| f.as_str()).collect();
+            format!(
+                "unknown mode {s:?}; use auto, from-corpus or one of {}",
+                names.join(", ")
+            )
+        })
+}
+
+/// The mode a line is decoded in. A line with client tools is decoded as the gateway decodes
+/// a tools request whose model speaks that format ([`client_tools_mode`]); only `openai`
+/// keeps its meaning (the structured `tool_calls` alone), since it names no in-band format.
+fn line_mode(mode: Mode, client_tools: bool) -> Mode {
+    match mode {
+        Mode::Only(f) if client_tools && f != FormatId::OpenAi => client_tools_mode(f),
+        m => m,
+    }
 }
 
 /// Why an evaluation could not run at all (bad lines are not errors: they are skipped).
@@ -76,12 +120,25 @@ pub enum EvalError {
     },
 }
 
+/// Why a corpus line was skipped.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SkipReason {
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    /// `--mode from-corpus` on a line whose `format` is missing or not a format name.
+    #[error("--mode from-corpus: {}", match .0 {
+        Some(f) => format!("unknown format {f:?}"),
+        None => "no \"format\"".to_owned(),
+    })]
+    NoFormat(Option<String>),
+}
+
 /// A corpus line that was skipped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BadLine {
     /// 1-based.
     pub line: usize,
-    pub error: CorpusError,
+    pub error: SkipReason,
 }
 
 /// The outcome of evaluating a corpus.
@@ -89,9 +146,21 @@ pub struct BadLine {
 pub struct Report {
     pub summary: Summary,
     pub replies: Vec<ReplyScore>,
-    /// Per model (`?` when the line names none): replies, converted.
-    pub by_model: BTreeMap<String, (usize, usize)>,
+    /// Per model (`?` when the line names none).
+    pub by_model: BTreeMap<String, Summary>,
+    /// Per the line's `format` field (`?` when it has none).
+    pub by_format: BTreeMap<String, Summary>,
     pub bad_lines: Vec<BadLine>,
+}
+
+/// Builds a line's client-only registry from its `tools` value, with the gateway's own
+/// checks (`tools[i]...` names the culprit).
+pub fn tools_registry(tools: &serde_json::Value) -> Result<Registry, String> {
+    let tools: Vec<Tool> = serde_json::from_value(tools.clone())
+        .map_err(|e| format!("not an OpenAI tools array: {e}"))?;
+    let mut registry = Registry::client_only();
+    add_client_tools(&mut registry, &tools).map_err(|e| e.to_string())?;
+    Ok(registry)
 }
 
 /// Cuts `s` into pieces of at most `n` bytes on character boundaries (a piece holds at least
@@ -137,8 +206,23 @@ pub fn decode_reply(
 }
 
 /// Evaluates a corpus read from `reader`.
-pub fn evaluate(reader: impl BufRead, mode: Mode, chunk: Option<usize>) -> std::io::Result<Report> {
-    let registry = Arc::new(Registry::builtin());
+pub fn evaluate(
+    reader: impl BufRead,
+    mode: EvalMode,
+    chunk: Option<usize>,
+) -> std::io::Result<Report> {
+    let builtin = Arc::new(Registry::builtin());
+    // Corpora repeat the same tools on many lines: build each distinct array's registry once.
+    let mut registries: HashMap<String, Arc<Registry>> = HashMap::new();
+    let mut client_registry = |tools: &serde_json::Value| {
+        let key = tools.to_string();
+        if let Some(r) = registries.get(&key) {
+            return Ok(Arc::clone(r));
+        }
+        let r = Arc::new(tools_registry(tools)?);
+        registries.insert(key, Arc::clone(&r));
+        Ok(r)
+    };
     let mut report = Report::default();
     for (i, line) in reader.lines().enumerate() {
         let line_no = i + 1;
@@ -146,17 +230,32 @@ pub fn evaluate(reader: impl BufRead, mode: Mode, chunk: Option<usize>) -> std::
         if line.trim().is_empty() {
             continue;
         }
-        let entry = match CorpusEntry::parse(&line, line_no) {
+        let mut skip = |error: SkipReason| {
+            report.bad_lines.push(BadLine {
+                line: line_no,
+                error,
+            });
+        };
+        let entry = match CorpusEntry::parse(&line, line_no, &mut client_registry) {
             Ok(e) => e,
             Err(error) => {
-                report.bad_lines.push(BadLine {
-                    line: line_no,
-                    error,
-                });
+                skip(error.into());
                 continue;
             }
         };
-        let mut events = decode_reply(&registry, mode, &entry.raw, chunk);
+        let mode = match mode {
+            EvalMode::Fixed(m) => m,
+            EvalMode::FromCorpus => match entry.format.as_deref().and_then(FormatId::parse) {
+                Some(f) => Mode::Only(f),
+                None => {
+                    skip(SkipReason::NoFormat(entry.format.clone()));
+                    continue;
+                }
+            },
+        };
+        let mode = line_mode(mode, entry.registry.is_some());
+        let registry = entry.registry.as_ref().unwrap_or(&builtin);
+        let mut events = decode_reply(registry, mode, &entry.raw, chunk);
         // Structured tool calls came beside the text, not in it: they apply where the
         // OpenAI format is decoded.
         if let (Some(calls), Mode::Auto | Mode::Only(FormatId::OpenAi)) = (&entry.tool_calls, mode)
@@ -171,16 +270,21 @@ pub fn evaluate(reader: impl BufRead, mode: Mode, chunk: Option<usize>) -> std::
                 })
                 .max()
                 .unwrap_or(0);
-            events.extend(decode_tool_calls(&registry, calls, next));
+            events.extend(decode_tool_calls(registry, calls, next));
         }
         let score = ReplyScore::from_events(&entry.id, &events, entry.gold.as_deref());
         report.summary.add(&score);
-        let m = report
+        let group = |name: Option<String>| name.unwrap_or_else(|| "?".to_owned());
+        report
             .by_model
-            .entry(entry.model.unwrap_or_else(|| "?".to_owned()))
-            .or_default();
-        m.0 += 1;
-        m.1 += usize::from(score.converted());
+            .entry(group(entry.model))
+            .or_default()
+            .add(&score);
+        report
+            .by_format
+            .entry(group(entry.format))
+            .or_default()
+            .add(&score);
         report.replies.push(score);
     }
     Ok(report)
@@ -194,72 +298,200 @@ fn pct(n: usize, d: usize) -> String {
     }
 }
 
+fn rate(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", 100.0 * r))
+}
+
+/// One table of the report, rendered as text ([`table`]) or Markdown ([`markdown`]).
+struct Section {
+    title: &'static str,
+    header: Vec<&'static str>,
+    /// A two-column name/value list: its header shows in Markdown only.
+    list: bool,
+    rows: Vec<Vec<String>>,
+}
+
+/// The report's tables, in order.
+fn sections(report: &Report) -> Vec<Section> {
+    let s = &report.summary;
+    let kv = |k: &str, v: String| vec![k.to_owned(), v];
+    let mut out = vec![Section {
+        title: "conversion",
+        header: vec!["metric", "value"],
+        list: true,
+        rows: vec![
+            kv("replies", s.total.to_string()),
+            kv(
+                "converted",
+                format!(
+                    "{} / {}  {}",
+                    s.converted,
+                    s.total,
+                    pct(s.converted, s.total)
+                ),
+            ),
+            kv(
+                "repaired replies",
+                format!(
+                    "{}  {}",
+                    s.repaired_replies,
+                    pct(s.repaired_replies, s.total)
+                ),
+            ),
+            kv(
+                "replies with failures",
+                format!("{}  {}", s.failed_replies, pct(s.failed_replies, s.total)),
+            ),
+            kv("proposals", s.proposals.to_string()),
+        ],
+    }];
+    let kinds = |title, header, counts: Vec<(&str, usize)>| {
+        let mut rows: Vec<Vec<String>> = counts
+            .into_iter()
+            .map(|(k, n)| kv(k, n.to_string()))
+            .collect();
+        if rows.is_empty() {
+            rows.push(kv("(none)", String::new()));
+        }
+        Section {
+            title,
+            header: vec![header, "count"],
+            list: true,
+            rows,
+        }
+    };
+    out.push(kinds(
+        "repairs (per occurrence)",
+        "repair",
+        s.repairs.iter().map(|(k, n)| (k.as_str(), *n)).collect(),
+    ));
+    out.push(kinds(
+        "failures (per occurrence)",
+        "failure",
+        s.failures.iter().map(|(k, n)| (k.as_str(), *n)).collect(),
+    ));
+    if s.with_gold > 0 {
+        out.push(Section {
+            title: "gold",
+            header: vec!["metric", "value"],
+            list: true,
+            rows: vec![
+                kv("replies with gold", s.with_gold.to_string()),
+                kv(
+                    "exactly as gold",
+                    format!("{}  {}", s.gold_exact, pct(s.gold_exact, s.with_gold)),
+                ),
+                kv(
+                    "precision",
+                    format!(
+                        "{}  ({} of {} decoded proposals in gold)",
+                        rate(s.precision()),
+                        s.matched(),
+                        s.gold_decoded
+                    ),
+                ),
+                kv(
+                    "recall",
+                    format!(
+                        "{}  ({} of {} gold proposals decoded)",
+                        rate(s.recall()),
+                        s.matched(),
+                        s.gold_proposals
+                    ),
+                ),
+                kv("false decodes", s.false_decodes.to_string()),
+                kv("misses", s.misses.to_string()),
+            ],
+        });
+    }
+    let breakdown = |title, key, groups: &BTreeMap<String, Summary>| Section {
+        title,
+        header: vec![
+            key,
+            "replies",
+            "converted",
+            "rate",
+            "gold",
+            "exact",
+            "precision",
+            "recall",
+            "false decodes",
+            "misses",
+        ],
+        list: false,
+        rows: groups
+            .iter()
+            .map(|(name, g)| {
+                let gold = |v: String| if g.with_gold > 0 { v } else { "-".to_owned() };
+                vec![
+                    name.clone(),
+                    g.total.to_string(),
+                    g.converted.to_string(),
+                    pct(g.converted, g.total),
+                    g.with_gold.to_string(),
+                    gold(g.gold_exact.to_string()),
+                    gold(rate(g.precision())),
+                    gold(rate(g.recall())),
+                    gold(g.false_decodes.to_string()),
+                    gold(g.misses.to_string()),
+                ]
+            })
+            .collect(),
+    };
+    out.push(breakdown("by model", "model", &report.by_model));
+    out.push(breakdown("by format", "format", &report.by_format));
+    out
+}
+
 /// The human-readable table.
 pub fn table(report: &Report) -> String {
-    let s = &report.summary;
     let mut t = String::new();
-    let row = |t: &mut String, k: &str, v: String| {
-        let _ = writeln!(t, "  {k:<28} {v}");
-    };
-    t.push_str("conversion\n");
-    row(&mut t, "replies", s.total.to_string());
-    row(
-        &mut t,
-        "converted",
-        format!(
-            "{} / {}  {}",
-            s.converted,
-            s.total,
-            pct(s.converted, s.total)
-        ),
-    );
-    row(
-        &mut t,
-        "repaired replies",
-        format!(
-            "{}  {}",
-            s.repaired_replies,
-            pct(s.repaired_replies, s.total)
-        ),
-    );
-    row(
-        &mut t,
-        "replies with failures",
-        format!("{}  {}", s.failed_replies, pct(s.failed_replies, s.total)),
-    );
-    row(&mut t, "proposals", s.proposals.to_string());
-    t.push_str("repairs (per occurrence)\n");
-    if s.repairs.is_empty() {
-        row(&mut t, "(none)", String::new());
+    for section in sections(report) {
+        let _ = writeln!(t, "{}", section.title);
+        if section.list {
+            for r in &section.rows {
+                let line = format!("  {:<28} {}", r[0], r[1]);
+                let _ = writeln!(t, "{}", line.trim_end());
+            }
+            continue;
+        }
+        let header: Vec<String> = section.header.iter().map(|h| (*h).to_owned()).collect();
+        let lines: Vec<&Vec<String>> = std::iter::once(&header).chain(&section.rows).collect();
+        let widths: Vec<usize> = (0..header.len())
+            .map(|c| {
+                lines
+                    .iter()
+                    .map(|l| l[c].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for l in lines {
+            let cells: Vec<String> = l
+                .iter()
+                .zip(&widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect();
+            let _ = writeln!(t, "  {}", cells.join("  ").trim_end());
+        }
     }
-    for (k, n) in &s.repairs {
-        row(&mut t, k.as_str(), n.to_string());
-    }
-    t.push_str("failures (per occurrence)\n");
-    if s.failures.is_empty() {
-        row(&mut t, "(none)", String::new());
-    }
-    for (k, n) in &s.failures {
-        row(&mut t, k.as_str(), n.to_string());
-    }
-    t.push_str("by model (converted / replies)\n");
-    for (model, (total, conv)) in &report.by_model {
-        row(
-            &mut t,
-            model,
-            format!("{conv} / {total}  {}", pct(*conv, *total)),
-        );
-    }
-    if s.with_gold > 0 {
-        t.push_str("gold\n");
-        row(&mut t, "replies with gold", s.with_gold.to_string());
-        row(
-            &mut t,
-            "exactly as gold",
-            format!("{}  {}", s.gold_exact, pct(s.gold_exact, s.with_gold)),
-        );
-        row(&mut t, "false decodes", s.false_decodes.to_string());
-        row(&mut t, "misses", s.misses.to_string());
+    t
+}
+
+/// The tables as Markdown, for reports: one `###` heading and one table per section.
+pub fn markdown(report: &Report) -> String {
+    // A cell must not end the row early or break the line.
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut t = String::new();
+    for section in sections(report) {
+        let _ = writeln!(t, "### {}\n", section.title);
+        let _ = writeln!(t, "| {} |", section.header.join(" | "));
+        let _ = writeln!(t, "|{}", "---|".repeat(section.header.len()));
+        for r in &section.rows {
+            let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+            let _ = writeln!(t, "| {} |", cells.join(" | "));
+        }
+        t.push('\n');
     }
     t
 }
@@ -267,7 +499,25 @@ pub fn table(report: &Report) -> String {
 /// The `--json` document.
 pub fn json(report: &Report) -> serde_json::Value {
     let replies: Vec<serde_json::Value> = report.replies.iter().map(ReplyScore::to_json).collect();
-    serde_json::json!({ "summary": report.summary.to_json(), "replies": replies })
+    let groups = |g: &BTreeMap<String, Summary>| {
+        serde_json::Value::Object(
+            g.iter()
+                .map(|(name, s)| (name.clone(), s.to_json()))
+                .collect(),
+        )
+    };
+    let skipped: Vec<serde_json::Value> = report
+        .bad_lines
+        .iter()
+        .map(|b| serde_json::json!({"line": b.line, "error": b.error.to_string()}))
+        .collect();
+    serde_json::json!({
+        "summary": report.summary.to_json(),
+        "by_model": groups(&report.by_model),
+        "by_format": groups(&report.by_format),
+        "replies": replies,
+        "skipped": skipped,
+    })
 }
 
 /// Runs `bellows eval`: the report on stdout, skipped lines on stderr.
@@ -292,6 +542,8 @@ pub fn run(args: &EvalArgs) -> Result<(), EvalError> {
     }
     if args.json {
         println!("{}", json(&report));
+    } else if args.markdown {
+        print!("{}", markdown(&report));
     } else {
         print!("{}", table(&report));
     }
@@ -322,8 +574,38 @@ mod tests {
 
     #[test]
     fn modes_parse() {
-        assert_eq!(parse_mode("auto"), Ok(Mode::Auto));
-        assert_eq!(parse_mode("hermes"), Ok(Mode::Only(FormatId::Hermes)));
+        assert_eq!(parse_mode("auto"), Ok(EvalMode::Fixed(Mode::Auto)));
+        assert_eq!(
+            parse_mode("hermes"),
+            Ok(EvalMode::Fixed(Mode::Only(FormatId::Hermes)))
+        );
+        assert_eq!(parse_mode("from-corpus"), Ok(EvalMode::FromCorpus));
         assert!(parse_mode("yaml").is_err_and(|e| e.contains("qwen3_xml")));
+    }
+
+    #[test]
+    fn client_tool_lines_decode_as_the_gateway_does() {
+        assert_eq!(line_mode(Mode::Auto, true), Mode::Auto);
+        assert_eq!(line_mode(Mode::Only(FormatId::Text), true), Mode::Auto);
+        assert_eq!(
+            line_mode(Mode::Only(FormatId::Text), false),
+            Mode::Only(FormatId::Text)
+        );
+        assert_eq!(
+            line_mode(Mode::Only(FormatId::Pythonic), true),
+            Mode::Only(FormatId::Pythonic)
+        );
+        assert_eq!(
+            line_mode(Mode::Only(FormatId::OpenAi), true),
+            Mode::Only(FormatId::OpenAi)
+        );
+        let err = tools_registry(&serde_json::json!([{"type": "function", "function":
+            {"name": "f", "parameters": {"type": "array"}}}]))
+        .expect_err("not an object schema");
+        assert!(err.contains("tools[0].function.parameters"), "{err}");
+        assert!(
+            tools_registry(&serde_json::json!({"name": "f"}))
+                .is_err_and(|e| e.contains("not an OpenAI tools array"))
+        );
     }
 }

@@ -81,10 +81,7 @@ impl Defaults {
     /// or every in-band native format when the profile speaks the text protocol (with a
     /// client-only registry the text protocol itself never decodes there).
     pub fn native_mode(&self) -> Mode {
-        match self.protocol {
-            FormatId::Text | FormatId::OpenAi => Mode::Auto,
-            f => Mode::Only(f),
-        }
+        crate::tools::client_tools_mode(self.protocol)
     }
 
     /// The form earlier client-tool calls are written back in: the profile's native format,

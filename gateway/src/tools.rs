@@ -286,28 +286,14 @@ fn pythonic_call(name: &str, arguments: &serde_json::Value) -> Option<String> {
     Some(format!("{name}({})", parts.join(", ")))
 }
 
-/// Builds the plan for a request.
-pub fn plan(
-    tools: Option<&[Tool]>,
-    choice: Option<&ToolChoice>,
-    parallel_tool_calls: Option<bool>,
-    bellows: Option<&BellowsOptions>,
-    defaults: &Defaults,
-) -> Result<ToolPlan, ApiError> {
-    let tools = tools.unwrap_or_default();
-    let parallel = parallel_tool_calls.unwrap_or(true);
-    let call_format = defaults.call_format();
-    let protocol = bellows
-        .and_then(|b| b.protocol)
-        .unwrap_or(ProtocolChoice::Native);
-    // In native mode the client's tools are the only tools: a client tool named `read` or
-    // `edit` is the client's own, validated against its own schema, and nothing decodes to a
-    // builtin action. The text protocol is bellows' action space, so it keeps the builtins
-    // beside any client tools.
-    let mut registry = match protocol {
-        ProtocolChoice::Text => Registry::builtin(),
-        _ => Registry::client_only(),
-    };
+/// Declares a request's `tools` in `registry` (each a `function` with a name free in it and a
+/// valid parameters schema, `{"type": "object", "properties": {}}` when absent) and returns
+/// what the chat template is shown. `bellows eval` builds a corpus line's registry with it, so
+/// a line's `tools` are decoded exactly as a request's.
+pub fn add_client_tools(
+    registry: &mut Registry,
+    tools: &[Tool],
+) -> Result<Vec<ToolSpec>, ApiError> {
     let mut specs = Vec::with_capacity(tools.len());
     for (i, t) in tools.iter().enumerate() {
         if t.kind != "function" {
@@ -331,6 +317,43 @@ pub fn plan(
             parameters,
         });
     }
+    Ok(specs)
+}
+
+/// How a reply to a request with client tools is decoded when the model's protocol is
+/// `protocol`: in that native format, or in every in-band native format when the protocol is
+/// the text protocol or OpenAI (with a client-only registry the text protocol itself never
+/// decodes, so `auto` adds nothing but the natives).
+pub fn client_tools_mode(protocol: FormatId) -> Mode {
+    match protocol {
+        FormatId::Text | FormatId::OpenAi => Mode::Auto,
+        f => Mode::Only(f),
+    }
+}
+
+/// Builds the plan for a request.
+pub fn plan(
+    tools: Option<&[Tool]>,
+    choice: Option<&ToolChoice>,
+    parallel_tool_calls: Option<bool>,
+    bellows: Option<&BellowsOptions>,
+    defaults: &Defaults,
+) -> Result<ToolPlan, ApiError> {
+    let tools = tools.unwrap_or_default();
+    let parallel = parallel_tool_calls.unwrap_or(true);
+    let call_format = defaults.call_format();
+    let protocol = bellows
+        .and_then(|b| b.protocol)
+        .unwrap_or(ProtocolChoice::Native);
+    // In native mode the client's tools are the only tools: a client tool named `read` or
+    // `edit` is the client's own, validated against its own schema, and nothing decodes to a
+    // builtin action. The text protocol is bellows' action space, so it keeps the builtins
+    // beside any client tools.
+    let mut registry = match protocol {
+        ProtocolChoice::Text => Registry::builtin(),
+        _ => Registry::client_only(),
+    };
+    let specs = add_client_tools(&mut registry, tools)?;
     let registry = Arc::new(registry);
     if protocol == ProtocolChoice::Text {
         let choice = resolve_choice(choice, &specs, Some(&registry))?;
