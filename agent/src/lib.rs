@@ -12,6 +12,7 @@ pub mod act;
 pub mod bench;
 pub mod diff;
 pub mod history;
+pub mod isolate;
 pub mod journal;
 pub mod observe;
 pub mod policy;

@@ -721,3 +721,74 @@ fn resume_rebuilds_the_history_from_the_journal_and_appends_to_it() {
         .unwrap_err();
     assert!(err.to_string().contains("no session journal"), "{err}");
 }
+
+#[test]
+fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
+    use agent::isolate::{self, Change};
+    let dir = repo(
+        "isolate",
+        &[
+            ("a.txt", "keep\nold\n"),
+            ("c.txt", "doomed\n"),
+            ("d.txt", "same\n"),
+        ],
+    );
+    let ws = Workspace::new(&dir).unwrap();
+    let (id, copy) = isolate::isolate(&ws).unwrap();
+    assert!(copy.root().starts_with(dir.join(".bellows/isolated")));
+    let e = engine(&[
+        EDIT_A,
+        "CREATE sub/b.txt\n<<<<<<< SEARCH\n=======\nfresh\n>>>>>>> REPLACE\n",
+        "DELETE c.txt\n",
+        "DONE\n",
+    ]);
+    let out = session_in(
+        &e,
+        &copy,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    // The real tree is untouched; the copy has the changes.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nold\n"
+    );
+    assert!(dir.join("c.txt").exists() && !dir.join("sub/b.txt").exists());
+    let expected = vec![
+        Change::Write("a.txt".into()),
+        Change::Delete("c.txt".into()),
+        Change::Write("sub/b.txt".into()),
+    ];
+    assert_eq!(isolate::changes(&ws, &id).unwrap(), expected);
+
+    // A file changed in the real tree since the copy refuses the whole promotion.
+    std::fs::write(dir.join("c.txt"), "edited meanwhile\n").unwrap();
+    let err = isolate::promote(&ws, &id, false).unwrap_err();
+    assert!(err.to_string().contains("c.txt"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nold\n"
+    );
+    assert!(
+        !dir.join("sub/b.txt").exists(),
+        "nothing written when refused"
+    );
+
+    std::fs::write(dir.join("c.txt"), "doomed\n").unwrap();
+    assert_eq!(isolate::promote(&ws, &id, false).unwrap(), expected);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nnew\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("sub/b.txt")).unwrap(),
+        "fresh\n"
+    );
+    assert!(!dir.join("c.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d.txt")).unwrap(),
+        "same\n"
+    );
+    assert!(isolate::promote(&ws, "no-such-copy", false).is_err());
+}

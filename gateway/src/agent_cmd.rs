@@ -26,6 +26,23 @@ pub enum AgentCommand {
     /// Run a suite of repository tasks (`DIR/*/task.md`) and report solved tasks, false
     /// successes, turns, tokens and stop reasons.
     Bench(Box<BenchArgs>),
+    /// Apply an isolated session's changes (`--isolate`) to the repository, refusing files
+    /// changed there since the copy was made.
+    Promote(PromoteArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct PromoteArgs {
+    /// The isolated copy's id (a directory under .bellows/isolated).
+    pub id: String,
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// Only list what would change.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Overwrite files changed in the repository since the copy was made.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -147,6 +164,10 @@ pub struct RunArgs {
     /// and history, up to --max-turns more turns, appended to the same journal.
     #[arg(long, value_name = "ID", conflicts_with = "task")]
     pub resume: Option<String>,
+    /// Work on a copy of the repository under .bellows/isolated/ID/, leaving the real tree
+    /// untouched; `bellows agent promote ID` applies the result.
+    #[arg(long, conflicts_with = "resume")]
+    pub isolate: bool,
     /// One JSON event per line on stdout instead of the readable view.
     #[arg(long)]
     pub json: bool,
@@ -171,6 +192,24 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     if let Some(AgentCommand::Bench(b)) = &args.command {
         return bench(b);
     }
+    if let Some(AgentCommand::Promote(p)) = &args.command {
+        let ws = Workspace::new(&p.repo)?;
+        let changes = if p.dry_run {
+            agent::isolate::changes(&ws, &p.id)?
+        } else {
+            agent::isolate::promote(&ws, &p.id, p.force)?
+        };
+        for c in &changes {
+            match c {
+                agent::isolate::Change::Write(path) => println!("write {path}"),
+                agent::isolate::Change::Delete(path) => println!("delete {path}"),
+            }
+        }
+        if changes.is_empty() {
+            println!("nothing to promote");
+        }
+        return Ok(0);
+    }
     if let Some(AgentCommand::Undo(u)) = &args.command {
         let ws = Workspace::new(&u.repo)?;
         let restored = agent::undo(&ws, u.id.as_deref(), u.steps, u.force)?;
@@ -191,6 +230,14 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     };
     let mut ws = Workspace::new(&a.repo)?;
     ws.run_timeout = Duration::from_secs(a.run_timeout);
+    if a.isolate {
+        let (id, copy) = agent::isolate::isolate(&ws)?;
+        eprintln!(
+            "isolated copy {id} at {}; apply it with: bellows agent promote {id}",
+            copy.root().display()
+        );
+        ws = copy;
+    }
     if let Some(id) = &a.resume {
         // Refuse an unknown session before spending seconds loading the model.
         agent::Journal::open(&ws, id)?;

@@ -47,3 +47,13 @@ fn agent_bench_with_the_oracle_reports_solved_tasks() {
         "{stdout}"
     );
 }
+
+#[test]
+fn promote_needs_an_isolated_copy() {
+    let dir = std::env::temp_dir().join(format!("bellows-agent-promote-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = bellows(&["agent", "promote", "nope", "--repo", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no isolated copy nope"));
+}
