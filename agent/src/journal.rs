@@ -74,6 +74,40 @@ impl Journal {
         Ok(Journal { id, dir, file })
     }
 
+    /// Opens session `id`'s journal for appending (`bellows agent --resume`).
+    pub fn open(ws: &Workspace, id: &str) -> Result<Journal, JournalError> {
+        let dir = ws.state_dir().join("sessions").join(id);
+        // An id is one directory name, never a path that could leave `sessions/`.
+        let plain = !id.is_empty() && !id.contains(['/', '\\']) && id != "." && id != "..";
+        let path = dir.join("journal.jsonl");
+        if !plain || !path.is_file() {
+            return Err(JournalError::NoSession(dir));
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        Ok(Journal {
+            id: id.to_owned(),
+            dir,
+            file,
+        })
+    }
+
+    /// The journal's events as JSON values, skipping a torn last line.
+    pub fn events(&self) -> Result<Vec<serde_json::Value>, JournalError> {
+        let path = self.dir.join("journal.jsonl");
+        let file = File::open(&path).map_err(io(&path))?;
+        let mut events = Vec::new();
+        for line in BufReader::new(file).lines() {
+            let line = line.map_err(io(&path))?;
+            if let Ok(v) = serde_json::from_str(&line) {
+                events.push(v);
+            }
+        }
+        Ok(events)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -9,12 +9,15 @@
 //! runs on [`models::ScriptedEngine`].
 
 pub mod act;
+pub mod bench;
 pub mod diff;
 pub mod history;
+pub mod isolate;
 pub mod journal;
 pub mod observe;
 pub mod policy;
 pub mod prompt;
+pub mod resume;
 pub mod run;
 pub mod view;
 pub mod workspace;
@@ -23,6 +26,6 @@ pub use act::Observation;
 pub use journal::{Journal, undo};
 pub use policy::{Approval, ApprovalMode, Approver, Policy, ScriptedApprover};
 pub use prompt::GrammarChoice;
-pub use run::{AgentError, Config, Outcome, StopReason, run};
+pub use run::{AgentError, Config, Outcome, StopReason, resume, run};
 pub use view::{Event, View};
 pub use workspace::Workspace;

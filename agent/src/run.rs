@@ -112,7 +112,7 @@ pub struct Outcome {
     pub tokens: u64,
 }
 
-/// Runs one session to its stop reason. The loop; everything else is a small type it calls.
+/// Runs one session to its stop reason.
 pub async fn run(
     engine: &dyn Engine,
     ws: &Workspace,
@@ -120,13 +120,50 @@ pub async fn run(
     approver: &mut dyn Approver,
     view: &mut dyn View,
 ) -> Result<Outcome, AgentError> {
-    let mut s = Session::start(engine, ws, cfg, approver, view)?;
-    let mut history = History::new(
+    let mut s = Session::start(engine, ws, cfg, approver, view, Journal::create(ws)?)?;
+    let history = History::new(
         prompt::system_prompt(cfg.policy.mode),
         prompt::task_message(ws, &cfg.task),
     );
+    drive(&mut s, history, 1).await
+}
+
+/// `bellows agent --resume ID`: continues session `id` with its history rebuilt from its
+/// journal (the task is the journal's; `cfg.task` is ignored) and appends to the same journal.
+/// Up to `cfg.max_turns` more turns run, numbered after the journal's last.
+pub async fn resume(
+    engine: &dyn Engine,
+    ws: &Workspace,
+    cfg: &Config,
+    id: &str,
+    approver: &mut dyn Approver,
+    view: &mut dyn View,
+) -> Result<Outcome, AgentError> {
+    let journal = Journal::open(ws, id)?;
+    let replay = crate::resume::replay(ws, &journal, cfg)?;
+    let mut cfg = cfg.clone();
+    cfg.task = replay.task.clone();
+    let cfg = &cfg;
+    let mut s = Session::start(engine, ws, cfg, approver, view, journal)?;
+    s.tally.tokens = replay.tokens;
+    s.tally.false_successes = replay.false_successes;
+    s.tally.commits = replay.commits;
+    s.emit(Event::Resume {
+        session: s.journal.id.clone(),
+        after_turn: replay.last_turn,
+    })?;
+    drive(&mut s, replay.history, replay.last_turn + 1).await
+}
+
+/// The loop, from turn `first` on. Everything else is a small type it calls.
+async fn drive(
+    s: &mut Session<'_>,
+    mut history: History,
+    first: u32,
+) -> Result<Outcome, AgentError> {
+    let (engine, cfg) = (s.engine, s.cfg);
     let budget = prompt_budget(engine, cfg)?;
-    for turn in 1..=cfg.max_turns {
+    for turn in first..first + cfg.max_turns {
         s.turn = turn;
         let Ok(prompt) = history.render(engine, budget) else {
             return s.stop(StopReason::Budget);
@@ -246,8 +283,8 @@ impl<'a> Session<'a> {
         cfg: &'a Config,
         approver: &'a mut dyn Approver,
         view: &'a mut dyn View,
+        journal: Journal,
     ) -> Result<Session<'a>, AgentError> {
-        let journal = Journal::create(ws)?;
         let mut s = Session {
             engine,
             ws,
@@ -580,43 +617,74 @@ impl<'a> Session<'a> {
             obs.summary
         );
         obs.hint = Some("the task is not finished; fix the failure, then DONE again".to_owned());
+        // Journaled like any observation, so that a resumed session's history has it.
+        self.emit(Event::Observation {
+            turn,
+            ok: obs.ok,
+            summary: obs.summary.clone(),
+            output: crate::observe::redact(&obs.output),
+            hint: obs.hint.clone(),
+        })?;
         Ok(Some(obs))
     }
 
-    /// The turn as history keeps it: the reply, the rendered observations, and its digest.
+    /// The turn as history keeps it.
     fn record_turn(&self, reply: String, observations: &[(String, Observation)]) -> TurnRecord {
-        let artifacts = self.ws.state_dir().join("artifacts");
-        let mut text = String::new();
-        for (k, (_, obs)) in observations.iter().enumerate() {
-            let name = format!("{}-t{}-{k}.txt", self.journal.id, self.turn);
-            text.push_str(&crate::observe::render(
-                obs,
-                self.cfg.output_budget,
-                Some((&artifacts, &name)),
-            ));
-        }
-        if observations.is_empty() && !self.malformed.is_empty() {
-            text.push_str(&format!(
-                "[error] a command could not be read ({})\nhint: write each command exactly as \
-                 the instructions show, one per line\n",
-                self.malformed.join(", ")
-            ));
-        } else if observations.is_empty() {
-            text.push_str("[error] no command found in your reply\nhint: write one command on its own line, e.g. LIST\n");
-        }
-        let digest = match observations.first() {
-            Some((action, obs)) => {
-                let first = action.lines().next().unwrap_or_default();
-                let status = if obs.ok { "ok" } else { "error" };
-                format!("turn {}: {first} → {status}: {}", self.turn, obs.summary)
-            }
-            None => format!("turn {}: no command", self.turn),
-        };
-        TurnRecord {
+        turn_record(
+            self.ws,
+            self.cfg,
+            &self.journal.id,
+            self.turn,
             reply,
-            observations: text,
-            digest,
+            observations,
+            &self.malformed,
+        )
+    }
+}
+
+/// A turn as history keeps it: the reply, the rendered observations (each paired with the
+/// canonical text of its action), and its digest. The live loop and resume both build turns
+/// here, so a resumed history reads as the original did.
+pub(crate) fn turn_record(
+    ws: &Workspace,
+    cfg: &Config,
+    session: &str,
+    turn: u32,
+    reply: String,
+    observations: &[(String, Observation)],
+    malformed: &[String],
+) -> TurnRecord {
+    let artifacts = ws.state_dir().join("artifacts");
+    let mut text = String::new();
+    for (k, (_, obs)) in observations.iter().enumerate() {
+        let name = format!("{session}-t{turn}-{k}.txt");
+        text.push_str(&crate::observe::render(
+            obs,
+            cfg.output_budget,
+            Some((&artifacts, &name)),
+        ));
+    }
+    if observations.is_empty() && !malformed.is_empty() {
+        text.push_str(&format!(
+            "[error] a command could not be read ({})\nhint: write each command exactly as \
+             the instructions show, one per line\n",
+            malformed.join(", ")
+        ));
+    } else if observations.is_empty() {
+        text.push_str("[error] no command found in your reply\nhint: write one command on its own line, e.g. LIST\n");
+    }
+    let digest = match observations.first() {
+        Some((action, obs)) => {
+            let first = action.lines().next().unwrap_or_default();
+            let status = if obs.ok { "ok" } else { "error" };
+            format!("turn {turn}: {first} → {status}: {}", obs.summary)
         }
+        None => format!("turn {turn}: no command"),
+    };
+    TurnRecord {
+        reply,
+        observations: text,
+        digest,
     }
 }
 

@@ -101,6 +101,11 @@ pub enum Event {
         echoes: u32,
         tokens: u64,
     },
+    /// `bellows agent --resume` continued the session after turn `after_turn`.
+    Resume {
+        session: String,
+        after_turn: u32,
+    },
     /// `bellows agent undo` restored commit `id`'s pre-image.
     Undo {
         id: u32,
@@ -210,6 +215,12 @@ impl View for Terminal {
                 "\nstopped: {reason} after {turns} turns, {tokens} tokens, \
                  {false_successes} rejected DONE"
             ),
+            Event::Resume {
+                session,
+                after_turn,
+            } => {
+                writeln!(out, "resuming session {session} after turn {after_turn}")
+            }
             Event::Undo { id, path } => writeln!(out, "restored {path} (commit {id})"),
         };
         let _ = out.flush();

@@ -646,3 +646,149 @@ fn a_malformed_command_is_told_to_the_model_by_kind() {
     assert!(prompts(&e)[1].contains("a command could not be read (bad_verb_line)"));
     assert_eq!(events(&journal(&dir, &out), "malformed").len(), 1);
 }
+
+#[test]
+fn resume_rebuilds_the_history_from_the_journal_and_appends_to_it() {
+    const EDIT_B: &str = "EDIT a.txt\n<<<<<<< SEARCH\nnew\n=======\nnewer\n>>>>>>> REPLACE\n";
+    let files = [("a.txt", "keep\nold\n")];
+    // The same replies, once uninterrupted and once cut after turn 1 and resumed.
+    let whole_dir = repo("resume-whole", &files);
+    let whole = engine(&[EDIT_A, "READ a.txt\n", EDIT_B, "DONE\n"]);
+    let c = cfg(ApprovalMode::Auto);
+    let out = session(&whole, &whole_dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((out.reason, out.turns), (StopReason::Done, 4));
+
+    let dir = repo("resume", &files);
+    let first = engine(&[EDIT_A, "READ a.txt\n"]);
+    let mut c1 = cfg(ApprovalMode::Auto);
+    c1.max_turns = 2;
+    let cut = session(&first, &dir, &c1, &mut ScriptedApprover::default());
+    assert_eq!((cut.reason, cut.turns), (StopReason::MaxTurns, 2));
+
+    let rest = engine(&[EDIT_B, "DONE\n"]);
+    let mut c2 = cfg(ApprovalMode::Auto);
+    c2.task = "a task the journal overrides".to_owned();
+    let ws = Workspace::new(&dir).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = rt
+        .block_on(agent::resume(
+            &rest,
+            &ws,
+            &c2,
+            &cut.session,
+            &mut ScriptedApprover::default(),
+            &mut Quiet,
+        ))
+        .unwrap();
+    assert_eq!(out.session, cut.session, "the same session continues");
+    assert_eq!((out.reason, out.turns), (StopReason::Done, 4));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nnewer\n"
+    );
+    // The resumed prompt is the one the uninterrupted session saw at turn 3: the journal's
+    // task, both earlier replies and their observations.
+    assert_eq!(prompts(&rest)[0], prompts(&whole)[2]);
+    assert!(!prompts(&rest)[0].contains("overrides"));
+    // One journal: the first run's events, then the resume's; commit ids keep counting, so
+    // undo can tell the two edits apart.
+    let j = journal(&dir, &out);
+    assert_eq!(events(&j, "resume")[0]["after_turn"], 2);
+    let ids: Vec<_> = events(&j, "commit")
+        .iter()
+        .map(|c| c["id"].clone())
+        .collect();
+    assert_eq!(ids, [1, 2]);
+    assert_eq!(events(&j, "stop").len(), 2);
+    agent::undo(&ws, Some(&cut.session), 1, false).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nnew\n"
+    );
+    // An unknown session is refused.
+    let err = rt
+        .block_on(agent::resume(
+            &rest,
+            &ws,
+            &c2,
+            "no-such-session",
+            &mut ScriptedApprover::default(),
+            &mut Quiet,
+        ))
+        .unwrap_err();
+    assert!(err.to_string().contains("no session journal"), "{err}");
+}
+
+#[test]
+fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
+    use agent::isolate::{self, Change};
+    let dir = repo(
+        "isolate",
+        &[
+            ("a.txt", "keep\nold\n"),
+            ("c.txt", "doomed\n"),
+            ("d.txt", "same\n"),
+        ],
+    );
+    let ws = Workspace::new(&dir).unwrap();
+    let (id, copy) = isolate::isolate(&ws).unwrap();
+    assert!(copy.root().starts_with(dir.join(".bellows/isolated")));
+    let e = engine(&[
+        EDIT_A,
+        "CREATE sub/b.txt\n<<<<<<< SEARCH\n=======\nfresh\n>>>>>>> REPLACE\n",
+        "DELETE c.txt\n",
+        "DONE\n",
+    ]);
+    let out = session_in(
+        &e,
+        &copy,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    // The real tree is untouched; the copy has the changes.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nold\n"
+    );
+    assert!(dir.join("c.txt").exists() && !dir.join("sub/b.txt").exists());
+    let expected = vec![
+        Change::Write("a.txt".into()),
+        Change::Delete("c.txt".into()),
+        Change::Write("sub/b.txt".into()),
+    ];
+    assert_eq!(isolate::changes(&ws, &id).unwrap(), expected);
+
+    // A file changed in the real tree since the copy refuses the whole promotion.
+    std::fs::write(dir.join("c.txt"), "edited meanwhile\n").unwrap();
+    let err = isolate::promote(&ws, &id, false).unwrap_err();
+    assert!(err.to_string().contains("c.txt"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nold\n"
+    );
+    assert!(
+        !dir.join("sub/b.txt").exists(),
+        "nothing written when refused"
+    );
+
+    std::fs::write(dir.join("c.txt"), "doomed\n").unwrap();
+    assert_eq!(isolate::promote(&ws, &id, false).unwrap(), expected);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nnew\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("sub/b.txt")).unwrap(),
+        "fresh\n"
+    );
+    assert!(!dir.join("c.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d.txt")).unwrap(),
+        "same\n"
+    );
+    assert!(isolate::promote(&ws, "no-such-copy", false).is_err());
+}

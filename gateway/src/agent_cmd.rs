@@ -23,15 +23,58 @@ pub struct AgentArgs {
 pub enum AgentCommand {
     /// Restore the files a session changed, newest change first.
     Undo(UndoArgs),
+    /// Run a suite of repository tasks (`DIR/*/task.md`) and report solved tasks, false
+    /// successes, turns, tokens and stop reasons.
+    Bench(Box<BenchArgs>),
+    /// Apply an isolated session's changes (`--isolate`) to the repository, refusing files
+    /// changed there since the copy was made.
+    Promote(PromoteArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {
-    /// What to do, in plain words.
-    pub task: Option<String>,
-    /// The repository to work in; every path the model names is confined to it.
+pub struct PromoteArgs {
+    /// The isolated copy's id (a directory under .bellows/isolated).
+    pub id: String,
     #[arg(long, default_value = ".")]
     pub repo: PathBuf,
+    /// Only list what would change.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Overwrite files changed in the repository since the copy was made.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// The suite: one folder per task with repo/, task.md, verify.sh and oracle.jsonl.
+    #[arg(default_value = "benches/agent-tasks")]
+    pub dir: PathBuf,
+    /// llama (the in-process model) or oracle (each task's scripted replies; tests the
+    /// harness, and must solve every task).
+    #[arg(long, default_value = "llama", value_parser = ["llama", "oracle"])]
+    pub engine: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// off, lazy or strict. Default: the profile's grammar mode.
+    #[arg(long, value_parser = ["off", "lazy", "strict"])]
+    pub grammar: Option<String>,
+    #[arg(long, default_value_t = 12)]
+    pub max_turns: u32,
+    /// Tokens kept free for each reply (its max_tokens).
+    #[arg(long, default_value_t = 512)]
+    pub reply_reserve: u32,
+    /// Only the tasks whose folder name contains this.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Keep each task's copy under the system temp dir.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// How the model is found and loaded, as for `serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
     /// GGUF file or known model name (`smollm2`, `gemma3`, `tiny`), as for `serve`.
     #[arg(long, short = 'm', env = "BELLOWS_MODEL", value_name = "PATH|NAME")]
     pub model: Option<String>,
@@ -47,6 +90,41 @@ pub struct RunArgs {
     /// Layers offloaded to the GPU (GPU builds only). Default: 0.
     #[arg(long, env = "BELLOWS_GPU_LAYERS", default_value_t = 0)]
     pub gpu_layers: u32,
+}
+
+impl ModelArgs {
+    fn load(&self) -> anyhow::Result<LlamaEngine> {
+        let path = crate::serve::resolve_model(self.model.as_deref())?;
+        let mut opts = LoadOptions::new(path);
+        opts.gpu_layers = self.gpu_layers;
+        opts.threads = self.threads;
+        opts.n_ctx = self.ctx;
+        opts.profile = self.profile.clone();
+        Ok(LlamaEngine::load(opts)?)
+    }
+}
+
+/// `--grammar`, else the profile's mode.
+fn grammar_choice(flag: Option<&str>, profile: GrammarMode) -> GrammarChoice {
+    match flag {
+        Some(g) => GrammarChoice::parse(g).unwrap_or(GrammarChoice::Off),
+        None => match profile {
+            GrammarMode::Off => GrammarChoice::Off,
+            GrammarMode::Lazy => GrammarChoice::Lazy,
+            GrammarMode::Strict => GrammarChoice::Strict,
+        },
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// What to do, in plain words.
+    pub task: Option<String>,
+    /// The repository to work in; every path the model names is confined to it.
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// plan (read-only), ask (every change and command), edits (edits automatic, commands
     /// ask), auto (everything inside the repository). Default: ask on a terminal, else plan.
     #[arg(long, value_parser = ["plan", "ask", "edits", "auto"])]
@@ -82,6 +160,14 @@ pub struct RunArgs {
     /// Seconds a RUN may take before it is killed.
     #[arg(long, default_value_t = 60)]
     pub run_timeout: u64,
+    /// Continue session ID (a directory under .bellows/sessions) from its journal: its task
+    /// and history, up to --max-turns more turns, appended to the same journal.
+    #[arg(long, value_name = "ID", conflicts_with = "task")]
+    pub resume: Option<String>,
+    /// Work on a copy of the repository under .bellows/isolated/ID/, leaving the real tree
+    /// untouched; `bellows agent promote ID` applies the result.
+    #[arg(long, conflicts_with = "resume")]
+    pub isolate: bool,
     /// One JSON event per line on stdout instead of the readable view.
     #[arg(long)]
     pub json: bool,
@@ -103,6 +189,27 @@ pub struct UndoArgs {
 
 /// Runs `bellows agent`; the exit status is 0 when the session ended done or verified.
 pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
+    if let Some(AgentCommand::Bench(b)) = &args.command {
+        return bench(b);
+    }
+    if let Some(AgentCommand::Promote(p)) = &args.command {
+        let ws = Workspace::new(&p.repo)?;
+        let changes = if p.dry_run {
+            agent::isolate::changes(&ws, &p.id)?
+        } else {
+            agent::isolate::promote(&ws, &p.id, p.force)?
+        };
+        for c in &changes {
+            match c {
+                agent::isolate::Change::Write(path) => println!("write {path}"),
+                agent::isolate::Change::Delete(path) => println!("delete {path}"),
+            }
+        }
+        if changes.is_empty() {
+            println!("nothing to promote");
+        }
+        return Ok(0);
+    }
     if let Some(AgentCommand::Undo(u)) = &args.command {
         let ws = Workspace::new(&u.repo)?;
         let restored = agent::undo(&ws, u.id.as_deref(), u.steps, u.force)?;
@@ -115,34 +222,35 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let a = &args.run;
-    let task = a
-        .task
-        .clone()
-        .ok_or_else(|| anyhow::anyhow!("a TASK is required: bellows agent \"TASK\""))?;
+    let task = match (&a.task, &a.resume) {
+        (Some(task), _) => task.clone(),
+        // The journal's task replaces this one.
+        (None, Some(_)) => String::new(),
+        (None, None) => anyhow::bail!("a TASK is required: bellows agent \"TASK\""),
+    };
     let mut ws = Workspace::new(&a.repo)?;
     ws.run_timeout = Duration::from_secs(a.run_timeout);
+    if a.isolate {
+        let (id, copy) = agent::isolate::isolate(&ws)?;
+        eprintln!(
+            "isolated copy {id} at {}; apply it with: bellows agent promote {id}",
+            copy.root().display()
+        );
+        ws = copy;
+    }
+    if let Some(id) = &a.resume {
+        // Refuse an unknown session before spending seconds loading the model.
+        agent::Journal::open(&ws, id)?;
+    }
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let mode = match a.approval.as_deref() {
         Some(m) => ApprovalMode::parse(m).unwrap_or(ApprovalMode::Plan),
         None if terminal => ApprovalMode::Ask,
         None => ApprovalMode::Plan,
     };
-    let path = crate::serve::resolve_model(a.model.as_deref())?;
-    let mut opts = LoadOptions::new(path);
-    opts.gpu_layers = a.gpu_layers;
-    opts.threads = a.threads;
-    opts.n_ctx = a.ctx;
-    opts.profile = a.profile.clone();
-    let engine = LlamaEngine::load(opts)?;
+    let engine = a.model.load()?;
     let profile = engine.profile();
-    let grammar = match a.grammar.as_deref() {
-        Some(g) => GrammarChoice::parse(g).unwrap_or(GrammarChoice::Off),
-        None => match profile.grammar {
-            GrammarMode::Off => GrammarChoice::Off,
-            GrammarMode::Lazy => GrammarChoice::Lazy,
-            GrammarMode::Strict => GrammarChoice::Strict,
-        },
-    };
+    let grammar = grammar_choice(a.grammar.as_deref(), profile.grammar);
     let mut policy = Policy::new(mode);
     policy.allow_run = a.allow_run.clone();
     let mut cfg = Config::new(&task, policy);
@@ -169,9 +277,68 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(agent::run(&engine, &ws, &cfg, &mut approver, view.as_mut()))?;
+    let outcome = match &a.resume {
+        Some(id) => runtime.block_on(agent::resume(
+            &engine,
+            &ws,
+            &cfg,
+            id,
+            &mut approver,
+            view.as_mut(),
+        ))?,
+        None => runtime.block_on(agent::run(&engine, &ws, &cfg, &mut approver, view.as_mut()))?,
+    };
     Ok(match outcome.reason {
         StopReason::Done | StopReason::Verified => 0,
         _ => 1,
     })
+}
+
+/// `bellows agent bench`: every task on a fresh copy, approval `auto`; exit 0 when every task
+/// is solved.
+fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
+    let mut tasks = agent::bench::load_suite(&b.dir)?;
+    if let Some(only) = &b.only {
+        tasks.retain(|t| t.name.contains(only.as_str()));
+    }
+    let mut cfg = Config::new("", Policy::new(ApprovalMode::Auto));
+    cfg.max_turns = b.max_turns;
+    cfg.reply_reserve = b.reply_reserve;
+    let llama = match b.engine.as_str() {
+        "oracle" => None,
+        _ => {
+            let engine = b.model.load()?;
+            let profile = engine.profile();
+            cfg.grammar = grammar_choice(b.grammar.as_deref(), profile.grammar);
+            cfg.sampling = profile.sampling.clone();
+            Some(engine)
+        }
+    };
+    let bench = agent::bench::BenchConfig {
+        session: cfg,
+        keep: b.keep,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut results = Vec::new();
+    for task in &tasks {
+        let result = match &llama {
+            Some(engine) => runtime.block_on(agent::bench::run_task(engine, task, &bench))?,
+            None => {
+                let oracle = agent::bench::oracle_engine(task);
+                runtime.block_on(agent::bench::run_task(&oracle, task, &bench))?
+            }
+        };
+        eprintln!(
+            "{}: {} ({} turns, verify {})",
+            task.name,
+            result.reason.as_str(),
+            result.turns,
+            if result.verified { "ok" } else { "fails" }
+        );
+        results.push(result);
+    }
+    print!("{}", agent::bench::report(&results));
+    Ok(i32::from(!results.iter().all(|r| r.solved())))
 }

@@ -1,0 +1,89 @@
+//! The task benchmark's harness: the oracle (each task's scripted replies) must solve every
+//! task of `benches/agent-tasks` with no false success, and a DONE that `verify.sh` rejects
+//! must count as a false success.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
+
+use std::path::PathBuf;
+
+use agent::bench::{self, BenchConfig, Task};
+use agent::{ApprovalMode, Config, Policy, StopReason};
+
+fn suite_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../benches/agent-tasks")
+}
+
+fn config() -> BenchConfig {
+    let mut session = Config::new("", Policy::new(ApprovalMode::Ask));
+    session.max_turns = 12;
+    session.reply_reserve = 512;
+    BenchConfig {
+        session,
+        keep: false,
+    }
+}
+
+fn run(task: &Task) -> bench::TaskResult {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = bench::oracle_engine(task);
+    rt.block_on(bench::run_task(&engine, task, &config()))
+        .unwrap()
+}
+
+#[test]
+fn the_oracle_solves_every_task_without_a_false_success() {
+    let tasks = bench::load_suite(&suite_dir()).unwrap();
+    assert!(tasks.len() >= 12, "{} tasks", tasks.len());
+    let results: Vec<_> = tasks.iter().map(run).collect();
+    let report = bench::report(&results);
+    for (task, r) in tasks.iter().zip(&results) {
+        assert!(r.solved(), "{} not solved:\n{report}", task.name);
+        assert_eq!(
+            r.turns as usize,
+            task.oracle.len(),
+            "{}: every oracle reply is one turn",
+            task.name
+        );
+        assert_eq!(
+            r.converted, r.turns,
+            "{}: every oracle reply decodes",
+            task.name
+        );
+    }
+    assert!(
+        report.ends_with(&format!(
+            "solved {n}/{n}, false successes 0\n",
+            n = tasks.len()
+        )),
+        "{report}"
+    );
+}
+
+#[test]
+fn every_task_starts_unsolved() {
+    // A verify.sh that already passes on the starting files would make its task free.
+    for task in bench::load_suite(&suite_dir()).unwrap() {
+        let mut t = task.clone();
+        t.oracle = vec!["Nothing to do.\nDONE nothing\n".to_owned()];
+        let r = run(&t);
+        assert_eq!(r.reason, StopReason::Done, "{}", task.name);
+        assert!(!r.verified, "{}: verify.sh passes untouched", task.name);
+        assert!(r.false_success() && !r.solved(), "{}", task.name);
+    }
+}
+
+#[test]
+fn a_session_without_done_is_neither_solved_nor_a_false_success() {
+    let task = Task::load(&suite_dir().join("create-file")).unwrap();
+    let mut t = task.clone();
+    // The right file, but no DONE: the session stalls on the fallback prose.
+    t.oracle.pop();
+    let r = run(&t);
+    assert_eq!(r.reason, StopReason::Stall);
+    assert!(r.verified && !r.solved() && !r.false_success());
+    let report = bench::report(&[r]);
+    assert!(report.contains("tree-ok") && report.ends_with("solved 0/1, false successes 0\n"));
+}

@@ -1,0 +1,3 @@
+NAME = "fetcher"
+MAX_RETRIES = 3
+TIMEOUT = 10

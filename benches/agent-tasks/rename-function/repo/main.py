@@ -1,0 +1,3 @@
+from util import get_nme
+
+print(get_nme({"name": "ada"}))

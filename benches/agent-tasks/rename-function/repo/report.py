@@ -1,0 +1,5 @@
+import util
+
+
+def line(user):
+    return "user: " + util.get_nme(user)

@@ -1,0 +1,2 @@
+def get_nme(user):
+    return user["name"]
