@@ -111,10 +111,13 @@ pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec>
         .join("\n");
     match choice {
         GrammarChoice::Off => None,
-        // Every turn must act: at most two lines of prose, then an action (the system prompt
-        // asks for one short sentence before the commands).
+        // Every turn must act: at most two short lines of prose, then an action (the system
+        // prompt asks for one short sentence before the commands). The lead lines are
+        // bounded, so a model cannot spend its whole reply on one line of prose.
         GrammarChoice::Strict => Some(GrammarSpec::Strict {
-            gbnf: format!("{gbnf}\nturn-root ::= prose? prose? action (prose | action)*\n"),
+            gbnf: format!(
+                "{gbnf}\nturn-root ::= lead? lead? action (prose | action)*\n{LEAD_RULE}\n"
+            ),
             root: "turn-root".to_owned(),
         }),
         GrammarChoice::Lazy => Some(GrammarSpec::Lazy {
@@ -231,3 +234,7 @@ mod tests {
         assert!(!plan.contains("EDIT") && !plan.contains("RUN ") && plan.contains("GREP"));
     }
 }
+
+/// A prose line of at most 160 characters before the first action under the strict grammar
+/// (the protocol's `prose` rule, bounded).
+const LEAD_RULE: &str = "lead ::= \"\\n\" | [^A-Z<=>\\n] [^\\n]{0,159} \"\\n\" | [A-Z] ([^A-Z\\n] [^\\n]{0,158})? \"\\n\"";
