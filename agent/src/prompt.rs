@@ -88,6 +88,10 @@ pub fn task_message(ws: &Workspace, task: &str) -> String {
     s
 }
 
+/// A prose line of at most 160 characters before the first action under the strict grammar
+/// (the protocol's `prose` rule, bounded).
+const LEAD_RULE: &str = "lead ::= \"\\n\" | [^A-Z<=>\\n] [^\\n]{0,159} \"\\n\" | [A-Z] ([^A-Z\\n] [^\\n]{0,158})? \"\\n\"";
+
 /// The text-protocol grammar restricted to `mode`'s tools, applied as `choice` says.
 pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec> {
     let gbnf = Registry::builtin().text_protocol_gbnf();
@@ -234,7 +238,3 @@ mod tests {
         assert!(!plan.contains("EDIT") && !plan.contains("RUN ") && plan.contains("GREP"));
     }
 }
-
-/// A prose line of at most 160 characters before the first action under the strict grammar
-/// (the protocol's `prose` rule, bounded).
-const LEAD_RULE: &str = "lead ::= \"\\n\" | [^A-Z<=>\\n] [^\\n]{0,159} \"\\n\" | [A-Z] ([^A-Z\\n] [^\\n]{0,158})? \"\\n\"";
