@@ -50,20 +50,8 @@ pub fn isolate(ws: &Workspace) -> Result<(String, Workspace), IsolateError> {
         path: base.clone(),
         source,
     })?;
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut n = 0;
-    let (id, dir) = loop {
-        let id = format!("{secs:010}-{}-{n}", std::process::id());
-        let dir = base.join(&id);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => break (id, dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-            Err(source) => return Err(IsolateError::Io { path: dir, source }),
-        }
-    };
+    let (id, dir) = crate::journal::fresh_dir(&base)
+        .map_err(|(path, source)| IsolateError::Io { path, source })?;
     let copy = Workspace::new(&dir)?;
     let mut shas = BTreeMap::new();
     for path in ws.files("")? {

@@ -45,26 +45,34 @@ pub struct Journal {
     file: File,
 }
 
+/// Creates a new directory under `base` named by the time, the process id and a counter (the
+/// first name not taken); returns its name and path, or the path that failed.
+pub(crate) fn fresh_dir(
+    base: &std::path::Path,
+) -> Result<(String, std::path::PathBuf), (std::path::PathBuf, std::io::Error)> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut n = 0;
+    loop {
+        let id = format!("{secs:010}-{}-{n}", std::process::id());
+        let dir = base.join(&id);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok((id, dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+            Err(e) => return Err((dir, e)),
+        }
+    }
+}
+
 impl Journal {
     /// Creates a new session under `ws`'s `.bellows/sessions/`, named by the time and
     /// process id (and a counter when that name is taken).
     pub fn create(ws: &Workspace) -> Result<Journal, JournalError> {
         let base = ws.state_dir().join("sessions");
         std::fs::create_dir_all(&base).map_err(io(&base))?;
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let mut n = 0;
-        let (id, dir) = loop {
-            let id = format!("{secs:010}-{}-{n}", std::process::id());
-            let dir = base.join(&id);
-            match std::fs::create_dir(&dir) {
-                Ok(()) => break (id, dir),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-                Err(e) => return Err(io(&dir)(e)),
-            }
-        };
+        let (id, dir) = fresh_dir(&base).map_err(|(dir, e)| io(&dir)(e))?;
         let path = dir.join("journal.jsonl");
         let file = OpenOptions::new()
             .create(true)
