@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use codec::registry::BUILTINS;
-use codec::{Action, Registry};
+use codec::Registry;
 use models::GrammarSpec;
 
 use crate::policy::ApprovalMode;
@@ -31,10 +31,8 @@ impl GrammarChoice {
     }
 }
 
-/// The example block bodies of the system prompt (the registry's wording); a block that
-/// repeats one is an echo, not an edit.
-pub const EXAMPLE_SEARCH: &str = "exact lines copied from the file\n";
-pub const EXAMPLE_REPLACE: &str = "the new lines\n";
+pub use codec::echo::Echoes;
+pub use codec::registry::{EXAMPLE_REPLACE, EXAMPLE_SEARCH};
 
 /// Files listed in the repository overview before it says "and N more".
 const OVERVIEW_FILES: usize = 40;
@@ -88,10 +86,6 @@ pub fn task_message(ws: &Workspace, task: &str) -> String {
     s
 }
 
-/// A prose line of at most 160 characters before the first action under the strict grammar
-/// (the protocol's `prose` rule, bounded).
-const LEAD_RULE: &str = "lead ::= \"\\n\" | [^A-Z<=>\\n] [^\\n]{0,159} \"\\n\" | [A-Z] ([^A-Z\\n] [^\\n]{0,158})? \"\\n\"";
-
 /// The text-protocol grammar restricted to `mode`'s tools, applied as `choice` says.
 pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec> {
     let gbnf = Registry::builtin().text_protocol_gbnf();
@@ -118,11 +112,10 @@ pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec>
         // Every turn must act: at most two short lines of prose, then an action (the system
         // prompt asks for one short sentence before the commands). The lead lines are
         // bounded, so a model cannot spend its whole reply on one line of prose.
+        // The registry's `acting` rule: at most two bounded lead lines, then an action.
         GrammarChoice::Strict => Some(GrammarSpec::Strict {
-            gbnf: format!(
-                "{gbnf}\nturn-root ::= lead? lead? action (prose | action)*\n{LEAD_RULE}\n"
-            ),
-            root: "turn-root".to_owned(),
+            gbnf,
+            root: "acting".to_owned(),
         }),
         GrammarChoice::Lazy => Some(GrammarSpec::Lazy {
             gbnf: format!("{gbnf}\nlazy-root ::= action (prose | action)*\n"),
@@ -133,92 +126,6 @@ pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec>
                 .map(|t| format!("{} ", t.verb))
                 .collect(),
         }),
-    }
-}
-
-/// The protocol's own help text, to refuse a model that echoes it back (`READ path`,
-/// `RUN program args`, `DONE summary`): the placeholder words of every tool's syntax line in
-/// the registry. The codec already declines to decode most echoed verb lines (they come out
-/// as prose); this catches those lines and echoed calls in the other formats.
-#[derive(Debug, Clone)]
-pub struct Echoes {
-    placeholders: Vec<String>,
-}
-
-impl Default for Echoes {
-    fn default() -> Echoes {
-        let mut placeholders = Vec::new();
-        for t in BUILTINS {
-            for w in t.syntax.split_whitespace().skip(1) {
-                let inner = w.trim_start_matches('[').trim_end_matches(']');
-                let bare = inner.split(['[', ':']).next().unwrap_or(inner);
-                for p in [w, inner, bare] {
-                    if !p.is_empty()
-                        && p != "->"
-                        && p != "--"
-                        && !placeholders.iter().any(|x| x == p)
-                    {
-                        placeholders.push(p.to_owned());
-                    }
-                }
-            }
-        }
-        Echoes { placeholders }
-    }
-}
-
-impl Echoes {
-    fn is_placeholder(&self, w: &str) -> bool {
-        self.placeholders.iter().any(|p| p == w)
-    }
-
-    /// True when every argument of `action` is a placeholder of the help text, or it writes
-    /// the system prompt's example block.
-    pub fn is_echo(&self, action: &Action) -> bool {
-        let example = |body: &str| body == EXAMPLE_SEARCH || body == EXAMPLE_REPLACE;
-        match action {
-            Action::Create { content, .. } if example(content) => return true,
-            Action::Edit { blocks, .. }
-                if blocks
-                    .iter()
-                    .any(|b| example(&b.search) || example(&b.replace)) =>
-            {
-                return true;
-            }
-            _ => {}
-        }
-        let words: Vec<String> = match action.arguments() {
-            serde_json::Value::Object(m) => m
-                .values()
-                .flat_map(|v| match v {
-                    serde_json::Value::Array(a) => a.clone(),
-                    other => vec![other.clone()],
-                })
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect(),
-            _ => Vec::new(),
-        };
-        !words.is_empty() && words.iter().all(|w| self.is_placeholder(w.trim()))
-    }
-
-    /// Lines of a reply that are help lines: a verb followed only by placeholders, or a line
-    /// starting with a tool's whole syntax (`READ path[:start-end]  show a file…`).
-    pub fn lines_in(&self, reply: &str) -> usize {
-        reply
-            .lines()
-            .filter(|line| {
-                let mut words = line.split_whitespace();
-                let Some(verb) = words.next() else {
-                    return false;
-                };
-                let Some(tool) = BUILTINS.iter().find(|t| t.verb == verb) else {
-                    return false;
-                };
-                let rest: Vec<&str> = words.filter(|w| *w != "->" && *w != "--").collect();
-                line.starts_with(tool.syntax)
-                    || (!rest.is_empty() && rest.iter().all(|w| self.is_placeholder(w)))
-            })
-            .count()
     }
 }
 

@@ -14,6 +14,7 @@
 //! * [`event`] — decoder events (re-exporting the kinds).
 //! * [`registry`] — the tool table: builtin tools plus client-declared ones; generates the
 //!   system prompt, the JSON schemas and the GBNF grammar, and validates arguments.
+//! * [`echo`] — recognising actions that copy the protocol's help text back.
 //! * [`format`](mod@format) — the contract between the prose scanner and a format's body parser.
 //! * [`text`] — the text protocol (verb lines, SEARCH/REPLACE blocks).
 //! * [`native`] — native tool-call formats (Hermes, Qwen3 XML, Llama-3, Mistral, pythonic,
@@ -24,6 +25,7 @@
 //! * [`score`] — conversion-rate accounting for `bellows eval`.
 
 pub mod action;
+pub mod echo;
 pub mod event;
 pub mod format;
 pub mod format_id;

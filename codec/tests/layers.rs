@@ -16,6 +16,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("registry", 2),
     // The contract between the scanner and the formats.
     ("format", 3),
+    // Telling an echo of the help text from an action.
+    ("echo", 3),
     // The formats.
     ("text", 4),
     ("native", 4),

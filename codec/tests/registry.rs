@@ -85,6 +85,15 @@ fn gbnf_rules_are_closed() {
                     }
                     plain.push(' ');
                 }
+                // A `{m,n}` repetition bound holds numbers, not rule names.
+                '{' => {
+                    for d in chars.by_ref() {
+                        if d == '}' {
+                            break;
+                        }
+                    }
+                    plain.push(' ');
+                }
                 c if c.is_ascii_alphanumeric() || c == '-' => plain.push(c),
                 _ => plain.push(' '),
             }

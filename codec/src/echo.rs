@@ -1,0 +1,129 @@
+//! Echoes: actions that copy the protocol's own help text back (`READ path`, `RUN program
+//! args`, an edit whose SEARCH is the prompt's placeholder body, the worked example of the
+//! system prompt). Tiny models do this a lot; such an action decodes (the codec never guesses
+//! what a well-formed line meant) but no one should act on it, and measurements count it
+//! apart from real actions.
+
+use crate::action::Action;
+use crate::registry::{BUILTINS, EXAMPLE_REPLACE, EXAMPLE_SEARCH, WORKED_EXAMPLE_PATH};
+
+/// Recognises echoes of the builtin tools' help text: the placeholder words of every tool's
+/// syntax line (`path`, `program`, `args`, `summary`, …) and the system prompt's example
+/// bodies.
+#[derive(Debug, Clone)]
+pub struct Echoes {
+    placeholders: Vec<String>,
+}
+
+impl Default for Echoes {
+    fn default() -> Echoes {
+        let mut placeholders: Vec<String> = Vec::new();
+        for t in BUILTINS {
+            for w in t.syntax.split_whitespace().skip(1) {
+                let inner = w.trim_start_matches('[').trim_end_matches(']');
+                let bare = inner.split(['[', ':']).next().unwrap_or(inner);
+                for p in [w, inner, bare] {
+                    if !p.is_empty()
+                        && p != "->"
+                        && p != "--"
+                        && !placeholders.iter().any(|x| x == p)
+                    {
+                        placeholders.push(p.to_owned());
+                    }
+                }
+            }
+        }
+        Echoes { placeholders }
+    }
+}
+
+impl Echoes {
+    fn is_placeholder(&self, w: &str) -> bool {
+        self.placeholders.iter().any(|p| p == w)
+    }
+
+    /// True when every argument of `action` is a placeholder of the help text, or it writes
+    /// one of the system prompt's example bodies, or it is the worked example's edit.
+    pub fn is_echo(&self, action: &Action) -> bool {
+        let example = |body: &str| body == EXAMPLE_SEARCH || body == EXAMPLE_REPLACE;
+        match action {
+            Action::Create { content, .. } if example(content) => return true,
+            Action::Edit { path, blocks }
+                if path == WORKED_EXAMPLE_PATH
+                    || blocks
+                        .iter()
+                        .any(|b| example(&b.search) || example(&b.replace)) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        let words: Vec<String> = match action.arguments() {
+            serde_json::Value::Object(m) => m
+                .values()
+                .flat_map(|v| match v {
+                    serde_json::Value::Array(a) => a.clone(),
+                    other => vec![other.clone()],
+                })
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        };
+        !words.is_empty() && words.iter().all(|w| self.is_placeholder(w.trim()))
+    }
+
+    /// Lines of a reply that are help lines: a verb followed only by placeholders, or a line
+    /// starting with a tool's whole syntax (`READ path[:start-end]  show a file…`).
+    pub fn lines_in(&self, reply: &str) -> usize {
+        reply
+            .lines()
+            .filter(|line| {
+                let mut words = line.split_whitespace();
+                let Some(verb) = words.next() else {
+                    return false;
+                };
+                let Some(tool) = BUILTINS.iter().find(|t| t.verb == verb) else {
+                    return false;
+                };
+                let rest: Vec<&str> = words.filter(|w| *w != "->" && *w != "--").collect();
+                line.starts_with(tool.syntax)
+                    || (!rest.is_empty() && rest.iter().all(|w| self.is_placeholder(w)))
+            })
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Block;
+
+    #[test]
+    fn placeholders_and_example_bodies_are_echoes_real_arguments_are_not() {
+        let e = Echoes::default();
+        let read = |p: &str| Action::Read {
+            path: p.to_owned(),
+            start: None,
+            end: None,
+        };
+        assert!(e.is_echo(&read("path")));
+        assert!(!e.is_echo(&read("src/main.rs")));
+        assert!(e.is_echo(&Action::Run {
+            argv: vec!["program".into(), "args".into()]
+        }));
+        assert!(!e.is_echo(&Action::Run {
+            argv: vec!["pytest".into(), "-q".into()]
+        }));
+        let edit = |path: &str, search: &str| Action::Edit {
+            path: path.to_owned(),
+            blocks: vec![Block {
+                search: search.to_owned(),
+                replace: "x\n".to_owned(),
+            }],
+        };
+        assert!(e.is_echo(&edit("a.py", EXAMPLE_SEARCH)));
+        assert!(e.is_echo(&edit(WORKED_EXAMPLE_PATH, "anything\n")));
+        assert!(!e.is_echo(&edit("a.py", "def f():\n")));
+        assert_eq!(e.lines_in("READ path[:start-end]  show a file\nREAD a.py\n"), 1);
+    }
+}
