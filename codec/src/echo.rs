@@ -7,43 +7,58 @@
 use crate::action::Action;
 use crate::registry::{BUILTINS, EXAMPLE_REPLACE, EXAMPLE_SEARCH, WORKED_EXAMPLE_PATH};
 
-/// Recognises echoes of the builtin tools' help text: the placeholder words of every tool's
-/// syntax line (`path`, `program`, `args`, `summary`, …) and the system prompt's example
-/// bodies.
+/// Recognises echoes of the builtin tools' help text: an action whose arguments are all
+/// placeholder words of *its own* tool's syntax line (`READ path`, `MOVE src -> dst`, but not
+/// `LIST src`, a real directory), and the system prompt's example bodies.
 #[derive(Debug, Clone)]
 pub struct Echoes {
-    placeholders: Vec<String>,
+    /// Per builtin tool name, the placeholder words of its syntax line.
+    placeholders: Vec<(&'static str, Vec<String>)>,
+}
+
+/// The placeholder words of one syntax line: `READ path[:start-end]` gives `path[:start-end]`,
+/// `path` and `:start-end`'s parts as written.
+fn syntax_words(syntax: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in syntax.split_whitespace().skip(1) {
+        let inner = w.trim_start_matches('[').trim_end_matches(']');
+        let bare = inner.split(['[', ':']).next().unwrap_or(inner);
+        for p in [w, inner, bare] {
+            if !p.is_empty() && p != "->" && p != "--" && !out.iter().any(|x| x == p) {
+                out.push(p.to_owned());
+            }
+        }
+    }
+    out
 }
 
 impl Default for Echoes {
     fn default() -> Echoes {
-        let mut placeholders: Vec<String> = Vec::new();
-        for t in BUILTINS {
-            for w in t.syntax.split_whitespace().skip(1) {
-                let inner = w.trim_start_matches('[').trim_end_matches(']');
-                let bare = inner.split(['[', ':']).next().unwrap_or(inner);
-                for p in [w, inner, bare] {
-                    if !p.is_empty()
-                        && p != "->"
-                        && p != "--"
-                        && !placeholders.iter().any(|x| x == p)
-                    {
-                        placeholders.push(p.to_owned());
-                    }
-                }
-            }
+        Echoes {
+            placeholders: BUILTINS
+                .iter()
+                .map(|t| (t.name, syntax_words(t.syntax)))
+                .collect(),
         }
-        Echoes { placeholders }
     }
 }
 
 impl Echoes {
-    fn is_placeholder(&self, w: &str) -> bool {
-        self.placeholders.iter().any(|p| p == w)
+    fn words_of(&self, tool: &str) -> &[String] {
+        self.placeholders
+            .iter()
+            .find(|(n, _)| *n == tool)
+            .map_or(&[], |(_, w)| w.as_slice())
     }
 
-    /// True when every argument of `action` is a placeholder of the help text, or it writes
-    /// one of the system prompt's example bodies, or it is the worked example's edit.
+    fn is_placeholder(&self, tool: &str, w: &str) -> bool {
+        self.words_of(tool).iter().any(|p| p == w)
+    }
+
+    /// True when every argument of `action` is a placeholder of its tool's help line, or it
+    /// writes one of the system prompt's example bodies, or it is the worked example's edit.
+    /// A call named like a builtin (the builtins offered as native tools) is judged as that
+    /// builtin.
     pub fn is_echo(&self, action: &Action) -> bool {
         let example = |body: &str| body == EXAMPLE_SEARCH || body == EXAMPLE_REPLACE;
         match action {
@@ -58,6 +73,7 @@ impl Echoes {
             }
             _ => {}
         }
+        let tool = action.name();
         let words: Vec<String> = match action.arguments() {
             serde_json::Value::Object(m) => m
                 .values()
@@ -65,11 +81,15 @@ impl Echoes {
                     serde_json::Value::Array(a) => a.clone(),
                     other => vec![other.clone()],
                 })
-                .filter_map(|v| v.as_str().map(str::to_owned))
+                .filter_map(|v| match v {
+                    serde_json::Value::String(s) => Some(s),
+                    // Edit blocks and other objects: their bodies were checked above.
+                    _ => None,
+                })
                 .collect(),
             _ => Vec::new(),
         };
-        !words.is_empty() && words.iter().all(|w| self.is_placeholder(w.trim()))
+        !words.is_empty() && words.iter().all(|w| self.is_placeholder(tool, w.trim()))
     }
 
     /// Lines of a reply that are help lines: a verb followed only by placeholders, or a line
@@ -87,7 +107,7 @@ impl Echoes {
                 };
                 let rest: Vec<&str> = words.filter(|w| *w != "->" && *w != "--").collect();
                 line.starts_with(tool.syntax)
-                    || (!rest.is_empty() && rest.iter().all(|w| self.is_placeholder(w)))
+                    || (!rest.is_empty() && rest.iter().all(|w| self.is_placeholder(tool.name, w)))
             })
             .count()
     }
@@ -108,6 +128,19 @@ mod tests {
         };
         assert!(e.is_echo(&read("path")));
         assert!(!e.is_echo(&read("src/main.rs")));
+        // `src` is MOVE's placeholder, not LIST's: listing src is a real action.
+        assert!(!e.is_echo(&Action::List {
+            path: "src".to_owned()
+        }));
+        assert!(e.is_echo(&Action::Move {
+            from: "src".to_owned(),
+            to: "dst".to_owned()
+        }));
+        let native_read = Action::Client {
+            name: "read".to_owned(),
+            arguments: serde_json::json!({"path": "path"}),
+        };
+        assert!(e.is_echo(&native_read));
         assert!(e.is_echo(&Action::Run {
             argv: vec!["program".into(), "args".into()]
         }));

@@ -93,7 +93,7 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
-    fn load(&self) -> anyhow::Result<LlamaEngine> {
+    pub fn load(&self) -> anyhow::Result<LlamaEngine> {
         let path = crate::serve::resolve_model(self.model.as_deref())?;
         let mut opts = LoadOptions::new(path);
         opts.gpu_layers = self.gpu_layers;

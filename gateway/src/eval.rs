@@ -47,7 +47,25 @@ Lines that are not JSON objects, lack a string `raw`, have invalid `tools` or `g
 and skipped. The exit status is 0 when the corpus was read, whatever the rate.")]
 pub struct EvalArgs {
     /// The corpus file (JSONL).
-    pub corpus: PathBuf,
+    #[arg(required_unless_present = "generate")]
+    pub corpus: Option<PathBuf>,
+    /// Generate replies to the prompts in this file with a model first (lines as
+    /// shared/corpus/dev-prompts.jsonl: `messages`, optional `tools`, `temperature`, `seed`,
+    /// `protocol`, `expect`), write them as a corpus (--out) and score them: conversion,
+    /// valid actions, right and exact first actions, echoes, tokens per action, speed.
+    #[arg(long, value_name = "PROMPTS.jsonl", conflicts_with = "corpus")]
+    pub generate: Option<PathBuf>,
+    /// Where --generate writes its replies; default: .bellows/eval/MODEL-UNIXTIME.jsonl.
+    #[arg(long, value_name = "CORPUS.jsonl", requires = "generate")]
+    pub out: Option<PathBuf>,
+    /// Replies per prompt at a temperature above 0 (--generate).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub samples: u32,
+    /// Reply length limit in tokens (--generate).
+    #[arg(long, default_value_t = 192, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: u32,
+    #[command(flatten)]
+    pub model: crate::agent_cmd::ModelArgs,
     /// Print JSON, {"summary": {...}, "by_model": {...}, "by_format": {...},
     /// "replies": [{"id", "converted", "proposals", "repairs", "failures"}], "skipped": [...]},
     /// instead of the table.
@@ -521,21 +539,29 @@ pub fn json(report: &Report) -> serde_json::Value {
 }
 
 /// Runs `bellows eval`: the report on stdout, skipped lines on stderr.
-pub fn run(args: &EvalArgs) -> Result<(), EvalError> {
-    let file = std::fs::File::open(&args.corpus).map_err(|source| EvalError::Open {
-        path: args.corpus.clone(),
+pub fn run(args: &EvalArgs) -> anyhow::Result<()> {
+    if let Some(prompts) = &args.generate {
+        return crate::tune::generate_cmd(args, prompts);
+    }
+    let corpus = args.corpus.clone().unwrap_or_default();
+    Ok(run_corpus(args, &corpus)?)
+}
+
+fn run_corpus(args: &EvalArgs, corpus: &std::path::Path) -> Result<(), EvalError> {
+    let file = std::fs::File::open(corpus).map_err(|source| EvalError::Open {
+        path: corpus.to_owned(),
         source,
     })?;
     let chunk = args.chunk.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let report =
         evaluate(BufReader::new(file), args.mode, chunk).map_err(|source| EvalError::Read {
-            path: args.corpus.clone(),
+            path: corpus.to_owned(),
             source,
         })?;
     for bad in &report.bad_lines {
         eprintln!(
             "{}:{}: skipped: {}",
-            args.corpus.display(),
+            corpus.display(),
             bad.line,
             bad.error
         );

@@ -3,6 +3,8 @@
 
 pub mod agent_cmd;
 pub mod eval;
+pub mod measure;
+pub mod tune;
 
 pub mod api;
 pub mod body;

@@ -15,6 +15,11 @@ enum Command {
     /// Measure the codec's conversion rate on a corpus of model replies (JSONL): converted
     /// replies, repairs and failures per kind, and false decodes and misses against gold.
     Eval(gateway::eval::EvalArgs),
+    /// Tune a model profile: sweep protocol, system prompt, grammar, temperature, actions per
+    /// reply and tool presentation on live generations of a prompt set, pick the best by
+    /// right-action rate, conversion, tokens per action and speed, report (table, HTML with an
+    /// SVG chart) and, with --write, update the profile TOML with the settings and figures.
+    Tune(gateway::tune::TuneArgs),
     /// Serve an OpenAI-compatible HTTP endpoint (/v1/chat/completions, /v1/completions,
     /// /v1/models, /health, /metrics, /tokenize) on a local GGUF model, turning the model's
     /// tool calls into valid, streamed `tool_calls`. Stops cleanly on SIGINT/SIGTERM.
@@ -27,7 +32,14 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Eval(args) => gateway::eval::run(&args)?,
+        Command::Eval(args) => {
+            quiet_logs();
+            gateway::eval::run(&args)?
+        }
+        Command::Tune(args) => {
+            quiet_logs();
+            gateway::tune::tune_cmd(&args)?
+        }
         Command::Serve(args) => serve(&args)?,
         Command::Agent(args) => {
             // llama.cpp logs through tracing; only warnings reach the terminal here.
@@ -44,6 +56,16 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Commands with their own output: only warnings reach the terminal (RUST_LOG overrides).
+fn quiet_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 /// `bellows serve`: logs through `tracing`. RUST_LOG overrides the default, which is `info`

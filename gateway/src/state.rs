@@ -5,6 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use codec::Mode;
 use codec::format::FormatId;
+use codec::registry::PromptStyle;
 use models::{Engine, GrammarMode, Sampling};
 
 use crate::config::DEFAULT_MAX_BODY_BYTES;
@@ -42,6 +43,48 @@ pub struct Defaults {
     /// replies start inside a reasoning block.
     pub reasoning: Option<(String, String)>,
     pub starts_in_reasoning: bool,
+    /// How the text protocol is taught in the system prompt.
+    pub prompt_style: PromptStyle,
+    /// How client tools reach the model under `tool_choice: "auto"`.
+    pub tools_presentation: ToolsPresentation,
+    /// The profile's actions per reply: `Some(1)` makes `parallel_tool_calls` default to
+    /// false (one call, then generation stops).
+    pub actions_per_turn: Option<u32>,
+    /// The profile's measured figures, reported by `/v1/models`.
+    pub measured: models::profile::Measured,
+}
+
+/// How client tools reach the model under `tool_choice: "auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ToolsPresentation {
+    /// The chat template's `tools` variable when the template renders it, else a system
+    /// message.
+    #[default]
+    Template,
+    /// Always a system message describing the tools and the `<tool_call>` form.
+    System,
+    /// A system message with one worked call.
+    Example,
+}
+
+impl ToolsPresentation {
+    pub const ALL: [ToolsPresentation; 3] = [
+        ToolsPresentation::Template,
+        ToolsPresentation::System,
+        ToolsPresentation::Example,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ToolsPresentation::Template => "template",
+            ToolsPresentation::System => "system",
+            ToolsPresentation::Example => "example",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ToolsPresentation> {
+        ToolsPresentation::ALL.into_iter().find(|p| p.as_str() == s)
+    }
 }
 
 impl Default for Defaults {
@@ -52,6 +95,10 @@ impl Default for Defaults {
             grammar: GrammarMode::Off,
             reasoning: Some(("<think>".to_owned(), "</think>".to_owned())),
             starts_in_reasoning: false,
+            prompt_style: PromptStyle::Full,
+            tools_presentation: ToolsPresentation::Template,
+            actions_per_turn: None,
+            measured: models::profile::Measured::default(),
         }
     }
 }
@@ -68,11 +115,17 @@ impl Defaults {
         }
     }
 
-    /// Everything a profile decides for requests: protocol, sampling, grammar, reasoning.
+    /// Everything a profile decides for requests: protocol, sampling, grammar, reasoning,
+    /// prompt style, tool presentation, actions per reply (a profile's names were checked
+    /// when it was parsed).
     pub fn of_profile(p: &models::Profile) -> Defaults {
         Defaults {
             reasoning: p.reasoning.clone(),
             starts_in_reasoning: p.starts_in_reasoning,
+            prompt_style: PromptStyle::parse(&p.prompt).unwrap_or_default(),
+            tools_presentation: ToolsPresentation::parse(&p.tools).unwrap_or_default(),
+            actions_per_turn: p.actions_per_turn,
+            measured: p.measured.clone(),
             ..Defaults::from_profile(&p.protocol, p.sampling.clone(), p.grammar)
         }
     }

@@ -27,12 +27,13 @@
 use std::sync::Arc;
 
 use codec::format::FormatId;
+use codec::registry::PromptStyle;
 use codec::{Mode, Registry, TurnDecoder};
 use models::{ChatMessage, GrammarMode, GrammarSpec, ToolSpec};
 
 use crate::api::request::{BellowsOptions, ProtocolChoice, Tool, ToolChoice, ToolChoiceMode};
 use crate::error::ApiError;
-use crate::state::Defaults;
+use crate::state::{Defaults, ToolsPresentation};
 
 /// How a chat request's reply is produced and decoded.
 #[derive(Debug, Clone)]
@@ -69,6 +70,7 @@ enum PlanKind {
         registry: Arc<Registry>,
         grammar: Option<GrammarSpec>,
         guaranteed: bool,
+        style: PromptStyle,
     },
 }
 
@@ -103,6 +105,14 @@ impl ToolPlan {
         matches!(self.kind, PlanKind::Text { .. })
     }
 
+    /// The registry replies are decoded against (`None` when nothing is decoded).
+    pub fn registry(&self) -> Option<&Arc<Registry>> {
+        match &self.kind {
+            PlanKind::None => None,
+            PlanKind::Native { registry, .. } | PlanKind::Text { registry, .. } => Some(registry),
+        }
+    }
+
     /// Whether several calls may come back in one reply.
     pub fn parallel(&self) -> bool {
         self.parallel
@@ -121,7 +131,9 @@ impl ToolPlan {
     /// Text to put before the conversation's own system prompt.
     pub fn system_prompt(&self) -> Option<String> {
         match &self.kind {
-            PlanKind::Text { registry, .. } => Some(registry.system_prompt()),
+            PlanKind::Text {
+                registry, style, ..
+            } => Some(registry.system_prompt_styled(*style)),
             _ => None,
         }
     }
@@ -340,7 +352,9 @@ pub fn plan(
     defaults: &Defaults,
 ) -> Result<ToolPlan, ApiError> {
     let tools = tools.unwrap_or_default();
-    let parallel = parallel_tool_calls.unwrap_or(true);
+    // A profile tuned to one action per reply stops after the first call unless the request
+    // asks for parallel calls.
+    let parallel = parallel_tool_calls.unwrap_or(defaults.actions_per_turn != Some(1));
     let call_format = defaults.call_format();
     let protocol = bellows
         .and_then(|b| b.protocol)
@@ -362,12 +376,19 @@ pub fn plan(
             root: "root".to_owned(),
         };
         let grammar = match &choice {
+            // The profile's strict grammar makes every reply act: at most two short lines of
+            // prose, then an action (the registry's `acting` rule).
             Choice::None | Choice::Auto => match defaults.grammar {
-                GrammarMode::Strict => Some(GrammarSpec::Strict {
-                    gbnf: registry.text_protocol_gbnf(),
+                GrammarMode::Strict => Some(gbnf("acting".to_owned())),
+                GrammarMode::Lazy => Some(GrammarSpec::Lazy {
+                    gbnf: with_root(&registry.text_protocol_gbnf(), "action (prose | action)*"),
                     root: "root".to_owned(),
+                    triggers: codec::registry::BUILTINS
+                        .iter()
+                        .map(|t| format!("{} ", t.verb))
+                        .collect(),
                 }),
-                GrammarMode::Off | GrammarMode::Lazy => None,
+                GrammarMode::Off => None,
             },
             // At least one action, anywhere among prose and other actions.
             Choice::Required => Some(gbnf("prose* action (prose | action)*".to_owned())),
@@ -376,12 +397,15 @@ pub fn plan(
             Choice::Named(NamedTool::Client(i)) => Some(call_grammar(specs[*i..=*i].iter())),
         };
         // The text-protocol grammar covers builtin actions only; client tools stay unchecked.
-        let guaranteed = grammar.is_some() && specs.is_empty();
+        // A lazy grammar leaves what comes before its trigger free (an aider-style fenced
+        // edit block, say), so only a strict one guarantees every decoded action.
+        let guaranteed = matches!(grammar, Some(GrammarSpec::Strict { .. })) && specs.is_empty();
         return Ok(ToolPlan {
             kind: PlanKind::Text {
                 registry,
                 grammar,
                 guaranteed,
+                style: defaults.prompt_style,
             },
             parallel,
             call_format,
@@ -599,20 +623,26 @@ fn call_grammar<'a>(specs: impl Iterator<Item = &'a ToolSpec>) -> GrammarSpec {
     GrammarSpec::JsonSchema(call_schema(specs))
 }
 
-/// Makes sure the model sees the tools. Many small models' chat templates ignore the `tools`
-/// variable (the tools would silently vanish, as they do in other servers); when the engine's
-/// template does not render them (probed once at load), the tools are described in a system
-/// message instead, asking for Hermes-style `<tool_call>` lines, which every decoder mode
-/// reads.
+/// Makes sure the model sees the tools, as the profile's presentation says. Many small
+/// models' chat templates ignore the `tools` variable (the tools would silently vanish, as they
+/// do in other servers); when the engine's template does not render them (probed once at
+/// load), or the profile asks for it, the tools are described in a system message instead,
+/// asking for Hermes-style `<tool_call>` lines, which every decoder mode reads.
 pub fn fit_to_template(
     messages: &mut Vec<ChatMessage>,
     tools: &mut Vec<ToolSpec>,
     template_renders_tools: bool,
+    presentation: ToolsPresentation,
 ) {
-    if tools.is_empty() || template_renders_tools {
+    if tools.is_empty()
+        || (template_renders_tools && presentation == ToolsPresentation::Template)
+    {
         return;
     }
-    let text = tools_system_prompt(tools);
+    let mut text = tools_system_prompt(tools);
+    if presentation == ToolsPresentation::Example {
+        text.push_str(TOOLS_WORKED_EXAMPLE);
+    }
     tools.clear();
     match messages.first_mut() {
         Some(first) if first.role == "system" => {
@@ -621,6 +651,12 @@ pub fn fit_to_template(
         _ => messages.insert(0, ChatMessage::new("system", text)),
     }
 }
+
+/// One worked call, for the `example` presentation. Its tool is not among the client's, so a
+/// model that copies it calls an unknown tool (a named failure), never a real one by accident.
+const TOOLS_WORKED_EXAMPLE: &str = "\nExample: asked \"what time is it in Tokyo?\" with a tool \
+    get_time(zone), you would reply:\n<tool_call>{\"name\": \"get_time\", \"arguments\": \
+    {\"zone\": \"Asia/Tokyo\"}}</tool_call>";
 
 /// The system-prompt text describing client tools when the template cannot.
 pub fn tools_system_prompt(tools: &[ToolSpec]) -> String {
@@ -664,7 +700,7 @@ mod tests {
     #[test]
     fn a_template_that_ignores_tools_gets_them_in_a_system_message() {
         let (mut messages, mut tools) = (user(), vec![spec("get_weather")]);
-        fit_to_template(&mut messages, &mut tools, false);
+        fit_to_template(&mut messages, &mut tools, false, ToolsPresentation::Template);
         assert!(tools.is_empty());
         assert_eq!(messages[0].role, "system");
         assert!(
@@ -679,7 +715,7 @@ mod tests {
     #[test]
     fn a_template_that_renders_tools_keeps_them() {
         let (mut messages, mut tools) = (user(), vec![spec("get_weather")]);
-        fit_to_template(&mut messages, &mut tools, true);
+        fit_to_template(&mut messages, &mut tools, true, ToolsPresentation::Template);
         assert_eq!(tools.len(), 1);
         assert_eq!(messages.len(), 1);
     }

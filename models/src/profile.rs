@@ -20,11 +20,14 @@
 //! stop = ["<|im_end|>"]
 //! protocol = "text"
 //! grammar = "off"         # off | lazy | strict
+//! prompt = "full"         # full | compact | example: how the text protocol is taught
+//! tools = "template"      # template | system | example: how client tools are shown
+//! actions_per_turn = 1    # stop generating after this many actions (0: no limit)
 //! [sampling]
 //! temperature = 0.0
-//! [measured]
+//! [measured]              # written by `bellows tune --write`
 //! conversion_rate = 0.42
-//! corpus = "shared/corpus/dev.jsonl"
+//! prompts_sha256 = "..."
 //! ```
 
 use std::io::Read;
@@ -112,9 +115,57 @@ pub struct Profile {
     pub starts_in_reasoning: bool,
     /// Default sampling for requests that set none.
     pub sampling: Sampling,
-    /// Conversion rate measured when the profile was tuned, and on what.
+    /// How the text protocol is taught: `full`, `compact` or `example` (see
+    /// [`PROMPT_STYLES`]).
+    pub prompt: String,
+    /// How client tools reach the model under `tool_choice: "auto"`: `template` (the chat
+    /// template's `tools`, else a system message), `system` (always a system message) or
+    /// `example` (a system message with one worked call). See [`TOOL_PRESENTATIONS`].
+    pub tools: String,
+    /// Actions to take from one reply before generation stops (`None`: the caller's default;
+    /// `Some(0)`: no limit).
+    pub actions_per_turn: Option<u32>,
+    /// What profile tuning measured with these settings (`bellows tune --write`).
+    pub measured: Measured,
+}
+
+/// The system-prompt styles a profile may name (`[generation] prompt`).
+pub const PROMPT_STYLES: &[&str] = &["full", "compact", "example"];
+/// The tool presentations a profile may name (`[generation] tools`).
+pub const TOOL_PRESENTATIONS: &[&str] = &["template", "system", "example"];
+
+/// The `[measured]` table: figures from `bellows tune`, and what they were measured on. Every
+/// field is optional; rates lie in 0..=1.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measured {
+    /// Replies holding at least one valid, non-echo action.
     pub conversion_rate: Option<f64>,
-    pub measured_on: Option<String>,
+    /// Valid actions among all attempted ones (valid + failed).
+    pub valid_action_rate: Option<f64>,
+    /// Replies whose first valid action calls an expected tool, among replies with an
+    /// expectation.
+    pub right_action_rate: Option<f64>,
+    /// ... and with the expected arguments.
+    pub exact_action_rate: Option<f64>,
+    /// Client-tool prompts under `tool_choice: "auto"` that got a valid call.
+    pub auto_tool_call_rate: Option<f64>,
+    /// Actions that copied the prompt's help text.
+    pub echo_decodes: Option<u64>,
+    /// Generated tokens per valid action.
+    pub tokens_per_action: Option<f64>,
+    pub tokens_per_second: Option<f64>,
+    /// Replies measured.
+    pub replies: Option<u64>,
+    /// The configuration chosen, as `bellows tune` names it.
+    pub configuration: Option<String>,
+    /// The prompt set, its sha256, the date and the bellows version of the measurement.
+    pub prompts: Option<String>,
+    pub prompts_sha256: Option<String>,
+    pub date: Option<String>,
+    pub bellows_version: Option<String>,
+    /// A stored corpus the rate was measured on (older profiles).
+    pub corpus: Option<String>,
 }
 
 /// How a profile recognises its model.
@@ -160,7 +211,7 @@ struct File {
     #[serde(default)]
     sampling: SamplingSection,
     #[serde(default)]
-    measured: MeasuredSection,
+    measured: Measured,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -190,6 +241,11 @@ struct GenerationSection {
     /// The chat template opens the reasoning block in the prompt, so replies start inside it.
     #[serde(default)]
     starts_in_reasoning: bool,
+    #[serde(default = "default_prompt")]
+    prompt: String,
+    #[serde(default = "default_tools")]
+    tools: String,
+    actions_per_turn: Option<u32>,
 }
 
 impl Default for GenerationSection {
@@ -200,8 +256,19 @@ impl Default for GenerationSection {
             grammar: GrammarMode::Off,
             reasoning: default_reasoning(),
             starts_in_reasoning: false,
+            prompt: default_prompt(),
+            tools: default_tools(),
+            actions_per_turn: None,
         }
     }
+}
+
+fn default_prompt() -> String {
+    "full".to_owned()
+}
+
+fn default_tools() -> String {
+    "template".to_owned()
 }
 
 fn default_reasoning() -> Vec<String> {
@@ -225,12 +292,6 @@ struct SamplingSection {
     seed: Option<u32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MeasuredSection {
-    conversion_rate: Option<f64>,
-    corpus: Option<String>,
-}
 
 impl Profile {
     /// The profile for models no profile matches: the GGUF's own template, no extra stop
@@ -248,8 +309,10 @@ impl Profile {
             reasoning: Some(("<think>".to_owned(), "</think>".to_owned())),
             starts_in_reasoning: false,
             sampling: Sampling::default(),
-            conversion_rate: None,
-            measured_on: None,
+            prompt: default_prompt(),
+            tools: default_tools(),
+            actions_per_turn: None,
+            measured: Measured::default(),
         }
     }
 
@@ -292,11 +355,32 @@ impl Profile {
         if f.context.n_ctx == Some(0) {
             return Err(invalid("context.n_ctx must be positive".to_owned()));
         }
-        if let Some(rate) = f.measured.conversion_rate
-            && !(0.0..=1.0).contains(&rate)
-        {
+        let m = &f.measured;
+        for (field, rate) in [
+            ("conversion_rate", m.conversion_rate),
+            ("valid_action_rate", m.valid_action_rate),
+            ("right_action_rate", m.right_action_rate),
+            ("exact_action_rate", m.exact_action_rate),
+            ("auto_tool_call_rate", m.auto_tool_call_rate),
+        ] {
+            if let Some(rate) = rate
+                && !(0.0..=1.0).contains(&rate)
+            {
+                return Err(invalid(format!("measured.{field} {rate} is not in 0..=1")));
+            }
+        }
+        if !PROMPT_STYLES.contains(&f.generation.prompt.as_str()) {
             return Err(invalid(format!(
-                "measured.conversion_rate {rate} is not in 0..=1"
+                "generation.prompt {:?} is not one of {}",
+                f.generation.prompt,
+                PROMPT_STYLES.join(", ")
+            )));
+        }
+        if !TOOL_PRESENTATIONS.contains(&f.generation.tools.as_str()) {
+            return Err(invalid(format!(
+                "generation.tools {:?} is not one of {}",
+                f.generation.tools,
+                TOOL_PRESENTATIONS.join(", ")
             )));
         }
         if f.generation.stop.iter().any(String::is_empty) {
@@ -339,8 +423,10 @@ impl Profile {
             reasoning,
             starts_in_reasoning: f.generation.starts_in_reasoning,
             sampling,
-            conversion_rate: f.measured.conversion_rate,
-            measured_on: f.measured.corpus,
+            prompt: f.generation.prompt,
+            tools: f.generation.tools,
+            actions_per_turn: f.generation.actions_per_turn,
+            measured: f.measured,
         })
     }
 

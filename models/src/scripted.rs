@@ -56,15 +56,19 @@ impl Script {
     }
 }
 
+/// Picks a reply from the request itself (its prompt, grammar, sampling), for tests where
+/// what the engine says must depend on how it was asked.
+pub type Responder = Box<dyn Fn(&GenerateRequest) -> Script + Send + Sync>;
+
 /// An engine whose replies are given in advance. Requests take scripts in FIFO order; when
-/// none is left, the `fallback` script is replayed. Prompts are "tokenized" one token per
+/// none is left, the responder (if any) answers, else the `fallback` script is replayed. Prompts are "tokenized" one token per
 /// whitespace-separated word, which is enough for limits and usage accounting.
-#[derive(Debug)]
 pub struct ScriptedEngine {
     info: ModelInfo,
     renders_tools: bool,
     queue: Mutex<VecDeque<Script>>,
     fallback: Script,
+    responder: Option<Responder>,
     /// Requests seen, for assertions.
     pub seen: Mutex<Vec<GenerateRequest>>,
 }
@@ -83,6 +87,7 @@ impl ScriptedEngine {
             renders_tools: true,
             queue: Mutex::new(VecDeque::new()),
             fallback,
+            responder: None,
             seen: Mutex::new(Vec::new()),
         }
     }
@@ -90,6 +95,12 @@ impl ScriptedEngine {
     /// Sets the context size reported and enforced.
     pub fn with_ctx(mut self, n_ctx: u32) -> ScriptedEngine {
         self.info.n_ctx = n_ctx;
+        self
+    }
+
+    /// Answers every request the queue does not with `responder(request)`.
+    pub fn responding(mut self, responder: Responder) -> ScriptedEngine {
+        self.responder = Some(responder);
         self
     }
 
@@ -112,6 +123,17 @@ impl ScriptedEngine {
             Prompt::Text(t) => Ok(t.clone()),
             Prompt::Chat { messages, tools } => self.render_chat(messages, tools),
         }
+    }
+}
+
+impl std::fmt::Debug for ScriptedEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedEngine")
+            .field("info", &self.info)
+            .field("renders_tools", &self.renders_tools)
+            .field("fallback", &self.fallback)
+            .field("responder", &self.responder.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -145,7 +167,10 @@ impl Engine for ScriptedEngine {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .pop_front()
-                .unwrap_or_else(|| self.fallback.clone());
+                .unwrap_or_else(|| match &self.responder {
+                    Some(respond) => respond(&req),
+                    None => self.fallback.clone(),
+                });
             self.seen
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())

@@ -79,5 +79,5 @@ fn bad_profiles_are_typed_errors() {
     let p = Profile::parse("mine", "[generation]\nprotocol = \"hermes\"\ngrammar = \"lazy\"\nstop = [\"</tool_call>\"]\n[measured]\nconversion_rate = 0.5\n").expect("parse");
     assert_eq!(p.protocol, "hermes");
     assert_eq!(p.grammar, GrammarMode::Lazy);
-    assert_eq!(p.conversion_rate, Some(0.5));
+    assert_eq!(p.measured.conversion_rate, Some(0.5));
 }

@@ -245,6 +245,12 @@ pub struct ModelCardExt {
     /// The name of the loaded model when this card is an alias.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alias_of: Option<String>,
+    /// The profile's measured conversion rate (`bellows tune`), when it was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversion_rate: Option<f64>,
+    /// Everything the profile's `[measured]` table holds, when it holds anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<models::profile::Measured>,
 }
 
 /// `POST /tokenize`.

@@ -24,7 +24,12 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
     let info = state.engine.info();
     let mut valid = validate::chat(raw, info, &state.defaults)?;
     if let Prompt::Chat { messages, tools } = &mut valid.generate.prompt {
-        tools::fit_to_template(messages, tools, state.engine.renders_tools());
+        tools::fit_to_template(
+            messages,
+            tools,
+            state.engine.renders_tools(),
+            state.defaults.tools_presentation,
+        );
     }
     // Any model name is served: the answer carries the name the client used.
     let model = valid.model.take().unwrap_or_else(|| info.id.clone());

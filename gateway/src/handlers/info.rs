@@ -35,6 +35,9 @@ fn card(state: &AppState, name: &str) -> ModelCard {
             slots: info.slots,
             profile: info.profile.clone(),
             alias_of: (name != info.id).then(|| info.id.clone()),
+            conversion_rate: state.defaults.measured.conversion_rate,
+            measured: (state.defaults.measured != Default::default())
+                .then(|| state.defaults.measured.clone()),
         },
     }
 }
