@@ -515,3 +515,118 @@ async fn a_profile_without_reasoning_leaves_think_tags_as_content() {
     );
     server.stop().await.unwrap();
 }
+
+/// The settings `bellows tune` writes into a profile reach every request: the strict grammar
+/// makes a text-protocol reply act, the lazy one waits for a verb, the prompt style teaches by
+/// example, one action per reply stops after the first call, and the tool presentation moves
+/// client tools into a system message even for a template that renders them.
+#[tokio::test]
+async fn a_tuned_profiles_settings_reach_every_request() {
+    let text_protocol = r#","bellows":{"protocol":"text"}"#;
+    let strict = Defaults {
+        prompt_style: codec::registry::PromptStyle::Example,
+        ..Defaults::from_profile("text", Sampling::default(), GrammarMode::Strict)
+    };
+    let e = engine("READ a.py\nREAD b.py\n");
+    let server = server_with(e.clone(), strict).await;
+    let v = server
+        .post("/v1/chat/completions", &body(MODEL, text_protocol))
+        .await
+        .json();
+    let seen = e.seen.lock().unwrap()[0].clone();
+    let Some(GrammarSpec::Strict { gbnf, root }) = &seen.grammar else {
+        panic!("strict grammar: {:?}", seen.grammar)
+    };
+    assert_eq!(root, "root");
+    assert!(gbnf.contains("root ::= acting\n") && gbnf.contains("acting ::= lead? lead? action"));
+    let Prompt::Chat { messages, .. } = &seen.prompt else {
+        panic!("chat prompt")
+    };
+    assert!(messages[0].content.contains(codec::registry::WORKED_EXAMPLE));
+    // Both reads come back: the profile sets no action limit.
+    assert_eq!(v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(), 2);
+    server.stop().await.unwrap();
+
+    // One action per reply: the first call, then generation stops, unless the request asks
+    // for parallel calls.
+    let one = Defaults {
+        actions_per_turn: Some(1),
+        ..Defaults::from_profile("text", Sampling::default(), GrammarMode::Lazy)
+    };
+    let e = engine("READ a.py\nREAD b.py\n");
+    let server = server_with(e.clone(), one).await;
+    let v = server
+        .post("/v1/chat/completions", &body(MODEL, text_protocol))
+        .await
+        .json();
+    assert_eq!(v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(), 1);
+    let seen = e.seen.lock().unwrap()[0].clone();
+    let Some(GrammarSpec::Lazy { triggers, .. }) = &seen.grammar else {
+        panic!("lazy grammar: {:?}", seen.grammar)
+    };
+    assert!(triggers.iter().any(|t| t == "EDIT "), "{triggers:?}");
+    let v = server
+        .post(
+            "/v1/chat/completions",
+            &body(MODEL, &format!(r#"{text_protocol},"parallel_tool_calls":true"#)),
+        )
+        .await
+        .json();
+    assert_eq!(v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(), 2);
+    server.stop().await.unwrap();
+
+    // Tools shown in a system message (with a worked call), not through the template.
+    for (presentation, example) in [
+        (gateway::state::ToolsPresentation::System, false),
+        (gateway::state::ToolsPresentation::Example, true),
+    ] {
+        let shown = Defaults {
+            tools_presentation: presentation,
+            ..Defaults::default()
+        };
+        let e = engine("Sunny.");
+        let server = server_with(e.clone(), shown).await;
+        server
+            .post(
+                "/v1/chat/completions",
+                &body(MODEL, &format!(",{WEATHER_TOOL}")),
+            )
+            .await;
+        let seen = e.seen.lock().unwrap()[0].clone();
+        let Prompt::Chat { messages, tools } = &seen.prompt else {
+            panic!("chat prompt")
+        };
+        assert!(tools.is_empty(), "{presentation:?}");
+        assert!(messages[0].role == "system" && messages[0].content.contains("get_weather"));
+        assert_eq!(messages[0].content.contains("get_time"), example);
+        server.stop().await.unwrap();
+    }
+}
+
+/// `/v1/models` reports what tuning measured for the loaded profile.
+#[tokio::test]
+async fn the_model_card_reports_the_measured_conversion() {
+    let measured = models::profile::Measured {
+        conversion_rate: Some(0.75),
+        configuration: Some("text/full/T0/strict/a1/template".to_owned()),
+        ..Default::default()
+    };
+    let server = server_with(
+        engine("x"),
+        Defaults {
+            measured,
+            ..Defaults::default()
+        },
+    )
+    .await;
+    let v = server.get("/v1/models").await.json();
+    let ext = &v["data"][0]["bellows"];
+    assert_eq!(ext["conversion_rate"], 0.75);
+    assert_eq!(ext["measured"]["configuration"], "text/full/T0/strict/a1/template");
+    server.stop().await.unwrap();
+    // An unmeasured profile says nothing rather than a made-up figure.
+    let server = server_with(engine("x"), Defaults::default()).await;
+    let v = server.get("/v1/models").await.json();
+    assert!(v["data"][0]["bellows"].get("conversion_rate").is_none());
+    server.stop().await.unwrap();
+}

@@ -81,3 +81,30 @@ fn bad_profiles_are_typed_errors() {
     assert_eq!(p.grammar, GrammarMode::Lazy);
     assert_eq!(p.measured.conversion_rate, Some(0.5));
 }
+
+#[test]
+fn tuned_settings_and_measured_figures_parse_and_bad_ones_are_refused() {
+    let p = Profile::parse(
+        "tuned",
+        "[generation]\nprompt = \"example\"\ntools = \"system\"\nactions_per_turn = 1\n\
+         [measured]\nconversion_rate = 0.9\nright_action_rate = 0.5\necho_decodes = 0\n\
+         configuration = \"text/example/T0/strict/a1/system\"\ndate = \"2026-12-01\"\n",
+    )
+    .expect("parse");
+    assert_eq!((p.prompt.as_str(), p.tools.as_str()), ("example", "system"));
+    assert_eq!(p.actions_per_turn, Some(1));
+    assert_eq!(p.measured.right_action_rate, Some(0.5));
+    assert_eq!(p.measured.echo_decodes, Some(0));
+    let defaults = Profile::parse("plain", "").expect("parse");
+    assert_eq!((defaults.prompt.as_str(), defaults.tools.as_str()), ("full", "template"));
+    assert_eq!(defaults.actions_per_turn, None);
+    for (bad, what) in [
+        ("[generation]\nprompt = \"chatty\"\n", "generation.prompt"),
+        ("[generation]\ntools = \"inline\"\n", "generation.tools"),
+        ("[measured]\nright_action_rate = 1.5\n", "right_action_rate"),
+        ("[measured]\nsomething = 1\n", "something"),
+    ] {
+        let e = Profile::parse("bad", bad).expect_err(bad).to_string();
+        assert!(e.contains(what), "{bad}: {e}");
+    }
+}
