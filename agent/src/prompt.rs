@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use codec::registry::BUILTINS;
 use codec::Registry;
+use codec::registry::BUILTINS;
 use models::GrammarSpec;
 
 use crate::policy::ApprovalMode;

@@ -157,6 +157,9 @@ mod tests {
         assert!(e.is_echo(&edit("a.py", EXAMPLE_SEARCH)));
         assert!(e.is_echo(&edit(WORKED_EXAMPLE_PATH, "anything\n")));
         assert!(!e.is_echo(&edit("a.py", "def f():\n")));
-        assert_eq!(e.lines_in("READ path[:start-end]  show a file\nREAD a.py\n"), 1);
+        assert_eq!(
+            e.lines_in("READ path[:start-end]  show a file\nREAD a.py\n"),
+            1
+        );
     }
 }

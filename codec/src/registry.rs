@@ -335,7 +335,11 @@ pub enum PromptStyle {
 }
 
 impl PromptStyle {
-    pub const ALL: [PromptStyle; 3] = [PromptStyle::Full, PromptStyle::Compact, PromptStyle::Example];
+    pub const ALL: [PromptStyle; 3] = [
+        PromptStyle::Full,
+        PromptStyle::Compact,
+        PromptStyle::Example,
+    ];
 
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -559,12 +559,7 @@ fn run_corpus(args: &EvalArgs, corpus: &std::path::Path) -> Result<(), EvalError
             source,
         })?;
     for bad in &report.bad_lines {
-        eprintln!(
-            "{}:{}: skipped: {}",
-            corpus.display(),
-            bad.line,
-            bad.error
-        );
+        eprintln!("{}:{}: skipped: {}", corpus.display(), bad.line, bad.error);
     }
     if args.json {
         println!("{}", json(&report));

@@ -76,10 +76,7 @@ pub fn read_prompts(reader: impl BufRead) -> std::io::Result<(Vec<PromptLine>, V
         }
         match parse_prompt(&line, i + 1) {
             Ok(p) => good.push(p),
-            Err(error) => bad.push(BadPrompt {
-                line: i + 1,
-                error,
-            }),
+            Err(error) => bad.push(BadPrompt { line: i + 1, error }),
         }
     }
     Ok((good, bad))
@@ -91,7 +88,7 @@ fn parse_prompt(line: &str, line_no: usize) -> Result<PromptLine, String> {
         return Err("not a JSON object".to_owned());
     };
     let messages = m.get("messages").cloned().unwrap_or(Value::Null);
-    if !messages.as_array().is_some_and(|a| !a.is_empty()) {
+    if messages.as_array().is_none_or(|a| a.is_empty()) {
         return Err("\"messages\" must be a non-empty array".to_owned());
     }
     let tools = match m.get("tools") {
@@ -449,8 +446,7 @@ pub async fn measure(
     let defaults = config.defaults(base);
     let validated = |body: &Value| {
         let bytes = serde_json::to_vec(body).map_err(|e| err(e.to_string()))?;
-        let raw: ChatCompletionRequest =
-            validate::parse(&bytes).map_err(|e| err(e.to_string()))?;
+        let raw: ChatCompletionRequest = validate::parse(&bytes).map_err(|e| err(e.to_string()))?;
         validate::chat(raw, engine.info(), &defaults).map_err(|e| err(e.to_string()))
     };
     let mut valid = validated(&body)?;
@@ -481,7 +477,11 @@ pub async fn measure(
     let expect: Vec<Action> = line
         .expect
         .iter()
-        .map(|e| registry.gold_action(e).map_err(|x| err(format!("expect: {x}"))))
+        .map(|e| {
+            registry
+                .gold_action(e)
+                .map_err(|x| err(format!("expect: {x}")))
+        })
         .collect::<Result<_, _>>()?;
     let mut decoder = plan.decoder();
     let limit = match config.actions_per_turn {
@@ -560,8 +560,16 @@ pub async fn measure(
         client: line.tools.is_some(),
         actions,
         echoes: echo_count,
-        failures: score.failures.iter().map(|f| f.as_str().to_owned()).collect(),
-        repairs: score.repairs.iter().map(|r| r.as_str().to_owned()).collect(),
+        failures: score
+            .failures
+            .iter()
+            .map(|f| f.as_str().to_owned())
+            .collect(),
+        repairs: score
+            .repairs
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect(),
         right,
         exact,
     })
@@ -619,7 +627,11 @@ impl Figures {
     }
 
     fn rate(n: u32, d: u32) -> f64 {
-        if d == 0 { 0.0 } else { f64::from(n) / f64::from(d) }
+        if d == 0 {
+            0.0
+        } else {
+            f64::from(n) / f64::from(d)
+        }
     }
 
     pub fn conversion_rate(&self) -> f64 {
@@ -644,7 +656,8 @@ impl Figures {
 
     /// Generated tokens per valid action (`None` when there was no action).
     pub fn tokens_per_action(&self) -> Option<f64> {
-        (self.valid_actions > 0).then(|| self.generated_tokens as f64 / f64::from(self.valid_actions))
+        (self.valid_actions > 0)
+            .then(|| self.generated_tokens as f64 / f64::from(self.valid_actions))
     }
 
     pub fn tokens_per_second(&self) -> f64 {
@@ -714,8 +727,10 @@ pub fn figure_cells(f: &Figures) -> Vec<String> {
         } else {
             "-".to_owned()
         },
-        f.auto_tool_call_rate()
-            .map_or_else(|| "-".to_owned(), |_| format!("{}/{}", f.client_called, f.client)),
+        f.auto_tool_call_rate().map_or_else(
+            || "-".to_owned(),
+            |_| format!("{}/{}", f.client_called, f.client),
+        ),
         f.echoes.to_string(),
         f.tokens_per_action()
             .map_or_else(|| "-".to_owned(), |t| format!("{t:.0}")),

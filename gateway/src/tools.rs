@@ -634,9 +634,7 @@ pub fn fit_to_template(
     template_renders_tools: bool,
     presentation: ToolsPresentation,
 ) {
-    if tools.is_empty()
-        || (template_renders_tools && presentation == ToolsPresentation::Template)
-    {
+    if tools.is_empty() || (template_renders_tools && presentation == ToolsPresentation::Template) {
         return;
     }
     let mut text = tools_system_prompt(tools);
@@ -700,7 +698,12 @@ mod tests {
     #[test]
     fn a_template_that_ignores_tools_gets_them_in_a_system_message() {
         let (mut messages, mut tools) = (user(), vec![spec("get_weather")]);
-        fit_to_template(&mut messages, &mut tools, false, ToolsPresentation::Template);
+        fit_to_template(
+            &mut messages,
+            &mut tools,
+            false,
+            ToolsPresentation::Template,
+        );
         assert!(tools.is_empty());
         assert_eq!(messages[0].role, "system");
         assert!(

@@ -108,7 +108,10 @@ pub fn candidates(stage: Stage, best: &Config, opts: &SweepOptions) -> Vec<Confi
         }
         Stage::Grammar => {
             for g in [GrammarMode::Off, GrammarMode::Lazy, GrammarMode::Strict] {
-                out.push(Config { grammar: g, ..*best });
+                out.push(Config {
+                    grammar: g,
+                    ..*best
+                });
             }
         }
         Stage::Temperature => {
@@ -312,12 +315,13 @@ pub async fn sweep(
     let mut queue: Vec<(Stage, Vec<Config>)> = vec![(Stage::Protocol, vec![baseline])];
     let mut stage_index = 0;
     let mut out_of_budget = false;
-    loop {
-        let Some((stage, configs)) = queue.pop() else {
-            break;
-        };
+    while let Some((stage, configs)) = queue.pop() {
         for config in configs {
-            if result.measured.iter().any(|m| m.config.key() == config.key()) {
+            if result
+                .measured
+                .iter()
+                .any(|m| m.config.key() == config.key())
+            {
                 continue;
             }
             let mut samples = Vec::new();
@@ -338,7 +342,8 @@ pub async fn sweep(
                         complete = false;
                         break 'prompts;
                     }
-                    let s = measure::measure(engine, base, line, &config, &opts.generation, k).await?;
+                    let s =
+                        measure::measure(engine, base, line, &config, &opts.generation, k).await?;
                     store.record(s.to_json(&engine.info().id, &config, line))?;
                     store.done.insert(key, s.clone());
                     samples.push(s);
@@ -499,7 +504,11 @@ pub fn html(result: &SweepResult, title: &str) -> String {
     );
     let mut rows = String::new();
     for (i, m) in result.measured.iter().enumerate() {
-        let cls = if i == result.best { " class=\"best\"" } else { "" };
+        let cls = if i == result.best {
+            " class=\"best\""
+        } else {
+            ""
+        };
         let _ = write!(
             rows,
             "<tr{cls}><td>{}</td><td>{}</td>",
@@ -773,7 +782,11 @@ pub fn tune_cmd(args: &TuneArgs) -> anyhow::Result<()> {
             ),
         }
     }
-    if let Some(t) = args.temperatures.iter().find(|t| !(**t >= 0.0)) {
+    if let Some(t) = args
+        .temperatures
+        .iter()
+        .find(|t| !(0.0..=f32::MAX).contains(*t))
+    {
         anyhow::bail!("--temperatures: {t} is not a non-negative number");
     }
     eprintln!("loading the model…");
@@ -808,7 +821,9 @@ pub fn tune_cmd(args: &TuneArgs) -> anyhow::Result<()> {
         },
         protocols,
         temperatures: args.temperatures.clone(),
-        budget: args.budget.map(|m| Duration::from_secs_f64(m.max(0.0) * 60.0)),
+        budget: args
+            .budget
+            .map(|m| Duration::from_secs_f64(m.max(0.0) * 60.0)),
         max_new_replies: None,
     };
     let bar = progress_bar(None);
@@ -904,7 +919,13 @@ pub fn generate_cmd(args: &crate::eval::EvalArgs, prompts_path: &Path) -> anyhow
                 .map_or(0, |d| d.as_secs());
             let stem: String = model_id
                 .chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .collect();
             Path::new(".bellows/eval").join(format!("{stem}-{secs}.jsonl"))
         }

@@ -542,9 +542,19 @@ async fn a_tuned_profiles_settings_reach_every_request() {
     let Prompt::Chat { messages, .. } = &seen.prompt else {
         panic!("chat prompt")
     };
-    assert!(messages[0].content.contains(codec::registry::WORKED_EXAMPLE));
+    assert!(
+        messages[0]
+            .content
+            .contains(codec::registry::WORKED_EXAMPLE)
+    );
     // Both reads come back: the profile sets no action limit.
-    assert_eq!(v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     server.stop().await.unwrap();
 
     // One action per reply: the first call, then generation stops, unless the request asks
@@ -559,7 +569,13 @@ async fn a_tuned_profiles_settings_reach_every_request() {
         .post("/v1/chat/completions", &body(MODEL, text_protocol))
         .await
         .json();
-    assert_eq!(v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     let seen = e.seen.lock().unwrap()[0].clone();
     let Some(GrammarSpec::Lazy { triggers, .. }) = &seen.grammar else {
         panic!("lazy grammar: {:?}", seen.grammar)
@@ -568,11 +584,20 @@ async fn a_tuned_profiles_settings_reach_every_request() {
     let v = server
         .post(
             "/v1/chat/completions",
-            &body(MODEL, &format!(r#"{text_protocol},"parallel_tool_calls":true"#)),
+            &body(
+                MODEL,
+                &format!(r#"{text_protocol},"parallel_tool_calls":true"#),
+            ),
         )
         .await
         .json();
-    assert_eq!(v["choices"][0]["message"]["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     server.stop().await.unwrap();
 
     // Tools shown in a system message (with a worked call), not through the template.
@@ -622,7 +647,10 @@ async fn the_model_card_reports_the_measured_conversion() {
     let v = server.get("/v1/models").await.json();
     let ext = &v["data"][0]["bellows"];
     assert_eq!(ext["conversion_rate"], 0.75);
-    assert_eq!(ext["measured"]["configuration"], "text/full/T0/strict/a1/template");
+    assert_eq!(
+        ext["measured"]["configuration"],
+        "text/full/T0/strict/a1/template"
+    );
     server.stop().await.unwrap();
     // An unmeasured profile says nothing rather than a made-up figure.
     let server = server_with(engine("x"), Defaults::default()).await;

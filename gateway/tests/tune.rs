@@ -107,7 +107,10 @@ async fn a_generated_reply_is_decoded_and_scored_as_the_gateway_decodes_it() {
     let s = measure::measure(&dyn_engine, &base(), &lines[0], &strict_example, &opts, 0)
         .await
         .unwrap();
-    assert_eq!(s.actions, vec![json!({"name": "read", "arguments": {"path": "notes.txt"}})]);
+    assert_eq!(
+        s.actions,
+        vec![json!({"name": "read", "arguments": {"path": "notes.txt"}})]
+    );
     assert_eq!((s.right, s.exact), (Some(true), Some(true)));
     // One action per reply: generation stopped after the READ line, before the invented
     // result.
@@ -162,7 +165,10 @@ async fn a_bad_expectation_is_an_error_naming_the_prompt() {
     )
     .await
     .unwrap_err();
-    assert!(e.to_string().contains("bad") && e.to_string().contains("expect"), "{e}");
+    assert!(
+        e.to_string().contains("bad") && e.to_string().contains("expect"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -176,7 +182,10 @@ fn prompt_lines_are_checked_and_bad_ones_reported_by_line() {
     )
     .unwrap();
     assert_eq!(good.len(), 1);
-    assert_eq!(bad.iter().map(|b| b.line).collect::<Vec<_>>(), vec![2, 3, 4]);
+    assert_eq!(
+        bad.iter().map(|b| b.line).collect::<Vec<_>>(),
+        vec![2, 3, 4]
+    );
 }
 
 #[test]
@@ -237,7 +246,10 @@ async fn tune_picks_what_the_model_does_best_and_writes_a_profile_that_loads() {
     // The baseline comes first, then every stage.
     assert_eq!(result.baseline().config, Config::of_defaults(&base()));
     for stage in Stage::ALL {
-        assert!(result.measured.iter().any(|m| m.stage == stage), "{stage:?}");
+        assert!(
+            result.measured.iter().any(|m| m.stage == stage),
+            "{stage:?}"
+        );
     }
     let best = result.best();
     assert_eq!(best.config.prompt, PromptStyle::Example);
@@ -252,7 +264,10 @@ async fn tune_picks_what_the_model_does_best_and_writes_a_profile_that_loads() {
     assert!(result.measured.iter().all(|m| m.figures.replies == 3));
 
     let table = tune::table(&result);
-    assert!(table.contains(&format!("* {}", best.config.key())), "{table}");
+    assert!(
+        table.contains(&format!("* {}", best.config.key())),
+        "{table}"
+    );
     let html = tune::html(&result, "picky <model>");
     assert!(html.contains("<svg") && html.contains("picky &lt;model&gt;"));
     assert_eq!(html.matches("<rect").count(), 2 * result.measured.len());
@@ -265,7 +280,10 @@ async fn tune_picks_what_the_model_does_best_and_writes_a_profile_that_loads() {
         &tune::measured(&result, "prompts.jsonl", "abc"),
     )
     .unwrap();
-    assert!(written.contains("# SmolLM2-135M-Instruct, Q4_1"), "{written}");
+    assert!(
+        written.contains("# SmolLM2-135M-Instruct, Q4_1"),
+        "{written}"
+    );
     assert!(!written.contains("not measured yet"));
     let p = models::Profile::parse("smollm2-135m-instruct", &written).unwrap();
     assert_eq!(p.prompt, "example");
@@ -289,9 +307,16 @@ async fn an_interrupted_sweep_resumes_without_generating_a_reply_twice() {
         ..sweep_opts()
     };
     let mut store = Store::open(dir.path(), &header(), false).unwrap();
-    let first = tune::sweep(&dyn_engine, &base(), &lines, &opts, &mut store, &mut |_, _| {})
-        .await
-        .unwrap();
+    let first = tune::sweep(
+        &dyn_engine,
+        &base(),
+        &lines,
+        &opts,
+        &mut store,
+        &mut |_, _| {},
+    )
+    .await
+    .unwrap();
     assert!(!first.complete);
     assert_eq!(first.new_replies, 7);
     drop(store);
@@ -304,9 +329,16 @@ async fn an_interrupted_sweep_resumes_without_generating_a_reply_twice() {
     let asked_before = engine.seen.lock().unwrap().len();
     let mut store = Store::open(dir.path(), &header(), false).unwrap();
     assert_eq!(store.resumed(), 6);
-    let second = tune::sweep(&dyn_engine, &base(), &lines, &sweep_opts(), &mut store, &mut |_, _| {})
-        .await
-        .unwrap();
+    let second = tune::sweep(
+        &dyn_engine,
+        &base(),
+        &lines,
+        &sweep_opts(),
+        &mut store,
+        &mut |_, _| {},
+    )
+    .await
+    .unwrap();
     assert!(second.complete);
     let total: u32 = second.measured.iter().map(|m| m.figures.replies).sum();
     assert_eq!(second.new_replies as u32, total - 6);
@@ -349,7 +381,11 @@ fn bellows(args: &[&str]) -> std::process::Output {
 fn generate_and_tune_run_end_to_end_on_the_tiny_gguf() {
     let dir = tempfile::tempdir().unwrap();
     let prompts_path = dir.path().join("prompts.jsonl");
-    std::fs::write(&prompts_path, PROMPTS.lines().take(2).collect::<Vec<_>>().join("\n")).unwrap();
+    std::fs::write(
+        &prompts_path,
+        PROMPTS.lines().take(2).collect::<Vec<_>>().join("\n"),
+    )
+    .unwrap();
     let model = tiny();
     let out = dir.path().join("replies.jsonl");
     let o = bellows(&[
@@ -367,7 +403,10 @@ fn generate_and_tune_run_end_to_end_on_the_tiny_gguf() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("total") && stdout.contains("tok/s"), "{stdout}");
+    assert!(
+        stdout.contains("total") && stdout.contains("tok/s"),
+        "{stdout}"
+    );
     let lines: Vec<Value> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()
@@ -422,11 +461,10 @@ fn generate_and_tune_run_end_to_end_on_the_tiny_gguf() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    for r in replies.iter().filter(|r| {
-        r["config"]
-            .as_str()
-            .is_some_and(|c| c.contains("/strict/"))
-    }) {
+    for r in replies
+        .iter()
+        .filter(|r| r["config"].as_str().is_some_and(|c| c.contains("/strict/")))
+    {
         let acted = !r["actions"].as_array().unwrap().is_empty() || r["echoes"].as_u64() > Some(0);
         assert!(
             acted || r["stop"] == "max_tokens",
@@ -442,6 +480,12 @@ fn generate_and_tune_run_end_to_end_on_the_tiny_gguf() {
     assert!(written.starts_with("# mine"), "{written}");
     let p = models::Profile::parse("tiny", &written).unwrap();
     assert!(p.measured.conversion_rate.is_some() && p.measured.date.is_some());
-    let chosen = stdout.lines().find_map(|l| l.strip_prefix("chosen: ")).unwrap();
-    assert_eq!(p.measured.configuration.as_deref(), chosen.split(' ').next());
+    let chosen = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("chosen: "))
+        .unwrap();
+    assert_eq!(
+        p.measured.configuration.as_deref(),
+        chosen.split(' ').next()
+    );
 }

@@ -292,7 +292,6 @@ struct SamplingSection {
     seed: Option<u32>,
 }
 
-
 impl Profile {
     /// The profile for models no profile matches: the GGUF's own template, no extra stop
     /// strings, the text protocol, greedy sampling, no grammar.

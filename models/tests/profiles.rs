@@ -96,7 +96,10 @@ fn tuned_settings_and_measured_figures_parse_and_bad_ones_are_refused() {
     assert_eq!(p.measured.right_action_rate, Some(0.5));
     assert_eq!(p.measured.echo_decodes, Some(0));
     let defaults = Profile::parse("plain", "").expect("parse");
-    assert_eq!((defaults.prompt.as_str(), defaults.tools.as_str()), ("full", "template"));
+    assert_eq!(
+        (defaults.prompt.as_str(), defaults.tools.as_str()),
+        ("full", "template")
+    );
     assert_eq!(defaults.actions_per_turn, None);
     for (bad, what) in [
         ("[generation]\nprompt = \"chatty\"\n", "generation.prompt"),
