@@ -101,6 +101,12 @@ pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec>
         .map(|l| {
             if l.starts_with("action ::=") {
                 format!("action ::= {}", alternatives.join(" | "))
+            } else if l.starts_with("strict-action ::=") {
+                let strict: Vec<String> = alternatives
+                    .iter()
+                    .map(|a| a.replace("-action", "-strict"))
+                    .collect();
+                format!("strict-action ::= {}", strict.join(" | "))
             } else {
                 l.to_owned()
             }

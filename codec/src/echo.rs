@@ -116,7 +116,7 @@ impl Echoes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Block;
+    use crate::action::Block;
 
     #[test]
     fn placeholders_and_example_bodies_are_echoes_real_arguments_are_not() {

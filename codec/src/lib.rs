@@ -9,7 +9,8 @@
 //!
 //! Modules, from the bottom up (`tests/layers.rs` keeps it so: a module only uses lower ones):
 //!
-//! * [`repair`], [`format_id`] — plain names: repair and failure kinds, format ids.
+//! * [`repair`], [`format_id`], [`words`] — plain names: repair and failure kinds, format ids,
+//!   the word lists that tell prose from arguments.
 //! * [`action`] — the typed action space and its JSON form.
 //! * [`event`] — decoder events (re-exporting the kinds).
 //! * [`registry`] — the tool table: builtin tools plus client-declared ones; generates the
@@ -34,8 +35,10 @@ pub mod registry;
 pub mod render;
 pub mod repair;
 pub mod score;
+mod strict_gbnf;
 pub mod text;
 pub mod turn;
+pub mod words;
 
 pub use action::{Action, ActionProposal, Block};
 pub use event::Event;

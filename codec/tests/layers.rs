@@ -9,6 +9,9 @@ const LAYERS: &[(&str, u8)] = &[
     // Plain names: the closed kinds, which format a proposal came from.
     ("repair", 0),
     ("format_id", 0),
+    ("words", 0),
+    // The strict grammar's word rules, which the registry's grammar includes.
+    ("strict_gbnf", 1),
     // The action space.
     ("action", 1),
     // What decoders report, and the tool table.

@@ -489,3 +489,46 @@ fn generate_and_tune_run_end_to_end_on_the_tiny_gguf() {
         chosen.split(' ').next()
     );
 }
+
+/// The strict grammar on llama.cpp's own grammar engine, sampled hot from noise: every reply
+/// that finishes its action decodes to an action that is not an echo. Random weights write
+/// whatever the grammar allows, so this walks far more of it than a real model would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reply_the_strict_grammar_admits_decodes_to_an_action() {
+    let mut opts = models::LoadOptions::new(tiny());
+    opts.threads = Some(1);
+    opts.n_ctx = Some(2048);
+    let engine: Arc<dyn Engine> = Arc::new(models::LlamaEngine::load(opts).unwrap());
+    let lines = prompts(PROMPTS);
+    let strict = Config {
+        grammar: GrammarMode::Strict,
+        temperature: Some(1.5),
+        actions_per_turn: 1,
+        ..Config::of_defaults(&base())
+    };
+    let gen_opts = GenOptions {
+        max_tokens: 400,
+        samples: 1,
+    };
+    let (mut acted, mut cut) = (0, 0);
+    for seed in 0..24 {
+        let line = PromptLine {
+            seed: Some(seed * 7919),
+            ..lines[seed as usize % 2].clone()
+        };
+        let s = measure::measure(&engine, &base(), &line, &strict, &gen_opts, 0)
+            .await
+            .unwrap();
+        if s.stop == "max_tokens" {
+            cut += 1;
+            continue;
+        }
+        assert!(
+            s.converted() && s.echoes == 0 && s.failures.is_empty(),
+            "a finished strict reply did not act: {s:?}"
+        );
+        acted += 1;
+    }
+    eprintln!("strict on noise: {acted} acted, {cut} ran out of tokens");
+    assert!(acted > 0, "every reply ran out of tokens");
+}
