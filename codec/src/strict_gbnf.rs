@@ -17,6 +17,15 @@ use std::fmt::Write as _;
 
 use crate::words::{FUNCTION_WORDS, PLACEHOLDERS, STOPWORDS};
 
+/// The longest run of characters a bare word part may take: a word is at most a few times
+/// this. Without a bound a small model under the grammar can spin one path out until its token
+/// budget is gone (`1.1.1.1…`), and the action never completes.
+const MAX_RUN: usize = 48;
+
+/// Lines a strict edit or create block may not hold: the system prompt's example bodies (a
+/// block of them is the help text echoed, not an edit).
+const EXAMPLE_LINES: &[&str] = &["exact lines copied from the file", "the new lines"];
+
 /// A set of characters as sorted, disjoint inclusive ranges.
 #[derive(Debug, Clone, PartialEq)]
 struct Class(Vec<(u32, u32)>);
@@ -162,7 +171,7 @@ fn trie_rules(name: &str, words: &[&str], out: &mut String) {
         let mut alts: Vec<String> = Vec::new();
         let free = letters().minus(&taken);
         if !free.is_empty() {
-            alts.push(format!("{} {any}*", free.gbnf()));
+            alts.push(format!("{} {any}{{0,{MAX_RUN}}}", free.gbnf()));
         }
         for c in &children {
             let mut next = p.clone();
@@ -185,6 +194,50 @@ fn trie_rules(name: &str, words: &[&str], out: &mut String) {
     }
 }
 
+/// Appends rules under `name` for a line's text (no newline) that is none of `lines` (exact):
+/// a trie over the excluded lines, any other character leaving it.
+fn line_trie_rules(name: &str, lines: &[&str], out: &mut String) {
+    let mut prefixes: Vec<String> = vec![String::new()];
+    for l in lines {
+        for (i, c) in l.char_indices() {
+            let p = l[..i + c.len_utf8()].to_owned();
+            if !prefixes.contains(&p) {
+                prefixes.push(p);
+            }
+        }
+    }
+    let rule = |i: usize| {
+        if i == 0 {
+            name.to_owned()
+        } else {
+            format!("{name}-{i}")
+        }
+    };
+    let any = "[^\\n]";
+    for (i, p) in prefixes.iter().enumerate() {
+        let mut alts = Vec::new();
+        let children: Vec<(char, usize)> = prefixes
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.len() > p.len() && q.starts_with(p.as_str()) && q[p.len()..].chars().count() == 1)
+            .filter_map(|(j, q)| q[p.len()..].chars().next().map(|c| (c, j)))
+            .collect();
+        let taken = Class::chars(&children.iter().map(|(c, _)| *c).collect::<String>())
+            .union(&Class::chars("\n"));
+        let free = Class::new(&[('\u{1}', '\u{10FFFF}')]).minus(&taken);
+        alts.push(format!("{} {any}*", free.gbnf()));
+        for (c, j) in &children {
+            alts.push(format!("{} {}", Class::chars(&c.to_string()).gbnf(), rule(*j)));
+        }
+        let body = alts.join(" | ");
+        if lines.contains(&p.as_str()) {
+            let _ = writeln!(out, "{} ::= {body}", rule(i));
+        } else {
+            let _ = writeln!(out, "{} ::= ({body})?", rule(i));
+        }
+    }
+}
+
 /// Appends the rules of one kind of bare word: `NAME ::= letters-only-word | mixed-word`.
 fn kind_rules(k: &Kind, out: &mut String) {
     let n = k.name;
@@ -195,8 +248,8 @@ fn kind_rules(k: &Kind, out: &mut String) {
     let e = ok_end.gbnf();
     let _ = writeln!(out, "{n} ::= {} | {n}-mixed", k.trie);
     // A word holding a non-letter: it starts with one, or with letters followed by one.
-    let _ = writeln!(out, "{n}-ok ::= ({a}* {e})?");
-    let _ = writeln!(out, "{n}-need ::= {a}* {e}");
+    let _ = writeln!(out, "{n}-ok ::= ({a}{{0,{MAX_RUN}}} {e})?");
+    let _ = writeln!(out, "{n}-need ::= {a}{{0,{MAX_RUN}}} {e}");
     let mut alts = Vec::new();
     let first_nl = nonletters.intersect(&k.first);
     let split = |c: &Class, alts: &mut Vec<String>, prefix: &str| {
@@ -214,7 +267,7 @@ fn kind_rules(k: &Kind, out: &mut String) {
     split(&nonletters, &mut after_letters, "");
     if !l.intersect(&k.first).is_empty() {
         alts.push(format!(
-            "{}+ ({})",
+            "{}{{1,{MAX_RUN}}} ({})",
             l.intersect(&k.first).gbnf(),
             after_letters.join(" | ")
         ));
@@ -250,9 +303,10 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
          # action the decoder decodes: bare arguments are never function words, the protocol's\n\
          # placeholders, or end like a sentence. Quoted, any argument goes.\n",
     );
-    g.push_str("acting ::= lead? lead? strict-action (prose | action)*\n");
+    // One lead line, as the system prompt asks ("at most one short sentence").
+    g.push_str("acting ::= lead? strict-action (prose | action)*\n");
     g.push_str(
-        "lead ::= \"\\n\" | [^A-Z<=>`{\\[\\n] [^\\n]{0,159} \"\\n\" | [A-Z] ([^A-Z\\n] [^\\n]{0,158})? \"\\n\"\n",
+        "lead ::= \"\\n\" | [^A-Z<=>`{\\[\\n] [^\\n]{0,119} \"\\n\" | [A-Z] ([^A-Z\\n] [^\\n]{0,118})? \"\\n\"\n",
     );
     let alts: Vec<String> = tools.iter().map(|t| format!("{t}-strict")).collect();
     let _ = writeln!(g, "strict-action ::= {}", alts.join(" | "));
@@ -267,8 +321,8 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
             "mkdir" => "\"MKDIR \" s-path \"\\n\"",
             "move" => "\"MOVE \" s-path \" -> \" s-target \"\\n\"",
             "done" => "\"DONE\" (\" \" s-done)? \"\\n\"",
-            "edit" => "\"EDIT \" s-path \"\\n\" block+",
-            "create" => "\"CREATE \" s-path \"\\n\" create-block",
+            "edit" => "\"EDIT \" s-path \"\\n\" s-block+",
+            "create" => "\"CREATE \" s-path \"\\n\" s-create-block",
             _ => continue,
         };
         let _ = writeln!(g, "{t}-strict ::= {body}");
@@ -285,6 +339,12 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
         let _ = writeln!(g, "{rule} ::= {bare} | s-quoted");
     }
     not_starting_with("s-done", "summary", &mut g);
+    g.push_str(
+        "s-block ::= \"<<<<<<< SEARCH\\n\" s-line* \"=======\\n\" s-line* \">>>>>>> REPLACE\\n\"\n\
+         s-create-block ::= \"<<<<<<< SEARCH\\n=======\\n\" s-line* \">>>>>>> REPLACE\\n\"\n\
+         s-line ::= s-text \"\\n\"\n",
+    );
+    line_trie_rules("s-text", EXAMPLE_LINES, &mut g);
 
     let high = ('\u{80}', '\u{10FFFF}');
     let path_alpha = Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9'), high]).union(&Class::chars("._/-~+@"));

@@ -669,22 +669,26 @@ impl Figures {
     }
 
     /// True when `self` is better than `other` by the tuning objective: right-action rate
-    /// first, then conversion, then fewer tokens per action, then speed.
+    /// first, then conversion, then fewer tokens per action, then speed. Two rates that
+    /// differ by at most one reply in `replies` count as equal: one reply of forty is noise,
+    /// and letting it decide would hide a large difference in the next key.
     pub fn better_than(&self, other: &Figures) -> bool {
         const EPS: f64 = 1e-9;
+        let n = f64::from(self.replies.max(other.replies).max(1));
+        let one_reply = 1.0 / n + EPS;
         let keys = |f: &Figures| {
             [
-                f.right_action_rate(),
-                f.conversion_rate(),
-                -f.tokens_per_action().unwrap_or(f64::INFINITY),
-                f.tokens_per_second(),
+                (f.right_action_rate(), one_reply),
+                (f.conversion_rate(), one_reply),
+                (-f.tokens_per_action().unwrap_or(f64::INFINITY), EPS),
+                (f.tokens_per_second(), EPS),
             ]
         };
-        for (a, b) in keys(self).into_iter().zip(keys(other)) {
-            if a > b + EPS {
+        for ((a, tol), (b, _)) in keys(self).into_iter().zip(keys(other)) {
+            if a > b + tol {
                 return true;
             }
-            if a + EPS < b {
+            if a + tol < b {
                 return false;
             }
         }

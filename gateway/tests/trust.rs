@@ -538,7 +538,7 @@ async fn a_tuned_profiles_settings_reach_every_request() {
         panic!("strict grammar: {:?}", seen.grammar)
     };
     assert_eq!(root, "root");
-    assert!(gbnf.contains("root ::= acting\n") && gbnf.contains("acting ::= lead? lead? strict-action"));
+    assert!(gbnf.contains("root ::= acting\n") && gbnf.contains("acting ::= lead? strict-action"));
     let Prompt::Chat { messages, .. } = &seen.prompt else {
         panic!("chat prompt")
     };
