@@ -194,8 +194,13 @@ fn trie_rules(name: &str, words: &[&str], out: &mut String) {
     }
 }
 
-/// Appends rules under `name` for a line's text (no newline) that is none of `lines` (exact):
-/// a trie over the excluded lines, any other character leaving it.
+/// The longest line a strict block may hold, in characters.
+const MAX_LINE: usize = 240;
+
+/// Appends rules under `name` for a line's text (no newline) that does not start with any of
+/// `lines`: a trie over them whose last characters are never admitted, any other character
+/// leaving it for the bounded rest of the line. (Excluding only the exact line would leave a
+/// model that began it nothing to do but spin it on.)
 fn line_trie_rules(name: &str, lines: &[&str], out: &mut String) {
     let mut prefixes: Vec<String> = vec![String::new()];
     for l in lines {
@@ -213,28 +218,30 @@ fn line_trie_rules(name: &str, lines: &[&str], out: &mut String) {
             format!("{name}-{i}")
         }
     };
-    let any = "[^\\n]";
+    let rest = format!("{name}-rest");
+    let _ = writeln!(out, "{rest} ::= [^\\n\\r]{{0,{MAX_LINE}}}");
     for (i, p) in prefixes.iter().enumerate() {
+        if lines.contains(&p.as_str()) {
+            continue;
+        }
         let mut alts = Vec::new();
         let children: Vec<(char, usize)> = prefixes
             .iter()
             .enumerate()
-            .filter(|(_, q)| q.len() > p.len() && q.starts_with(p.as_str()) && q[p.len()..].chars().count() == 1)
+            .filter(|(_, q)| q.starts_with(p.as_str()) && q[p.len()..].chars().count() == 1)
             .filter_map(|(j, q)| q[p.len()..].chars().next().map(|c| (c, j)))
             .collect();
         let taken = Class::chars(&children.iter().map(|(c, _)| *c).collect::<String>())
-            .union(&Class::chars("\n"));
+            .union(&Class::chars("\n\r"));
         let free = Class::new(&[('\u{1}', '\u{10FFFF}')]).minus(&taken);
-        alts.push(format!("{} {any}*", free.gbnf()));
+        alts.push(format!("{} {rest}", free.gbnf()));
         for (c, j) in &children {
-            alts.push(format!("{} {}", Class::chars(&c.to_string()).gbnf(), rule(*j)));
+            // The last character of an excluded line is never admitted.
+            if !lines.contains(&prefixes[*j].as_str()) {
+                alts.push(format!("{} {}", Class::chars(&c.to_string()).gbnf(), rule(*j)));
+            }
         }
-        let body = alts.join(" | ");
-        if lines.contains(&p.as_str()) {
-            let _ = writeln!(out, "{} ::= {body}", rule(i));
-        } else {
-            let _ = writeln!(out, "{} ::= ({body})?", rule(i));
-        }
+        let _ = writeln!(out, "{} ::= ({})?", rule(i), alts.join(" | "));
     }
 }
 
@@ -316,7 +323,7 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
             "list" => "\"LIST\" (\" \" s-path)? \"\\n\"",
             "glob" => "\"GLOB \" s-glob \"\\n\"",
             "grep" => "\"GREP \" s-arg (\" -- \" s-path)? \"\\n\"",
-            "run" => "\"RUN \" s-prog (\" \" s-arg)* \"\\n\"",
+            "run" => "\"RUN \" s-prog (\" \" s-arg){0,12} \"\\n\"",
             "delete" => "\"DELETE \" s-path \"\\n\"",
             "mkdir" => "\"MKDIR \" s-path \"\\n\"",
             "move" => "\"MOVE \" s-path \" -> \" s-target \"\\n\"",
@@ -328,7 +335,7 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
         let _ = writeln!(g, "{t}-strict ::= {body}");
     }
     // Quoted words: single quotes hold anything but a quote; double quotes take escapes.
-    g.push_str("s-quoted ::= \"'\" [^'\\n]+ \"'\" | \"\\\"\" ([^\"\\\\\\n] | \"\\\\\" [^\\n])+ \"\\\"\"\n");
+    g.push_str("s-quoted ::= \"'\" [^'\\n\\r]+ \"'\" | \"\\\"\" ([^\"\\\\\\n\\r] | \"\\\\\" [^\\n\\r])+ \"\\\"\"\n");
     for (rule, bare) in [
         ("s-path", "\".\" | \"..\" | s-bare-path"),
         ("s-target", "\".\" | \"..\" | s-bare-target"),
@@ -354,7 +361,10 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
     let glob_alpha = path_alpha.union(&Class::chars("*?[]{}!,"));
     let prog_alpha = Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9')]).union(&Class::chars("_./+-"));
     // Any character but blanks, quotes and backslashes (those are quoting).
-    let arg_alpha = Class::new(&[('\u{1}', '\u{10FFFF}')]).minus(&Class::chars(" \t\n\r'\"\\"));
+    // No shell syntax either: without a shell `|`, `;`, `>`, `$(`… would mean something else,
+    // and the decoder refuses them.
+    let arg_alpha = Class::new(&[('\u{1}', '\u{10FFFF}')])
+        .minus(&Class::chars(" \t\n\r'\"\\|&;<>`()$"));
     let kinds = [
         Kind {
             name: "s-bare-path",
