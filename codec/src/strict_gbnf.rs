@@ -319,7 +319,7 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
     let _ = writeln!(g, "strict-action ::= {}", alts.join(" | "));
     for t in tools {
         let body = match *t {
-            "read" => "\"READ \" s-path range? \"\\n\"",
+            "read" => "\"READ \" s-path s-range? \"\\n\"",
             "list" => "\"LIST\" (\" \" s-path)? \"\\n\"",
             "glob" => "\"GLOB \" s-glob \"\\n\"",
             "grep" => "\"GREP \" s-arg (\" -- \" s-path)? \"\\n\"",
@@ -346,6 +346,8 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
         let _ = writeln!(g, "{rule} ::= {bare} | s-quoted");
     }
     not_starting_with("s-done", "summary", &mut g);
+    // Line numbers of at most six digits (a model can spin digits out, too).
+    g.push_str("s-range ::= \":\" [1-9] [0-9]{0,5} \"-\" [1-9] [0-9]{0,5}\n");
     g.push_str(
         "s-block ::= \"<<<<<<< SEARCH\\n\" s-line* \"=======\\n\" s-line* \">>>>>>> REPLACE\\n\"\n\
          s-create-block ::= \"<<<<<<< SEARCH\\n=======\\n\" s-line* \">>>>>>> REPLACE\\n\"\n\
