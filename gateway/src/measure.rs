@@ -654,10 +654,12 @@ impl Figures {
         (self.client > 0).then(|| Figures::rate(self.client_called, self.client))
     }
 
-    /// Generated tokens per valid action (`None` when there was no action).
+    /// Generated tokens per reply that acted: what one action costs (`None` when no reply
+    /// acted). Counted per acting reply, not per action: the actions a small model strings on
+    /// after its first are mostly invented, and dividing by them would reward the spew that
+    /// one action per reply stops.
     pub fn tokens_per_action(&self) -> Option<f64> {
-        (self.valid_actions > 0)
-            .then(|| self.generated_tokens as f64 / f64::from(self.valid_actions))
+        (self.converted > 0).then(|| self.generated_tokens as f64 / f64::from(self.converted))
     }
 
     pub fn tokens_per_second(&self) -> f64 {

@@ -152,7 +152,7 @@ pub struct Measured {
     pub auto_tool_call_rate: Option<f64>,
     /// Actions that copied the prompt's help text.
     pub echo_decodes: Option<u64>,
-    /// Generated tokens per valid action.
+    /// Generated tokens per reply that acted (what one action costs).
     pub tokens_per_action: Option<f64>,
     pub tokens_per_second: Option<f64>,
     /// Replies measured.
