@@ -130,6 +130,10 @@ pub struct TaskResult {
     pub replies: u32,
     /// SEARCH/REPLACE and decoder repairs over all proposals.
     pub repairs: u32,
+    /// DONE refused because nothing had succeeded yet.
+    pub premature_done: u32,
+    /// Actions refused as echoes of the protocol's help text.
+    pub echoes: u32,
     pub wall: Duration,
 }
 
@@ -220,6 +224,8 @@ pub async fn run_task(
         converted: 0,
         replies: 0,
         repairs: 0,
+        premature_done: 0,
+        echoes: 0,
         wall,
     };
     tally_journal(&text, &mut r);
@@ -248,6 +254,8 @@ fn tally_journal(text: &str, r: &mut TaskResult) {
                 converted_turns.insert(n("turn"));
                 r.repairs += v["repairs"].as_array().map_or(0, |a| a.len() as u32);
             }
+            Some("refused") if v["why"] == "premature_done" => r.premature_done += 1,
+            Some("refused") if v["why"] == "echo" => r.echoes += 1,
             _ => {}
         }
     }
@@ -300,6 +308,8 @@ pub fn report(results: &[TaskResult]) -> String {
         converted: 0,
         replies: 0,
         repairs: 0,
+        premature_done: 0,
+        echoes: 0,
         wall: Duration::ZERO,
     };
     let mut reasons = std::collections::BTreeMap::<&str, u32>::new();
@@ -321,6 +331,8 @@ pub fn report(results: &[TaskResult]) -> String {
         total.converted += r.converted;
         total.replies += r.replies;
         total.repairs += r.repairs;
+        total.premature_done += r.premature_done;
+        total.echoes += r.echoes;
         total.wall += r.wall;
         *reasons.entry(r.reason.as_str()).or_default() += 1;
     }
@@ -330,6 +342,10 @@ pub fn report(results: &[TaskResult]) -> String {
     s.push('\n');
     let reasons: Vec<String> = reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s.push_str(&format!("stop reasons: {}\n", reasons.join(", ")));
+    s.push_str(&format!(
+        "refused: premature_done {}, echo {}\n",
+        total.premature_done, total.echoes
+    ));
     s.push_str(&format!(
         "solved {solved}/{}, false successes {false_successes}\n",
         results.len()
@@ -348,6 +364,10 @@ mod tests {
             "\n",
             r#"{"event":"proposal","turn":1,"repairs":["indent"]}"#,
             "\n",
+            r#"{"event":"refused","turn":1,"why":"premature_done"}"#,
+            "\n",
+            r#"{"event":"refused","turn":2,"why":"echo"}"#,
+            "\n",
             r#"{"event":"reply","turn":2,"prompt_tokens":150,"cached_tokens":120,"generated_tokens":5}"#,
             "\n",
             "{torn",
@@ -363,6 +383,8 @@ mod tests {
             converted: 0,
             replies: 0,
             repairs: 0,
+            premature_done: 0,
+            echoes: 0,
             wall: Duration::ZERO,
         };
         tally_journal(text, &mut r);
@@ -371,6 +393,7 @@ mod tests {
             (250, 15, 130)
         );
         assert_eq!((r.converted, r.replies, r.repairs), (1, 2, 1));
+        assert_eq!((r.premature_done, r.echoes), (1, 1));
         assert!(!r.solved() && !r.false_success());
     }
 }

@@ -18,6 +18,10 @@ pub struct Replay {
     pub false_successes: u32,
     /// The highest commit id, so that new commits (and undo) never reuse one.
     pub commits: u32,
+    pub echoes: u32,
+    pub premature_done: u32,
+    /// Some action succeeded (an observation with `ok`), so DONE is no longer premature.
+    pub acted: bool,
 }
 
 /// One turn while it is read back.
@@ -52,6 +56,9 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         tokens: 0,
         false_successes: 0,
         commits: 0,
+        echoes: 0,
+        premature_done: 0,
+        acted: false,
     };
     let mut pending: Option<Pending> = None;
     let finish = |p: Pending, history: &mut History| {
@@ -93,6 +100,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 }
             }
             "observation" => {
+                r.acted |= v["ok"] == true;
                 if let Some(p) = pending.as_mut() {
                     let obs = Observation {
                         ok: v["ok"].as_bool().unwrap_or(false),
@@ -105,6 +113,8 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 }
             }
             "verify" if v["ok"] == false => r.false_successes += 1,
+            "refused" if v["why"] == "echo" => r.echoes += 1,
+            "refused" if v["why"] == "premature_done" => r.premature_done += 1,
             "commit" => r.commits = r.commits.max(n("id") as u32),
             _ => {}
         }

@@ -109,6 +109,8 @@ pub struct Outcome {
     pub false_successes: u32,
     /// Actions refused as echoes of the protocol's help text.
     pub echoes: u32,
+    /// DONE refused because no action had succeeded yet in the session.
+    pub premature_done: u32,
     pub tokens: u64,
 }
 
@@ -148,6 +150,9 @@ pub async fn resume(
     s.tally.tokens = replay.tokens;
     s.tally.false_successes = replay.false_successes;
     s.tally.commits = replay.commits;
+    s.tally.echoes = replay.echoes;
+    s.tally.premature_done = replay.premature_done;
+    s.tally.acted = replay.acted;
     s.emit(Event::Resume {
         session: s.journal.id.clone(),
         after_turn: replay.last_turn,
@@ -225,6 +230,11 @@ struct Tally {
     tokens: u64,
     false_successes: u32,
     echoes: u32,
+    /// DONE proposals refused because no action had succeeded yet.
+    premature_done: u32,
+    /// Some action of the session succeeded (a read answered, a change committed, a command
+    /// exited 0); until then a DONE is refused as premature.
+    acted: bool,
     commits: u32,
 }
 
@@ -324,6 +334,7 @@ impl<'a> Session<'a> {
             turns: self.turn,
             false_successes: t.false_successes,
             echoes: t.echoes,
+            premature_done: t.premature_done,
             tokens: t.tokens,
         };
         self.emit(Event::Stop {
@@ -331,6 +342,7 @@ impl<'a> Session<'a> {
             turns: outcome.turns,
             false_successes: outcome.false_successes,
             echoes: outcome.echoes,
+            premature_done: outcome.premature_done,
             tokens: outcome.tokens,
         })?;
         Ok(outcome)
@@ -447,6 +459,17 @@ impl<'a> Session<'a> {
             })?;
             return self.observed(action, echo_observation(), false);
         }
+        // Small models under a strict grammar answer DONE on turn 1 without doing anything: a
+        // DONE before any action succeeded is refused (counted, not a stop, not a valid action,
+        // so a model that only ever says DONE stalls).
+        if matches!(action, Action::Done { .. }) && !self.tally.acted {
+            self.tally.premature_done += 1;
+            self.emit(Event::Refused {
+                turn,
+                why: "premature_done".to_owned(),
+            })?;
+            return self.observed(action, premature_done_observation(), false);
+        }
         self.tally.valid_this_turn += 1;
         let verdict = self.cfg.policy.verdict(action);
         if verdict == Verdict::Refuse {
@@ -515,6 +538,7 @@ impl<'a> Session<'a> {
     ) -> Result<Step, AgentError> {
         if valid {
             self.tally.saw(action, &obs);
+            self.tally.acted |= obs.ok;
         }
         self.emit(Event::Observation {
             turn: self.turn,
@@ -692,6 +716,15 @@ fn echo_observation() -> Observation {
     Observation::error(
         "that line is the example from the instructions, not a command",
         Some("replace the placeholders with a real path, pattern or program"),
+    )
+}
+
+fn premature_done_observation() -> Observation {
+    Observation::error(
+        "DONE refused: nothing has been done yet in this session",
+        Some(
+            "act first: LIST or READ to look, EDIT or CREATE to change, RUN to check; DONE once the task is finished",
+        ),
     )
 }
 

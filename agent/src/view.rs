@@ -52,7 +52,7 @@ pub enum Event {
         kind: String,
         raw: String,
     },
-    /// An action refused before any preview (`echo`, `policy`).
+    /// An action refused before any preview (`echo`, `policy`, `premature_done`).
     Refused {
         turn: u32,
         why: String,
@@ -99,6 +99,8 @@ pub enum Event {
         turns: u32,
         false_successes: u32,
         echoes: u32,
+        /// DONE refused because no action had succeeded yet.
+        premature_done: u32,
         tokens: u64,
     },
     /// `bellows agent --resume` continued the session after turn `after_turn`.
@@ -208,12 +210,14 @@ impl View for Terminal {
                 reason,
                 turns,
                 false_successes,
+                echoes,
+                premature_done,
                 tokens,
-                ..
             } => writeln!(
                 out,
                 "\nstopped: {reason} after {turns} turns, {tokens} tokens, \
-                 {false_successes} rejected DONE"
+                 {false_successes} rejected DONE, {premature_done} premature DONE refused, \
+                 {echoes} echoes refused"
             ),
             Event::Resume {
                 session,

@@ -67,7 +67,11 @@ fn every_task_starts_unsolved() {
     // A verify.sh that already passes on the starting files would make its task free.
     for task in bench::load_suite(&suite_dir()).unwrap() {
         let mut t = task.clone();
-        t.oracle = vec!["Nothing to do.\nDONE nothing\n".to_owned()];
+        // A look first: a DONE before any action succeeded is refused as premature.
+        t.oracle = vec![
+            "LIST\n".to_owned(),
+            "Nothing to do.\nDONE nothing\n".to_owned(),
+        ];
         let r = run(&t);
         assert_eq!(r.reason, StopReason::Done, "{}", task.name);
         assert!(!r.verified, "{}: verify.sh passes untouched", task.name);

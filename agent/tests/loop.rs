@@ -143,7 +143,7 @@ fn done_stops_after_an_edit_is_committed_atomically() {
 #[test]
 fn failing_verify_is_fed_back_as_a_false_success_then_verified() {
     let dir = repo("verify", &[("a.txt", "old\n")]);
-    let e = engine(&["DONE already fine\n", EDIT_A, "DONE now\n"]);
+    let e = engine(&["READ a.txt\n", "DONE already fine\n", EDIT_A, "DONE now\n"]);
     let mut c = cfg(ApprovalMode::Auto);
     c.verify = Some(vec![
         "grep".into(),
@@ -154,8 +154,57 @@ fn failing_verify_is_fed_back_as_a_false_success_then_verified() {
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
     assert_eq!(out.reason, StopReason::Verified);
     assert_eq!(out.false_successes, 1);
-    assert_eq!(out.turns, 3);
-    assert!(prompts(&e)[1].contains("DONE (already fine) rejected"));
+    assert_eq!(out.turns, 4);
+    assert!(prompts(&e)[2].contains("DONE (already fine) rejected"));
+}
+
+#[test]
+fn done_before_any_action_succeeded_is_refused_as_premature() {
+    let dir = repo("premature", &[("a.txt", "old\n")]);
+    // A DONE on turn 1, a DONE after a failed read: both refused; a DONE after a read that
+    // succeeded ends the session.
+    let e = engine(&[
+        "DONE all good\n",
+        "READ missing.txt\n",
+        "DONE still\n",
+        "READ a.txt\n",
+        "DONE read it\n",
+    ]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 5;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((out.reason, out.turns), (StopReason::Done, 5));
+    assert_eq!(out.premature_done, 2);
+    let p = prompts(&e);
+    assert!(
+        p[1].contains("DONE refused: nothing has been done yet"),
+        "{}",
+        p[1]
+    );
+    assert!(p[3].contains("DONE refused: nothing has been done yet"));
+    let j = journal(&dir, &out);
+    let refused: Vec<_> = events(&j, "refused")
+        .iter()
+        .map(|r| (r["turn"].clone(), r["why"].clone()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (serde_json::json!(1), serde_json::json!("premature_done")),
+            (serde_json::json!(3), serde_json::json!("premature_done")),
+        ]
+    );
+    assert_eq!(events(&j, "stop")[0]["premature_done"], 2);
+
+    // A model that only ever says DONE is not done: it stalls, with every DONE counted.
+    let e = engine(&["DONE\n", "DONE\n", "DONE\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 3;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(
+        (out.reason, out.turns, out.premature_done),
+        (StopReason::Stall, 3, 3)
+    );
 }
 
 #[test]
@@ -237,7 +286,7 @@ fn user_quit_stops_without_writing() {
 #[test]
 fn a_declined_action_becomes_an_observation_not_an_exit() {
     let dir = repo("declined", &[("a.txt", "old\n")]);
-    let e = engine(&[EDIT_A, "DONE\n"]);
+    let e = engine(&[EDIT_A, "LIST\n", "DONE\n"]);
     let mut approver = ScriptedApprover::new([Approval::No]);
     let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut approver);
     assert_eq!(out.reason, StopReason::Done);
@@ -259,7 +308,7 @@ impl Approver for Meddler {
 #[test]
 fn revalidation_refuses_a_file_changed_since_the_preview() {
     let dir = repo("conflict", &[("a.txt", "old\n")]);
-    let e = engine(&[EDIT_A, "DONE\n"]);
+    let e = engine(&[EDIT_A, "LIST\n", "DONE\n"]);
     let mut meddler = Meddler(dir.join("a.txt"));
     let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut meddler);
     assert_eq!(out.reason, StopReason::Done);
@@ -303,6 +352,7 @@ fn each_confinement_escape_is_refused() {
         "CREATE ../escape.txt\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n",
         "READ link/secret.txt\n",
         "DELETE .git/config\n",
+        "LIST\n",
         "DONE\n",
     ]);
     let out = session(
@@ -349,7 +399,7 @@ fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
         "{keys:?}"
     );
     // And a timeout seen by the loop is an observation.
-    let e = engine(&["RUN sleep 5\n", "DONE\n"]);
+    let e = engine(&["RUN sleep 5\n", "LIST\n", "DONE\n"]);
     let out = session_in(
         &e,
         &ws,
@@ -368,6 +418,7 @@ fn help_text_echoes_are_refused_and_counted() {
         "RUN program args\n",
         "DONE summary\n",
         "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"path\"}}</tool_call>\n",
+        "LIST\n",
         "DONE\n",
     ]);
     let mut c = cfg(ApprovalMode::Auto);
@@ -379,7 +430,7 @@ fn help_text_echoes_are_refused_and_counted() {
         StopReason::Done,
         "DONE summary was not taken as DONE"
     );
-    assert_eq!(out.turns, 5);
+    assert_eq!(out.turns, 6);
     let p = prompts(&e);
     assert!(p[1].contains("example from the instructions"));
     assert!(
@@ -392,6 +443,7 @@ fn help_text_echoes_are_refused_and_counted() {
     let e = engine(&[
         "CREATE new.py\n<<<<<<< SEARCH\n=======\nthe new lines\n>>>>>>> REPLACE\n",
         "EDIT path.py\n<<<<<<< SEARCH\nexact lines copied from the file\n=======\nx\n>>>>>>> REPLACE\n",
+        "LIST\n",
         "DONE\n",
     ]);
     let out = session(
@@ -414,7 +466,7 @@ fn help_text_echoes_are_refused_and_counted() {
 #[test]
 fn plan_mode_refuses_an_edit_and_offers_only_reads() {
     let dir = repo("plan", &[("a.txt", "old\n")]);
-    let e = engine(&[EDIT_A, "DONE looked\n"]);
+    let e = engine(&[EDIT_A, "READ a.txt\n", "DONE looked\n"]);
     let mut c = cfg(ApprovalMode::Plan);
     c.grammar = agent::GrammarChoice::Strict;
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
@@ -635,7 +687,7 @@ fn glob_patterns_match_names_at_any_depth_and_paths_with_double_star() {
 #[test]
 fn a_malformed_command_is_told_to_the_model_by_kind() {
     let dir = repo("malformed", &[("a.txt", "old\n")]);
-    let e = engine(&["MOVE a.txt\n", "DONE\n"]);
+    let e = engine(&["MOVE a.txt\n", "LIST\n", "DONE\n"]);
     let out = session(
         &e,
         &dir,

@@ -64,6 +64,9 @@ pub struct BenchArgs {
     /// Tokens kept free for each reply (its max_tokens).
     #[arg(long, default_value_t = 512)]
     pub reply_reserve: u32,
+    /// Generation stops once this many actions are decoded in a turn.
+    #[arg(long, default_value_t = 1)]
+    pub actions_per_turn: usize,
     /// Only the tasks whose folder name contains this.
     #[arg(long)]
     pub only: Option<String>,
@@ -304,6 +307,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let mut cfg = Config::new("", Policy::new(ApprovalMode::Auto));
     cfg.max_turns = b.max_turns;
     cfg.reply_reserve = b.reply_reserve;
+    cfg.actions_per_turn = b.actions_per_turn;
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
