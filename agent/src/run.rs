@@ -147,12 +147,9 @@ pub async fn resume(
     cfg.task = replay.task.clone();
     let cfg = &cfg;
     let mut s = Session::start(engine, ws, cfg, approver, view, journal)?;
-    s.tally.tokens = replay.tokens;
-    s.tally.false_successes = replay.false_successes;
-    s.tally.commits = replay.commits;
-    s.tally.echoes = replay.echoes;
-    s.tally.premature_done = replay.premature_done;
-    s.tally.acted = replay.acted;
+    // Counters too, so a resumed session stalls, loops and spends its budget as the
+    // uninterrupted one would have.
+    s.tally = replay.tally;
     s.emit(Event::Resume {
         session: s.journal.id.clone(),
         after_turn: replay.last_turn,
@@ -220,33 +217,30 @@ enum Step {
     Quit,
 }
 
-/// Counters the stop conditions read.
-#[derive(Debug, Default)]
-struct Tally {
-    no_action_turns: u32,
-    valid_this_turn: u32,
-    last: Option<String>,
-    repeats: u32,
-    tokens: u64,
-    false_successes: u32,
-    echoes: u32,
+/// Counters the stop conditions read. The live loop keeps them; `--resume` rebuilds them from
+/// the journal through the same methods (`crate::resume`).
+#[derive(Debug, Default, Clone)]
+pub struct Tally {
+    pub(crate) no_action_turns: u32,
+    pub(crate) valid_this_turn: u32,
+    /// The loop key (see [`loop_key`]) of the last valid action and its result.
+    pub(crate) last: Option<String>,
+    pub(crate) repeats: u32,
+    pub(crate) tokens: u64,
+    pub(crate) false_successes: u32,
+    pub(crate) echoes: u32,
     /// DONE proposals refused because no action had succeeded yet.
-    premature_done: u32,
+    pub(crate) premature_done: u32,
     /// Some action of the session succeeded (a read answered, a change committed, a command
     /// exited 0); until then a DONE is refused as premature.
-    acted: bool,
-    commits: u32,
+    pub(crate) acted: bool,
+    pub(crate) commits: u32,
 }
 
 impl Tally {
     /// Called once per finished turn.
     fn check(&mut self, cfg: &Config) -> Option<StopReason> {
-        if self.valid_this_turn == 0 {
-            self.no_action_turns += 1;
-        } else {
-            self.no_action_turns = 0;
-        }
-        self.valid_this_turn = 0;
+        self.end_turn();
         if self.repeats >= cfg.loop_repeats {
             Some(StopReason::Loop)
         } else if self.no_action_turns >= cfg.stall_turns {
@@ -258,9 +252,18 @@ impl Tally {
         }
     }
 
-    /// Counts an action and its result towards loop detection.
-    fn saw(&mut self, action: &Action, obs: &Observation) {
-        let key = format!("{}\n{:?}", render(action), obs);
+    /// Counts the turn towards a stall (no valid action) or resets the stall count.
+    pub(crate) fn end_turn(&mut self) {
+        if self.valid_this_turn == 0 {
+            self.no_action_turns += 1;
+        } else {
+            self.no_action_turns = 0;
+        }
+        self.valid_this_turn = 0;
+    }
+
+    /// Counts a valid action and its result (as [`loop_key`] has them) towards loop detection.
+    pub(crate) fn saw(&mut self, key: String) {
         if self.last.as_ref() == Some(&key) {
             self.repeats += 1;
         } else {
@@ -536,15 +539,17 @@ impl<'a> Session<'a> {
         obs: Observation,
         valid: bool,
     ) -> Result<Step, AgentError> {
+        let output = crate::observe::redact(&obs.output);
         if valid {
-            self.tally.saw(action, &obs);
+            let key = loop_key(&render(action), obs.ok, &obs.summary, &output, &obs.hint);
+            self.tally.saw(key);
             self.tally.acted |= obs.ok;
         }
         self.emit(Event::Observation {
             turn: self.turn,
             ok: obs.ok,
             summary: obs.summary.clone(),
-            output: crate::observe::redact(&obs.output),
+            output,
             hint: obs.hint.clone(),
         })?;
         Ok(Step::Observed(obs))
@@ -717,6 +722,19 @@ fn echo_observation() -> Observation {
         "that line is the example from the instructions, not a command",
         Some("replace the placeholders with a real path, pattern or program"),
     )
+}
+
+/// What makes two actions "the same action with the same result" for loop detection: the
+/// action's canonical text and the observation as the journal records it (output redacted),
+/// so that `--resume` computes the same keys from the journal.
+pub(crate) fn loop_key(
+    action: &str,
+    ok: bool,
+    summary: &str,
+    output: &str,
+    hint: &Option<String>,
+) -> String {
+    format!("{action}\n{ok}\n{summary}\n{output}\n{hint:?}")
 }
 
 fn premature_done_observation() -> Observation {

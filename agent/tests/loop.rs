@@ -774,6 +774,59 @@ fn resume_rebuilds_the_history_from_the_journal_and_appends_to_it() {
     assert!(err.to_string().contains("no session journal"), "{err}");
 }
 
+/// Resumes session `id` in `dir` on `engine`.
+fn resume_in(engine: &ScriptedEngine, dir: &Path, cfg: &Config, id: &str) -> Outcome {
+    let ws = Workspace::new(dir).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(agent::resume(
+        engine,
+        &ws,
+        cfg,
+        id,
+        &mut ScriptedApprover::default(),
+        &mut Quiet,
+    ))
+    .unwrap()
+}
+
+#[test]
+fn resume_keeps_the_stall_and_loop_counts() {
+    // Stall: one valid turn, two without an action, cut by max turns; one more turn without
+    // an action after the resume is the third in a row.
+    let dir = repo("resume-stall", &[("a.txt", "old\n")]);
+    let first = engine(&["LIST\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 3;
+    c.max_turns = 3;
+    let cut = session(&first, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((cut.reason, cut.turns), (StopReason::MaxTurns, 3));
+    c.max_turns = 5;
+    let out = resume_in(&engine(&[]), &dir, &c, &cut.session);
+    assert_eq!((out.reason, out.turns), (StopReason::Stall, 4));
+
+    // Loop: the same read twice, cut; the third identical read after the resume is a loop.
+    // An echo in between does not break the run of identical actions, as it does not live.
+    let dir = repo("resume-loop", &[("a.txt", "old\n")]);
+    let first = engine(&["READ a.txt\n", "READ path\n", "READ a.txt\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.max_turns = 3;
+    let cut = session(&first, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((cut.reason, cut.echoes), (StopReason::MaxTurns, 1));
+    c.max_turns = 5;
+    let out = resume_in(&engine(&["READ a.txt\n", "LIST\n"]), &dir, &c, &cut.session);
+    assert_eq!(
+        (out.reason, out.turns, out.echoes),
+        (StopReason::Loop, 4, 1)
+    );
+
+    // And a resumed session remembers that an action succeeded: DONE is not premature.
+    let out = resume_in(&engine(&["DONE read it\n"]), &dir, &c, &cut.session);
+    assert_eq!((out.reason, out.premature_done), (StopReason::Done, 0));
+}
+
 #[test]
 fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
     use agent::isolate::{self, Change};
