@@ -596,6 +596,15 @@ impl<'a> Session<'a> {
         }
         self.tally.commits += 1;
         let id = self.tally.commits;
+        // Directories the commit will create (a MKDIR, or the parents of a new file), so that
+        // undo can remove them again.
+        for path in new_dirs(self.ws, changes, dirs) {
+            self.emit(Event::CommitDir {
+                turn: self.turn,
+                id,
+                path,
+            })?;
+        }
         for c in changes {
             self.emit(Event::Commit {
                 turn: self.turn,
@@ -669,6 +678,32 @@ impl<'a> Session<'a> {
             &self.malformed,
         )
     }
+}
+
+/// The directories that do not exist yet and that committing `changes` and `dirs` creates,
+/// each parent before its children.
+fn new_dirs(ws: &Workspace, changes: &[act::FileChange], dirs: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let wanted = dirs.iter().map(String::as_str).chain(
+        changes
+            .iter()
+            .filter(|c| c.post.is_some())
+            .filter_map(|c| c.path.rsplit_once('/').map(|(parent, _)| parent)),
+    );
+    for dir in wanted {
+        let mut prefix = String::new();
+        for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            let exists = ws.resolve(&prefix).is_ok_and(|p| p.exists());
+            if !exists && !out.contains(&prefix) {
+                out.push(prefix.clone());
+            }
+        }
+    }
+    out
 }
 
 /// A turn as history keeps it: the reply, the rendered observations (each paired with the

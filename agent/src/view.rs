@@ -74,6 +74,13 @@ pub enum Event {
         post_sha256: Option<String>,
         repairs: Vec<String>,
     },
+    /// A directory commit `id` creates (MKDIR, or a new file's missing parent), journaled
+    /// before it is made; undo removes it again when it is empty.
+    CommitDir {
+        turn: u32,
+        id: u32,
+        path: String,
+    },
     /// Commit `id` (journaled before its write) was refused at revalidation or failed;
     /// undo skips it.
     CommitFailed {
@@ -108,10 +115,13 @@ pub enum Event {
         session: String,
         after_turn: u32,
     },
-    /// `bellows agent undo` restored commit `id`'s pre-image.
+    /// `bellows agent undo` restored commit `id`'s pre-image (or removed the directory it
+    /// made: `path` then ends with `/`; `kept` when `--force` left it because it holds other
+    /// files).
     Undo {
         id: u32,
         path: String,
+        kept: bool,
     },
 }
 
@@ -195,6 +205,7 @@ impl View for Terminal {
             Event::Preview { shown, .. } => writeln!(out, "{}", shown.trim_end()),
             Event::Approval { answer, .. } => writeln!(out, "  answer: {answer:?}"),
             Event::Commit { path, .. } => writeln!(out, "  writing {path}"),
+            Event::CommitDir { path, .. } => writeln!(out, "  making directory {path}/"),
             Event::CommitFailed { reason, .. } => writeln!(out, "  not written: {reason}"),
             Event::Observation { ok, summary, .. } => {
                 writeln!(out, "{} {summary}", if *ok { "✓" } else { "✗" })
@@ -225,7 +236,10 @@ impl View for Terminal {
             } => {
                 writeln!(out, "resuming session {session} after turn {after_turn}")
             }
-            Event::Undo { id, path } => writeln!(out, "restored {path} (commit {id})"),
+            Event::Undo { id, path, kept } => match kept {
+                false => writeln!(out, "restored {path} (commit {id})"),
+                true => writeln!(out, "kept {path} (commit {id}): not empty"),
+            },
         };
         let _ = out.flush();
     }

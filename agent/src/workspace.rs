@@ -166,6 +166,12 @@ impl Workspace {
         std::fs::rename(&src, &dst).map_err(io(from))
     }
 
+    /// Removes an empty directory (a non-empty one is an error).
+    pub fn remove_dir(&self, rel: &str) -> Result<(), WorkspaceError> {
+        let path = self.resolve(rel)?;
+        std::fs::remove_dir(&path).map_err(io(rel))
+    }
+
     pub fn mkdir(&self, rel: &str) -> Result<(), WorkspaceError> {
         let path = self.resolve(rel)?;
         std::fs::create_dir_all(&path).map_err(io(rel))

@@ -675,6 +675,79 @@ fn move_mkdir_and_a_whitespace_repair_are_committed_journaled_and_undone() {
 }
 
 #[test]
+fn undo_removes_the_directories_a_session_made_only_when_empty() {
+    let dir = repo("undo-mkdir", &[("a.txt", "a\n")]);
+    let e = engine(&[
+        "MKDIR build/logs\n",
+        "CREATE src/new/b.txt\n<<<<<<< SEARCH\n=======\nb\n>>>>>>> REPLACE\n",
+        "MKDIR build\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(dir.join("build/logs").is_dir() && dir.join("src/new/b.txt").is_file());
+    let j = journal(&dir, &out);
+    let made: Vec<_> = events(&j, "commit_dir")
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_u64().unwrap(),
+                d["path"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // An existing directory (the second MKDIR build) is not recorded as made.
+    assert_eq!(
+        made,
+        [
+            (1, "build".to_owned()),
+            (1, "build/logs".to_owned()),
+            (2, "src".to_owned()),
+            (2, "src/new".to_owned()),
+        ]
+    );
+    let ws = Workspace::new(&dir).unwrap();
+    // The newest MKDIR made nothing, so it is no undo step; the create is undone with the
+    // directories it made.
+    let restored = agent::undo(&ws, None, 1, false).unwrap();
+    assert_eq!(restored, ["src/new/b.txt", "src/new/", "src/"]);
+    assert!(!dir.join("src").exists());
+    // A file the session did not put there refuses the MKDIR's undo and stays.
+    std::fs::write(dir.join("build/logs/mine.txt"), "mine\n").unwrap();
+    let err = agent::undo(&ws, None, 1, false).unwrap_err();
+    assert!(
+        err.to_string().contains("build/logs/mine.txt") && err.to_string().contains("--force"),
+        "{err}"
+    );
+    assert!(dir.join("build/logs/mine.txt").is_file());
+    // --force leaves the directory (and its parent) with the file, and the undo moves on.
+    let restored = agent::undo(&ws, None, 1, true).unwrap();
+    assert_eq!(
+        restored,
+        ["build/logs/ (kept: not empty)", "build/ (kept: not empty)"]
+    );
+    assert!(dir.join("build/logs/mine.txt").is_file());
+    assert!(agent::undo(&ws, None, 1, false).unwrap().is_empty());
+    // Emptied by hand, a fresh MKDIR's undo removes it.
+    let e = engine(&["MKDIR empty/one\n", "LIST\n", "DONE\n"]);
+    session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert!(dir.join("empty/one").is_dir());
+    let restored = agent::undo(&ws, None, 1, false).unwrap();
+    assert_eq!(restored, ["empty/one/", "empty/"]);
+    assert!(!dir.join("empty").exists());
+}
+
+#[test]
 fn glob_patterns_match_names_at_any_depth_and_paths_with_double_star() {
     use agent::workspace::glob_match;
     assert!(glob_match("*.rs", "src/deep/lib.rs"));
