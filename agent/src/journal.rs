@@ -157,6 +157,8 @@ struct CommitRecord {
     path: String,
     pre: Option<String>,
     post: Option<String>,
+    /// The file's mode bits before the commit.
+    mode: Option<u32>,
     dir: bool,
 }
 
@@ -205,6 +207,7 @@ pub fn undo(
                 path: v["path"].as_str().unwrap_or_default().to_owned(),
                 pre: sha("pre_sha256"),
                 post: sha("post_sha256"),
+                mode: v["pre_mode"].as_u64().map(|m| m as u32),
                 dir: kind == "commit_dir",
             }),
             // A failed commit wrote nothing; an undone one is already restored.
@@ -260,6 +263,9 @@ pub fn undo(
                     let bytes =
                         std::fs::read(&blob).map_err(|_| JournalError::MissingBlob(sha.clone()))?;
                     ws.write_atomic(&c.path, &bytes)?;
+                    if let Some(mode) = c.mode {
+                        ws.set_mode(&c.path, mode)?;
+                    }
                 }
                 None => {
                     if ws.read(&c.path)?.is_some() {

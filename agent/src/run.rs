@@ -612,6 +612,7 @@ impl<'a> Session<'a> {
                 path: c.path.clone(),
                 pre_sha256: c.pre_sha(),
                 post_sha256: c.post_sha(),
+                pre_mode: c.pre_mode,
                 repairs: repairs.iter().map(|r| (*r).to_owned()).collect(),
             })?;
         }

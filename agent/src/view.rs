@@ -65,13 +65,16 @@ pub enum Event {
         turn: u32,
         answer: Approval,
     },
-    /// A committed file change; `pre_sha256`/`post_sha256` are `null` for an absent file.
+    /// A committed file change; `pre_sha256`/`post_sha256`/`pre_mode` are `null` for an
+    /// absent file.
     Commit {
         turn: u32,
         id: u32,
         path: String,
         pre_sha256: Option<String>,
         post_sha256: Option<String>,
+        /// The permission bits of the file before (undo restores them with its bytes).
+        pre_mode: Option<u32>,
         repairs: Vec<String>,
     },
     /// A directory commit `id` creates (MKDIR, or a new file's missing parent), journaled

@@ -166,6 +166,20 @@ impl Workspace {
         std::fs::rename(&src, &dst).map_err(io(from))
     }
 
+    /// The file's permission bits, or `None` when it does not exist.
+    pub fn mode(&self, rel: &str) -> Option<u32> {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.resolve(rel).ok()?;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(meta.permissions().mode() & 0o7777)
+    }
+
+    pub fn set_mode(&self, rel: &str, mode: u32) -> Result<(), WorkspaceError> {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.resolve(rel)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).map_err(io(rel))
+    }
+
     /// Removes an empty directory (a non-empty one is an error).
     pub fn remove_dir(&self, rel: &str) -> Result<(), WorkspaceError> {
         let path = self.resolve(rel)?;

@@ -748,6 +748,45 @@ fn undo_removes_the_directories_a_session_made_only_when_empty() {
 }
 
 #[test]
+fn a_moved_or_deleted_file_keeps_its_mode_bits_and_undo_restores_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = repo(
+        "move-mode",
+        &[("run.sh", "echo hi\n"), ("x.sh", "echo x\n")],
+    );
+    for f in ["run.sh", "x.sh"] {
+        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o750)).unwrap();
+    }
+    let e = engine(&["MOVE run.sh -> bin/run.sh\n", "DELETE x.sh\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        mode(&dir.join("bin/run.sh")),
+        0o750,
+        "the moved file stays executable"
+    );
+    let ws = Workspace::new(&dir).unwrap();
+    agent::undo(&ws, None, 2, false).unwrap();
+    assert_eq!(
+        mode(&dir.join("x.sh")),
+        0o750,
+        "undo of a delete restores the mode"
+    );
+    assert_eq!(
+        mode(&dir.join("run.sh")),
+        0o750,
+        "undo of a move restores the mode"
+    );
+    assert!(!dir.join("bin").exists());
+}
+
+#[test]
 fn glob_patterns_match_names_at_any_depth_and_paths_with_double_star() {
     use agent::workspace::glob_match;
     assert!(glob_match("*.rs", "src/deep/lib.rs"));
