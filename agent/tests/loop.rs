@@ -567,6 +567,72 @@ fn small_context_compacts_old_turns_into_digests_and_keeps_system_and_task() {
 }
 
 #[test]
+fn compaction_comes_in_batches_so_most_prompts_extend_the_previous_one() {
+    // Twenty reads of 60 words each under a 900-token context: compaction is needed several
+    // times over.
+    let files: Vec<(String, String)> = (0..20)
+        .map(|i| {
+            let text: String = (0..60).map(|w| format!("f{i}w{w} ")).collect();
+            (format!("f{i}.txt"), text + "\n")
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = repo("prefix", &files);
+    let replies: Vec<String> = (0..20).map(|i| format!("READ f{i}.txt\n")).collect();
+    let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
+    let e = engine(&replies).with_ctx(900);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.max_turns = 20;
+    c.reply_reserve = 100;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((out.reason, out.turns), (StopReason::MaxTurns, 20));
+    // Each prompt as the engine renders it, less the generation prompt.
+    let rendered: Vec<String> = e
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| match &r.prompt {
+            Prompt::Chat { messages, tools } => {
+                let text = models::Engine::render_chat(&e, messages, tools).unwrap();
+                text.strip_suffix("<|im_start|>assistant\n")
+                    .unwrap()
+                    .to_owned()
+            }
+            Prompt::Text(t) => t.clone(),
+        })
+        .collect();
+    let kept = rendered
+        .windows(2)
+        .filter(|w| w[1].starts_with(&w[0]))
+        .count();
+    let j = journal(&dir, &out);
+    let compactions = events(&j, "prompt")
+        .windows(2)
+        .filter(|w| w[0]["digested"] != w[1]["digested"] || w[0]["dropped"] != w[1]["dropped"])
+        .count();
+    eprintln!("{compactions} compactions, {kept} of 19 prompts extend the previous one");
+    assert!(compactions >= 3, "{compactions} compactions");
+    // Only a compaction changes the prefix, and compactions are batched: most turns append.
+    // (Compacting one turn at a time, every turn from the first overflow on changed it.)
+    assert_eq!(kept, 19 - compactions);
+    assert!(kept >= 13, "{kept} of 19 prompts extend the previous one");
+    // Every prompt fit, and the evaluated tokens per turn are reported.
+    for p in events(&j, "prompt") {
+        assert!(p["prompt_tokens"].as_u64().unwrap() <= 800);
+    }
+    assert_eq!(events(&j, "reply").len(), 20);
+    assert!(
+        events(&j, "reply")
+            .iter()
+            .all(|r| r["cached_tokens"].is_u64())
+    );
+}
+
+#[test]
 fn undo_restores_pre_images_and_refuses_files_changed_since() {
     let dir = repo("undo", &[("a.txt", "old\n"), ("gone.txt", "bye\n")]);
     let e = engine(&[
