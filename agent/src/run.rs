@@ -29,7 +29,7 @@ pub enum StopReason {
     Loop,
     /// The token budget is spent, or the prompt cannot fit even fully compacted.
     Budget,
-    /// The user answered `q`.
+    /// The user answered `q`, or pressed Ctrl-C ([`Config::interrupt`]).
     Quit,
 }
 
@@ -42,7 +42,7 @@ impl StopReason {
             StopReason::Stall => "stall",
             StopReason::Loop => "loop",
             StopReason::Budget => "budget",
-            StopReason::Quit => "quit",
+            StopReason::Quit => "user_quit",
         }
     }
 }
@@ -66,6 +66,8 @@ pub struct Config {
     pub reply_reserve: u32,
     /// Characters of one observation's output before head/tail truncation.
     pub output_budget: usize,
+    /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
+    pub interrupt: crate::Interrupt,
 }
 
 impl Config {
@@ -83,6 +85,7 @@ impl Config {
             token_budget: None,
             reply_reserve: 512,
             output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
+            interrupt: crate::Interrupt::new(),
         }
     }
 }
@@ -167,6 +170,9 @@ async fn drive(
     let budget = prompt_budget(engine, cfg)?;
     for turn in first..first + cfg.max_turns {
         s.turn = turn;
+        if cfg.interrupt.fired() {
+            return s.stop(StopReason::Quit);
+        }
         let Ok(prompt) = history.render(engine, budget) else {
             return s.stop(StopReason::Budget);
         };
@@ -179,6 +185,10 @@ async fn drive(
         let (reply, proposals, echoed) = s.generate(prompt.messages).await?;
         let mut observations: Vec<_> = echoed.into_iter().map(|o| (String::new(), o)).collect();
         for p in &proposals {
+            // A reply cut by Ctrl-C is journaled, never acted on.
+            if cfg.interrupt.fired() {
+                return s.stop(StopReason::Quit);
+            }
             match s.act(p)? {
                 Step::Observed(obs) => observations.push((render(&p.action), obs)),
                 Step::Finished(_) if cfg.verify.is_none() => return s.stop(StopReason::Done),
@@ -191,6 +201,9 @@ async fn drive(
         }
         let record = s.record_turn(reply, &observations);
         history.turns.push(record);
+        if cfg.interrupt.fired() {
+            return s.stop(StopReason::Quit);
+        }
         if let Some(reason) = s.tally.check(cfg) {
             return s.stop(reason);
         }
@@ -372,6 +385,9 @@ impl<'a> Session<'a> {
             logprobs: None,
         };
         let mut generation = self.engine.generate(req).await?;
+        self.cfg
+            .interrupt
+            .watch(std::sync::Arc::clone(&generation.halt));
         let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), Arc::clone(&self.registry));
         let (mut raw, mut proposals, mut events) = (String::new(), Vec::new(), Vec::new());
         let mut timings = models::Timings::default();
@@ -387,9 +403,13 @@ impl<'a> Session<'a> {
                 }
                 GenEvent::Text { .. } => {}
                 GenEvent::Done { timings: t, .. } => timings = t,
-                GenEvent::Failed { error, .. } => return Err(AgentError::Generation(error)),
+                GenEvent::Failed { error, .. } => {
+                    self.cfg.interrupt.unwatch();
+                    return Err(AgentError::Generation(error));
+                }
             }
         }
+        self.cfg.interrupt.unwatch();
         if proposals.len() < limit {
             decoder.finish_into(&mut events);
             self.decoded(&mut events, &mut proposals)?;
@@ -556,7 +576,8 @@ impl<'a> Session<'a> {
     }
 
     fn run_argv(&self, argv: &[String]) -> Observation {
-        match self.ws.run(argv) {
+        let interrupt = &self.cfg.interrupt;
+        match self.ws.run_until(argv, &|| interrupt.fired()) {
             Err(e) => e.into(),
             Ok(out) if out.timed_out => Observation {
                 ok: false,

@@ -236,6 +236,16 @@ impl Workspace {
     /// `PATH` (and `HOME` pointed at the repository, `LANG=C`), stdin is empty, output is cut
     /// at [`Workspace::output_cap`] and the process is killed past [`Workspace::run_timeout`].
     pub fn run(&self, argv: &[String]) -> Result<RunOutput, WorkspaceError> {
+        self.run_until(argv, &|| false)
+    }
+
+    /// [`Workspace::run`], also ending the command (and its process group) as soon as `stop`
+    /// says so (Ctrl-C); it then reads as ended by a signal.
+    pub fn run_until(
+        &self,
+        argv: &[String],
+        stop: &dyn Fn() -> bool,
+    ) -> Result<RunOutput, WorkspaceError> {
         let (program, args) = argv.split_first().ok_or(WorkspaceError::EmptyArgv)?;
         let mut cmd = Command::new(program);
         cmd.args(args)
@@ -272,6 +282,12 @@ impl Workspace {
             if let Some(status) = child.try_wait().map_err(io(program))? {
                 kill_group(child.id());
                 break (status.code(), false);
+            }
+            if stop() {
+                kill_group(child.id());
+                let _ = child.kill();
+                let _ = child.wait();
+                break (None, false);
             }
             if started.elapsed() >= self.run_timeout {
                 kill_group(child.id());

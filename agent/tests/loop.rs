@@ -283,6 +283,55 @@ fn user_quit_stops_without_writing() {
     );
 }
 
+/// Presses Ctrl-C as soon as the reply's first prose shows.
+#[derive(Debug)]
+struct CtrlC(agent::Interrupt);
+
+impl agent::View for CtrlC {
+    fn show(&mut self, event: &agent::Event) {
+        if matches!(event, agent::Event::Prose { .. }) {
+            self.0.fire();
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_halts_generation_and_stops_as_user_quit_with_a_summary() {
+    let dir = repo("ctrlc", &[("a.txt", "old\n")]);
+    let reply = "I will look around first.\n".repeat(40) + "DELETE a.txt\n";
+    let e = engine(&[reply.as_str(), "DONE\n"]);
+    let c = cfg(ApprovalMode::Auto);
+    let mut view = CtrlC(c.interrupt.clone());
+    let ws = Workspace::new(&dir).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = rt
+        .block_on(agent::run(
+            &e,
+            &ws,
+            &c,
+            &mut ScriptedApprover::default(),
+            &mut view,
+        ))
+        .unwrap();
+    assert_eq!((out.reason, out.turns), (StopReason::Quit, 1));
+    assert!(dir.join("a.txt").exists(), "nothing acted on after Ctrl-C");
+    let j = journal(&dir, &out);
+    // Generation was halted: far fewer pieces than the script holds (3 bytes each).
+    let reply_ev = events(&j, "reply")[0];
+    let generated = reply_ev["generated_tokens"].as_u64().unwrap();
+    assert!(generated < reply.len() as u64 / 3 / 4, "{generated} tokens");
+    assert!(events(&j, "proposal").is_empty());
+    let stop = events(&j, "stop");
+    assert_eq!(stop.len(), 1);
+    assert_eq!(stop[0]["reason"], "user_quit");
+    assert_eq!(e.seen.lock().unwrap().len(), 1);
+    // The second Ctrl-C is told apart (the command line exits at once on it).
+    assert!(c.interrupt.fire());
+}
+
 #[test]
 fn a_declined_action_becomes_an_observation_not_an_exit() {
     let dir = repo("declined", &[("a.txt", "old\n")]);
@@ -398,6 +447,11 @@ fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
         keys.iter().all(|k| ["HOME", "LANG", "PATH"].contains(k)),
         "{keys:?}"
     );
+    // Ctrl-C ends a running command at once, as if by a signal.
+    let out = ws
+        .run_until(&["sleep".into(), "5".into()], &|| true)
+        .unwrap();
+    assert_eq!((out.code, out.timed_out), (None, false));
     // And a timeout seen by the loop is an observation.
     let e = engine(&["RUN sleep 5\n", "LIST\n", "DONE\n"]);
     let out = session_in(

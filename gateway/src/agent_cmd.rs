@@ -280,6 +280,18 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // Ctrl-C halts the generation (or command) in flight and ends the session as user_quit,
+    // with its summary; a second Ctrl-C exits at once.
+    let interrupt = cfg.interrupt.clone();
+    runtime.spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if interrupt.fire() {
+                eprintln!("\ninterrupted again: exiting now");
+                std::process::exit(130);
+            }
+            eprintln!("\ninterrupted: stopping the session (Ctrl-C again to exit now)");
+        }
+    });
     let outcome = match &a.resume {
         Some(id) => runtime.block_on(agent::resume(
             &engine,

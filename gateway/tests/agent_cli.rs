@@ -1,5 +1,5 @@
-//! `bellows agent` on the command line: argument errors, undo, the oracle bench, and one
-//! real-model session (SmolLM2, `$BELLOWS_SMOLLM2_GGUF`).
+//! `bellows agent` on the command line: argument errors, undo, the oracle bench, Ctrl-C (on
+//! the tiny noise model) and one real-model session (SmolLM2, `$BELLOWS_SMOLLM2_GGUF`).
 
 #![allow(clippy::unwrap_used)]
 
@@ -180,4 +180,101 @@ fn a_real_smollm2_session_ends_with_a_stop_reason_and_a_valid_journal() {
         assert!(e["prompt_tokens"].as_u64().unwrap() > 0);
     }
     assert_eq!(j.iter().filter(|e| e["event"] == "stop").count(), 1);
+}
+
+/// The tiny random-weight GGUF (`$BELLOWS_TINY_GGUF`, else the fetched one), as
+/// `tests/real_engine.rs` finds it.
+fn tiny() -> String {
+    let path = std::env::var("BELLOWS_TINY_GGUF")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let path = path.map(PathBuf::from).unwrap_or_else(|| {
+        gateway::serve::resolve_model(Some("tiny"))
+            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
+    });
+    path.to_string_lossy().into_owned()
+}
+
+/// SIGINT to a running session: the generation halts, the session stops as `user_quit` and
+/// the summary is journaled and shown. The noise model never finishes on its own here (no
+/// turn or stall limit it could reach), so only the interrupt can end it.
+#[test]
+fn ctrl_c_stops_a_session_as_user_quit_with_its_summary() {
+    use std::io::BufRead;
+    let repo = git_repo(&[("a.txt", "a\n")]);
+    let model = tiny();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args([
+            "agent",
+            "say hello",
+            "--repo",
+            repo.path().to_str().unwrap(),
+            "--model",
+            &model,
+            "--approval",
+            "auto",
+            "--grammar",
+            "off",
+            "--max-turns",
+            "1000000",
+            "--stall-turns",
+            "1000000",
+            "--loop-repeats",
+            "1000000",
+            "--reply-reserve",
+            "200",
+            "--ctx",
+            "2048",
+            "--threads",
+            "1",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // A watchdog, so that a broken handler fails the test instead of hanging it.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if done_rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .is_err()
+        {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    });
+    let mut lines = Vec::new();
+    let mut sent = false;
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        // Once a reply is in, the session (and its handler) is running.
+        if !sent && line.contains(r#""event":"reply""#) {
+            let status = Command::new("kill")
+                .args(["-INT", &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            sent = true;
+        }
+        lines.push(line);
+    }
+    let status = child.wait().unwrap();
+    let _ = done_tx.send(());
+    watchdog.join().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(sent, "no reply seen: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: stopping the session"),
+        "{stderr}"
+    );
+    let last: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(last["event"], "stop");
+    assert_eq!(last["reason"], "user_quit");
+    let j = only_journal(repo.path());
+    assert_eq!(j.last().unwrap(), &last);
 }
