@@ -117,6 +117,8 @@ pub fn load_suite(dir: &Path) -> Result<Vec<Task>, BenchError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskResult {
     pub name: String,
+    /// The copy the session ran in: removed afterwards unless [`BenchConfig::keep`].
+    pub copy: PathBuf,
     pub reason: StopReason,
     /// `verify.sh` passed on the session's final tree.
     pub verified: bool,
@@ -178,6 +180,11 @@ pub async fn run_task(
     if copy.exists() {
         std::fs::remove_dir_all(&copy).map_err(io(&copy))?;
     }
+    // Removed on every way out (a failed session included), unless kept.
+    let _scratch = Scratch {
+        path: copy.clone(),
+        keep: bench.keep,
+    };
     copy_tree(&task.dir.join("repo"), &copy)?;
     let ws = Workspace::new(&copy)?;
     let mut cfg = bench.session.clone();
@@ -215,6 +222,7 @@ pub async fn run_task(
     let text = std::fs::read_to_string(&journal).map_err(io(&journal))?;
     let mut r = TaskResult {
         name: task.name.clone(),
+        copy: copy.clone(),
         reason: outcome.reason,
         verified,
         turns: outcome.turns,
@@ -229,10 +237,22 @@ pub async fn run_task(
         wall,
     };
     tally_journal(&text, &mut r);
-    if !bench.keep {
-        let _ = std::fs::remove_dir_all(&copy);
-    }
     Ok(r)
+}
+
+/// A task's copy, removed when dropped unless `keep`.
+#[derive(Debug)]
+struct Scratch {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
 }
 
 /// Adds a journal's token counts, conversions and repairs to `r`.
@@ -299,6 +319,7 @@ pub fn report(results: &[TaskResult]) -> String {
     };
     let mut total = TaskResult {
         name: "total".to_owned(),
+        copy: PathBuf::new(),
         reason: StopReason::Done,
         verified: true,
         turns: 0,
@@ -374,6 +395,7 @@ mod tests {
         );
         let mut r = TaskResult {
             name: String::new(),
+            copy: PathBuf::new(),
             reason: StopReason::Stall,
             verified: false,
             turns: 2,

@@ -16,17 +16,35 @@ use agent::{
 use codec::Action;
 use models::{Prompt, Script, ScriptedEngine};
 
+/// A temporary repository, removed when the test drops it (pass or fail).
+#[derive(Debug)]
+struct Repo(tempfile::TempDir);
+
+impl std::ops::Deref for Repo {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Repo {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
 /// A fresh repository under the system temp dir with the given files.
-fn repo(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bellows-agent-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn repo(name: &str, files: &[(&str, &str)]) -> Repo {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("bellows-agent-{name}-"))
+        .tempdir()
+        .unwrap();
     for (path, text) in files {
-        let p = dir.join(path);
+        let p = dir.path().join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
-    dir
+    Repo(dir)
 }
 
 /// An engine that replays `replies` in order, then says something with no action.
