@@ -1077,6 +1077,96 @@ fn resume_keeps_the_stall_and_loop_counts() {
     assert_eq!((out.reason, out.premature_done), (StopReason::Done, 0));
 }
 
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn in_a_git_repository_isolate_is_a_worktree_with_the_uncommitted_changes() {
+    use agent::isolate::{self, Change};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = repo(
+        "isolate-git",
+        &[
+            ("a.txt", "keep\nold\n"),
+            ("b.txt", "b\n"),
+            ("run.sh", "echo hi\n"),
+            (".gitignore", "*.log\n"),
+        ],
+    );
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "start"]);
+    // Uncommitted: a staged edit, a deletion, an untracked file, an ignored one.
+    std::fs::write(dir.join("a.txt"), "keep\nold\nstaged\n").unwrap();
+    git(&dir, &["add", "a.txt"]);
+    std::fs::remove_file(dir.join("b.txt")).unwrap();
+    std::fs::write(dir.join("new.txt"), "untracked\n").unwrap();
+    std::fs::write(dir.join("build.log"), "ignored\n").unwrap();
+    let ws = Workspace::new(&dir).unwrap();
+    let (id, copy) = isolate::isolate(&ws).unwrap();
+    let wt = copy.root().to_path_buf();
+    assert!(wt.join(".git").is_file(), "a worktree, not a copy");
+    assert!(git(&dir, &["worktree", "list"]).contains(&id));
+    assert_eq!(
+        git(&wt, &["rev-parse", "HEAD"]),
+        git(&dir, &["rev-parse", "HEAD"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("a.txt")).unwrap(),
+        "keep\nold\nstaged\n"
+    );
+    assert!(!wt.join("b.txt").exists() && !wt.join("build.log").exists());
+    assert_eq!(
+        std::fs::read_to_string(wt.join("new.txt")).unwrap(),
+        "untracked\n"
+    );
+    let mode = std::fs::metadata(wt.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert!(isolate::changes(&ws, &id).unwrap().is_empty());
+
+    // A session in the worktree; promote applies its diff to the real tree.
+    let e = engine(&[
+        "EDIT a.txt\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n",
+        "DONE\n",
+    ]);
+    let out = session_in(
+        &e,
+        &copy,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nold\nstaged\n"
+    );
+    assert_eq!(
+        isolate::promote(&ws, &id, false).unwrap(),
+        [Change::Write("a.txt".into())]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nnew\nstaged\n"
+    );
+    // Discarding removes the worktree from git too.
+    assert!(isolate::discard(&ws, &id).unwrap());
+    assert!(!wt.exists());
+    assert!(!git(&dir, &["worktree", "list"]).contains(&id));
+    assert!(isolate::discard(&ws, &id).is_err());
+}
+
 #[test]
 fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
     use agent::isolate::{self, Change};
@@ -1146,4 +1236,8 @@ fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
         "same\n"
     );
     assert!(isolate::promote(&ws, "no-such-copy", false).is_err());
+    // Outside git the copy is a plain copy; discarding removes it.
+    assert!(!copy.root().join(".git").exists());
+    assert!(!isolate::discard(&ws, &id).unwrap());
+    assert!(!copy.root().exists());
 }

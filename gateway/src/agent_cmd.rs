@@ -29,6 +29,17 @@ pub enum AgentCommand {
     /// Apply an isolated session's changes (`--isolate`) to the repository, refusing files
     /// changed there since the copy was made.
     Promote(PromoteArgs),
+    /// Remove an isolated copy (`git worktree remove` for a worktree), with its session.
+    #[command(alias = "cleanup")]
+    Discard(DiscardArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct DiscardArgs {
+    /// The isolated copy's id (a directory under .bellows/isolated).
+    pub id: String,
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -167,8 +178,9 @@ pub struct RunArgs {
     /// and history, up to --max-turns more turns, appended to the same journal.
     #[arg(long, value_name = "ID", conflicts_with = "task")]
     pub resume: Option<String>,
-    /// Work on a copy of the repository under .bellows/isolated/ID/, leaving the real tree
-    /// untouched; `bellows agent promote ID` applies the result.
+    /// Work on a copy of the repository under .bellows/isolated/ID/ (a git worktree at HEAD
+    /// with the uncommitted changes, in a git repository), leaving the real tree untouched;
+    /// `bellows agent promote ID` applies the result, `bellows agent discard ID` removes it.
     #[arg(long, conflicts_with = "resume")]
     pub isolate: bool,
     /// One JSON event per line on stdout instead of the readable view.
@@ -211,6 +223,16 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         if changes.is_empty() {
             println!("nothing to promote");
         }
+        if !p.dry_run {
+            println!("remove the copy with: bellows agent discard {}", p.id);
+        }
+        return Ok(0);
+    }
+    if let Some(AgentCommand::Discard(d)) = &args.command {
+        let ws = Workspace::new(&d.repo)?;
+        let worktree = agent::isolate::discard(&ws, &d.id)?;
+        let what = if worktree { "worktree" } else { "copy" };
+        println!("removed isolated {what} {}", d.id);
         return Ok(0);
     }
     if let Some(AgentCommand::Undo(u)) = &args.command {

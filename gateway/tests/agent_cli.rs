@@ -60,6 +60,12 @@ fn promote_needs_an_isolated_copy() {
     ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no isolated copy nope"));
+    for discard in ["discard", "cleanup"] {
+        let repo = dir.path().to_str().unwrap();
+        let out = bellows(&["agent", discard, "nope", "--repo", repo]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no isolated copy nope"));
+    }
 }
 
 /// SmolLM2 from `$BELLOWS_SMOLLM2_GGUF` (as the benches take it), else the fetched default.
