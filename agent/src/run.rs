@@ -385,9 +385,7 @@ impl<'a> Session<'a> {
             logprobs: None,
         };
         let mut generation = self.engine.generate(req).await?;
-        self.cfg
-            .interrupt
-            .watch(std::sync::Arc::clone(&generation.halt));
+        self.cfg.interrupt.watch(Arc::clone(&generation.halt));
         let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), Arc::clone(&self.registry));
         let (mut raw, mut proposals, mut events) = (String::new(), Vec::new(), Vec::new());
         let mut timings = models::Timings::default();
