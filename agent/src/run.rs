@@ -424,11 +424,15 @@ impl<'a> Session<'a> {
         // Help lines the codec left as prose are refused and counted here.
         let echoed = self.echoes.lines_in(&raw);
         let echo = if echoed > 0 && proposals.is_empty() {
-            self.tally.echoes += echoed as u32;
-            self.emit(Event::Refused {
-                turn,
-                why: "echo".to_owned(),
-            })?;
+            // One record per echoed line, so that the journal's count (which resume and the
+            // bench read) is the session's.
+            for _ in 0..echoed {
+                self.tally.echoes += 1;
+                self.emit(Event::Refused {
+                    turn,
+                    why: "echo".to_owned(),
+                })?;
+            }
             Some(echo_observation())
         } else {
             None

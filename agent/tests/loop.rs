@@ -502,6 +502,11 @@ fn help_text_echoes_are_refused_and_counted() {
         StopReason::Done,
         "DONE summary was not taken as DONE"
     );
+    // The journal counts each echo as the session does.
+    let j = journal(&dir, &out);
+    let refused = events(&j, "refused");
+    assert_eq!(refused.iter().filter(|r| r["why"] == "echo").count(), 4);
+
     assert_eq!(out.turns, 6);
     let p = prompts(&e);
     assert!(p[1].contains("example from the instructions"));
@@ -533,6 +538,24 @@ fn help_text_echoes_are_refused_and_counted() {
     c.stall_turns = 2;
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
     assert_eq!((out.reason, out.echoes), (StopReason::Stall, 2));
+
+    // The help text written back, two lines in one reply: two echoes, in the journal too.
+    let help: String = codec::registry::BUILTINS
+        .iter()
+        .filter(|t| t.name == "read" || t.name == "grep")
+        .map(|t| format!("{}  {}\n", t.syntax, t.hint))
+        .collect();
+    let e = engine(&[help.as_str(), "LIST\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!((out.reason, out.echoes), (StopReason::Done, 2), "{help}");
+    let j = journal(&dir, &out);
+    let refused = events(&j, "refused");
+    assert_eq!(refused.iter().filter(|r| r["why"] == "echo").count(), 2);
 }
 
 #[test]
