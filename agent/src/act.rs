@@ -51,6 +51,11 @@ pub struct FileChange {
     pub path: String,
     pub pre: Option<Vec<u8>>,
     pub post: Option<Vec<u8>>,
+    /// The mode bits of the file as it was (journaled, so undo restores them).
+    pub pre_mode: Option<u32>,
+    /// The mode bits to give a new file (a MOVE's target takes its source's); an existing
+    /// file keeps its own.
+    pub post_mode: Option<u32>,
 }
 
 impl FileChange {
@@ -200,6 +205,8 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 path: path.clone(),
                 pre: Some(pre),
                 post: None,
+                pre_mode: ws.mode(path),
+                post_mode: None,
             }];
             Ok(change(changes, Vec::new(), Vec::new()))
         }
@@ -211,16 +218,22 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                     Some("DELETE it first, or move to a new path"),
                 ));
             }
+            // The moved file keeps its mode bits (an executable script stays executable).
+            let mode = ws.mode(from);
             let changes = vec![
                 FileChange {
                     path: from.clone(),
                     pre: Some(pre.clone()),
                     post: None,
+                    pre_mode: mode,
+                    post_mode: None,
                 },
                 FileChange {
                     path: to.clone(),
                     pre: None,
                     post: Some(pre),
+                    pre_mode: None,
+                    post_mode: mode,
                 },
             ];
             Ok(change(changes, Vec::new(), Vec::new()))
@@ -236,6 +249,8 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 path: path.clone(),
                 pre: None,
                 post: Some(content.clone().into_bytes()),
+                pre_mode: None,
+                post_mode: None,
             }];
             Ok(change(changes, Vec::new(), Vec::new()))
         }
@@ -246,6 +261,8 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 path: path.clone(),
                 pre: pre.map(String::into_bytes),
                 post: Some(post.into_bytes()),
+                pre_mode: ws.mode(path),
+                post_mode: None,
             }];
             Ok(change(changes, Vec::new(), repairs))
         }
@@ -366,6 +383,9 @@ pub fn commit(ws: &Workspace, changes: &[FileChange], dirs: &[String]) -> Result
         match &c.post {
             Some(bytes) => ws.write_atomic(&c.path, bytes)?,
             None => ws.remove(&c.path)?,
+        }
+        if let (Some(_), Some(mode)) = (&c.post, c.post_mode) {
+            ws.set_mode(&c.path, mode)?;
         }
     }
     Ok(())

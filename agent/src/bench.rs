@@ -117,6 +117,8 @@ pub fn load_suite(dir: &Path) -> Result<Vec<Task>, BenchError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskResult {
     pub name: String,
+    /// The copy the session ran in: removed afterwards unless [`BenchConfig::keep`].
+    pub copy: PathBuf,
     pub reason: StopReason,
     /// `verify.sh` passed on the session's final tree.
     pub verified: bool,
@@ -130,6 +132,10 @@ pub struct TaskResult {
     pub replies: u32,
     /// SEARCH/REPLACE and decoder repairs over all proposals.
     pub repairs: u32,
+    /// DONE refused because nothing had succeeded yet.
+    pub premature_done: u32,
+    /// Actions refused as echoes of the protocol's help text.
+    pub echoes: u32,
     pub wall: Duration,
 }
 
@@ -174,6 +180,11 @@ pub async fn run_task(
     if copy.exists() {
         std::fs::remove_dir_all(&copy).map_err(io(&copy))?;
     }
+    // Removed on every way out (a failed session included), unless kept.
+    let _scratch = Scratch {
+        path: copy.clone(),
+        keep: bench.keep,
+    };
     copy_tree(&task.dir.join("repo"), &copy)?;
     let ws = Workspace::new(&copy)?;
     let mut cfg = bench.session.clone();
@@ -211,6 +222,7 @@ pub async fn run_task(
     let text = std::fs::read_to_string(&journal).map_err(io(&journal))?;
     let mut r = TaskResult {
         name: task.name.clone(),
+        copy: copy.clone(),
         reason: outcome.reason,
         verified,
         turns: outcome.turns,
@@ -220,13 +232,27 @@ pub async fn run_task(
         converted: 0,
         replies: 0,
         repairs: 0,
+        premature_done: 0,
+        echoes: 0,
         wall,
     };
     tally_journal(&text, &mut r);
-    if !bench.keep {
-        let _ = std::fs::remove_dir_all(&copy);
-    }
     Ok(r)
+}
+
+/// A task's copy, removed when dropped unless `keep`.
+#[derive(Debug)]
+struct Scratch {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
 }
 
 /// Adds a journal's token counts, conversions and repairs to `r`.
@@ -248,6 +274,8 @@ fn tally_journal(text: &str, r: &mut TaskResult) {
                 converted_turns.insert(n("turn"));
                 r.repairs += v["repairs"].as_array().map_or(0, |a| a.len() as u32);
             }
+            Some("refused") if v["why"] == "premature_done" => r.premature_done += 1,
+            Some("refused") if v["why"] == "echo" => r.echoes += 1,
             _ => {}
         }
     }
@@ -291,6 +319,7 @@ pub fn report(results: &[TaskResult]) -> String {
     };
     let mut total = TaskResult {
         name: "total".to_owned(),
+        copy: PathBuf::new(),
         reason: StopReason::Done,
         verified: true,
         turns: 0,
@@ -300,6 +329,8 @@ pub fn report(results: &[TaskResult]) -> String {
         converted: 0,
         replies: 0,
         repairs: 0,
+        premature_done: 0,
+        echoes: 0,
         wall: Duration::ZERO,
     };
     let mut reasons = std::collections::BTreeMap::<&str, u32>::new();
@@ -321,6 +352,8 @@ pub fn report(results: &[TaskResult]) -> String {
         total.converted += r.converted;
         total.replies += r.replies;
         total.repairs += r.repairs;
+        total.premature_done += r.premature_done;
+        total.echoes += r.echoes;
         total.wall += r.wall;
         *reasons.entry(r.reason.as_str()).or_default() += 1;
     }
@@ -330,6 +363,10 @@ pub fn report(results: &[TaskResult]) -> String {
     s.push('\n');
     let reasons: Vec<String> = reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s.push_str(&format!("stop reasons: {}\n", reasons.join(", ")));
+    s.push_str(&format!(
+        "refused: premature_done {}, echo {}\n",
+        total.premature_done, total.echoes
+    ));
     s.push_str(&format!(
         "solved {solved}/{}, false successes {false_successes}\n",
         results.len()
@@ -348,12 +385,17 @@ mod tests {
             "\n",
             r#"{"event":"proposal","turn":1,"repairs":["indent"]}"#,
             "\n",
+            r#"{"event":"refused","turn":1,"why":"premature_done"}"#,
+            "\n",
+            r#"{"event":"refused","turn":2,"why":"echo"}"#,
+            "\n",
             r#"{"event":"reply","turn":2,"prompt_tokens":150,"cached_tokens":120,"generated_tokens":5}"#,
             "\n",
             "{torn",
         );
         let mut r = TaskResult {
             name: String::new(),
+            copy: PathBuf::new(),
             reason: StopReason::Stall,
             verified: false,
             turns: 2,
@@ -363,6 +405,8 @@ mod tests {
             converted: 0,
             replies: 0,
             repairs: 0,
+            premature_done: 0,
+            echoes: 0,
             wall: Duration::ZERO,
         };
         tally_journal(text, &mut r);
@@ -371,6 +415,7 @@ mod tests {
             (250, 15, 130)
         );
         assert_eq!((r.converted, r.replies, r.repairs), (1, 2, 1));
+        assert_eq!((r.premature_done, r.echoes), (1, 1));
         assert!(!r.solved() && !r.false_success());
     }
 }

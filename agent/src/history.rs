@@ -1,7 +1,14 @@
 //! The budgeted prompt: system prompt, task, then the turns, as chat messages. When the prompt
 //! (measured with the engine's own tokenizer) exceeds the budget, the oldest turns collapse
 //! into one-line digests (deterministic), then the oldest digests drop. The system prompt and
-//! the task always stay, and the prefix only changes when a turn is compacted.
+//! the task always stay.
+//!
+//! Compaction changes the prompt right after the system prompt (the digests live in the task
+//! message), so every compaction costs the engine's prompt cache everything after it. It is
+//! therefore done in batches with hysteresis: once over budget, enough turns are compacted to
+//! get down to [`LOW_WATER`] of the budget, and what was compacted stays compacted, so the
+//! turns after that only append to the prompt (and the cache evaluates only their tokens)
+//! until the budget is reached again.
 
 use models::{ChatMessage, Engine};
 
@@ -33,12 +40,20 @@ pub struct OverBudget {
     pub budget: usize,
 }
 
+/// A compaction brings the prompt down to this fraction of the budget (numerator,
+/// denominator), leaving a third of it for the turns that follow to append to.
+pub const LOW_WATER: (usize, usize) = (2, 3);
+
 /// The linear list of turns the budgeter renders.
 #[derive(Debug, Clone)]
 pub struct History {
     pub system: String,
     pub task: String,
     pub turns: Vec<TurnRecord>,
+    /// Turns compacted so far (digested, and of those the oldest dropped); a later render
+    /// never shows them whole again, so the prompt's prefix stays put between compactions.
+    pub digested: usize,
+    pub dropped: usize,
 }
 
 impl History {
@@ -47,32 +62,58 @@ impl History {
             system,
             task,
             turns: Vec::new(),
+            digested: 0,
+            dropped: 0,
         }
     }
 
-    /// The fullest prompt within `budget` tokens: first the oldest turns become digests, one
-    /// at a time, then the oldest digests drop.
-    pub fn render(&self, engine: &dyn Engine, budget: usize) -> Result<Rendered, OverBudget> {
+    /// The prompt within `budget` tokens. As compacted as before if that fits; otherwise the
+    /// oldest whole turns become digests, then the oldest digests drop, until the prompt is
+    /// within [`LOW_WATER`] of the budget (or, when that cannot be reached, within the budget).
+    pub fn render(&mut self, engine: &dyn Engine, budget: usize) -> Result<Rendered, OverBudget> {
         let n = self.turns.len();
-        let (mut digested, mut dropped) = (0, 0);
+        let (mut digested, mut dropped) = (self.digested.min(n), self.dropped.min(n));
+        let low = budget * LOW_WATER.0 / LOW_WATER.1;
+        let mut target = budget;
+        let mut first_fit = None;
         loop {
             let messages = self.messages(digested, dropped);
             let tokens = measure(engine, &messages);
-            if tokens <= budget {
-                return Ok(Rendered {
-                    messages,
-                    tokens,
-                    digested: digested - dropped,
-                    dropped,
-                });
+            if tokens <= target {
+                return Ok(self.keep(messages, tokens, digested, dropped));
             }
+            if tokens <= budget && first_fit.is_none() {
+                first_fit = Some((messages, tokens, digested, dropped));
+            }
+            // Over budget: compact in one batch, down to the low-water mark.
+            target = low;
             if digested < n {
                 digested += 1;
             } else if dropped < n {
                 dropped += 1;
+            } else if let Some((messages, tokens, digested, dropped)) = first_fit {
+                return Ok(self.keep(messages, tokens, digested, dropped));
             } else {
                 return Err(OverBudget { tokens, budget });
             }
+        }
+    }
+
+    /// Records how far the history is compacted now, and returns the prompt.
+    fn keep(
+        &mut self,
+        messages: Vec<ChatMessage>,
+        tokens: usize,
+        digested: usize,
+        dropped: usize,
+    ) -> Rendered {
+        self.digested = digested;
+        self.dropped = dropped;
+        Rendered {
+            messages,
+            tokens,
+            digested: digested - dropped,
+            dropped,
         }
     }
 

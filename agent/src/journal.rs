@@ -24,6 +24,16 @@ pub enum JournalError {
          Use --force to restore anyway"
     )]
     ChangedSince { id: u32, path: String, now: String },
+    #[error(
+        "{path}/ (made by commit {id}) holds files the session did not put there: {}; undo \
+         would have to delete them. Move them away first, or use --force to keep the directory",
+        .others.join(", ")
+    )]
+    DirNotEmpty {
+        id: u32,
+        path: String,
+        others: Vec<String>,
+    },
     #[error("pre-image {0} of a commit is missing")]
     MissingBlob(String),
     #[error(transparent)]
@@ -140,19 +150,24 @@ impl Journal {
     }
 }
 
-/// One commit as undo reads it back.
+/// One commit as undo reads it back: a file, or a directory the commit made (`dir`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct CommitRecord {
     id: u32,
     path: String,
     pre: Option<String>,
     post: Option<String>,
+    /// The file's mode bits before the commit.
+    mode: Option<u32>,
+    dir: bool,
 }
 
 /// `bellows agent undo [ID] [--steps N] [--force]`: restores the pre-images of the last
 /// `steps` commits not yet undone in session `id` (the latest session when `None`), newest
 /// first. A file whose current content is not what the commit wrote is refused unless
-/// `force`. Returns the restored paths; each restoration is journaled.
+/// `force`. A directory the commit made is removed once its files are restored, if nothing
+/// else is in it; holding other files it refuses the undo, or with `force` stays. Returns the
+/// restored paths (a removed directory with a trailing `/`); each is journaled.
 pub fn undo(
     ws: &Workspace,
     id: Option<&str>,
@@ -187,11 +202,13 @@ pub fn undo(
         let id = v["id"].as_u64().unwrap_or(0) as u32;
         let sha = |k: &str| v[k].as_str().map(str::to_owned);
         match v["event"].as_str() {
-            Some("commit") => commits.push(CommitRecord {
+            Some(kind @ ("commit" | "commit_dir")) => commits.push(CommitRecord {
                 id,
                 path: v["path"].as_str().unwrap_or_default().to_owned(),
                 pre: sha("pre_sha256"),
                 post: sha("post_sha256"),
+                mode: v["pre_mode"].as_u64().map(|m| m as u32),
+                dir: kind == "commit_dir",
             }),
             // A failed commit wrote nothing; an undone one is already restored.
             Some("undo" | "commit_failed") => {
@@ -211,8 +228,25 @@ pub fn undo(
     let mut restored = Vec::new();
     for id in chosen {
         let group: Vec<&CommitRecord> = commits.iter().filter(|c| c.id == id).collect();
-        // Check every file of the commit before touching any.
-        for c in &group {
+        let (dirs, files): (Vec<&CommitRecord>, Vec<&CommitRecord>) =
+            group.iter().partition(|c| c.dir);
+        // Check every file and directory of the commit before touching any.
+        let mut kept_dirs = Vec::new();
+        for d in &dirs {
+            let others = strangers(ws, d, &group)?;
+            match others.is_empty() {
+                true => {}
+                false if force => kept_dirs.push(d.path.clone()),
+                false => {
+                    return Err(JournalError::DirNotEmpty {
+                        id,
+                        path: d.path.clone(),
+                        others,
+                    });
+                }
+            }
+        }
+        for c in &files {
             let now = ws.read(&c.path)?.map(|b| sha256(&b));
             if now != c.post && !force {
                 return Err(JournalError::ChangedSince {
@@ -222,13 +256,16 @@ pub fn undo(
                 });
             }
         }
-        for c in group.iter().rev() {
+        for c in files.iter().rev() {
             match &c.pre {
                 Some(sha) => {
                     let blob = dir.join("blobs").join(sha);
                     let bytes =
                         std::fs::read(&blob).map_err(|_| JournalError::MissingBlob(sha.clone()))?;
                     ws.write_atomic(&c.path, &bytes)?;
+                    if let Some(mode) = c.mode {
+                        ws.set_mode(&c.path, mode)?;
+                    }
                 }
                 None => {
                     if ws.read(&c.path)?.is_some() {
@@ -239,12 +276,82 @@ pub fn undo(
             let line = serde_json::to_string(&Event::Undo {
                 id,
                 path: c.path.clone(),
+                kept: false,
             })
             .unwrap_or_default();
             writeln!(journal, "{line}").map_err(io(&path))?;
             journal.flush().map_err(io(&path))?;
             restored.push(c.path.clone());
         }
+        // Deepest first; a kept directory keeps its parents too. A kept one is journaled as
+        // handled, so that the next undo moves on to the commit before.
+        for d in dirs.iter().rev() {
+            let path = ws.resolve(&d.path)?;
+            let kept = kept_dirs.iter().any(|k| k == &d.path || within(k, &d.path));
+            if !kept && !path.is_dir() {
+                continue;
+            }
+            if !kept {
+                ws.remove_dir(&d.path)?;
+            }
+            let line = serde_json::to_string(&Event::Undo {
+                id,
+                path: format!("{}/", d.path),
+                kept,
+            })
+            .unwrap_or_default();
+            let shown = match kept {
+                true => format!("{}/ (kept: not empty)", d.path),
+                false => format!("{}/", d.path),
+            };
+            writeln!(journal, "{line}").map_err(io(&path))?;
+            journal.flush().map_err(io(&path))?;
+            restored.push(shown);
+        }
     }
     Ok(restored)
+}
+
+/// True when `path` lies under directory `dir`.
+fn within(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// What is in directory `d` (made by a commit) that undoing the commit `group` would not take
+/// away: anything but the files the group created and the directories it made.
+fn strangers(
+    ws: &Workspace,
+    d: &CommitRecord,
+    group: &[&CommitRecord],
+) -> Result<Vec<String>, JournalError> {
+    let root = ws.resolve(&d.path)?;
+    let mut others = Vec::new();
+    let mut stack = vec![(root, d.path.clone())];
+    while let Some((dir, rel)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = format!("{rel}/{}", e.file_name().to_string_lossy());
+            let ours = group.iter().any(|c| {
+                c.path == name
+                    && if c.dir {
+                        true
+                    } else {
+                        c.pre.is_none() && c.post.is_some()
+                    }
+            });
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if !ours {
+                    others.push(format!("{name}/"));
+                }
+                stack.push((e.path(), name));
+            } else if !ours {
+                others.push(name);
+            }
+        }
+    }
+    others.sort();
+    Ok(others)
 }

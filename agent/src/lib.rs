@@ -12,6 +12,7 @@ pub mod act;
 pub mod bench;
 pub mod diff;
 pub mod history;
+pub mod interrupt;
 pub mod isolate;
 pub mod journal;
 pub mod observe;
@@ -23,6 +24,7 @@ pub mod view;
 pub mod workspace;
 
 pub use act::Observation;
+pub use interrupt::Interrupt;
 pub use journal::{Journal, undo};
 pub use policy::{Approval, ApprovalMode, Approver, Policy, ScriptedApprover};
 pub use prompt::GrammarChoice;

@@ -4,7 +4,7 @@
 use crate::act::Observation;
 use crate::history::History;
 use crate::journal::{Journal, JournalError};
-use crate::run::{Config, turn_record};
+use crate::run::{Config, Tally, loop_key, turn_record};
 use crate::workspace::Workspace;
 
 /// What a journal says about a session so far.
@@ -14,10 +14,10 @@ pub struct Replay {
     pub history: History,
     /// The last turn that produced a reply (0 when none).
     pub last_turn: u32,
-    pub tokens: u64,
-    pub false_successes: u32,
-    /// The highest commit id, so that new commits (and undo) never reuse one.
-    pub commits: u32,
+    /// The loop's counters as they stood after the last turn: tokens, false successes, the
+    /// highest commit id (so that new commits, and undo, never reuse one), echoes, premature
+    /// DONEs, whether an action succeeded yet, and the stall and loop counts.
+    pub tally: Tally,
 }
 
 /// One turn while it is read back.
@@ -27,6 +27,10 @@ struct Pending {
     reply: String,
     /// The canonical text of the last proposal not yet paired with an observation.
     action: Option<String>,
+    /// That proposal was a valid action (not refused as an echo or a premature DONE).
+    valid: bool,
+    /// A `verify` event came last: its observation is not an action's.
+    verifying: bool,
     observations: Vec<(String, Observation)>,
     malformed: Vec<String>,
 }
@@ -49,10 +53,9 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         task,
         history: History::new(String::new(), String::new()),
         last_turn: 0,
-        tokens: 0,
-        false_successes: 0,
-        commits: 0,
+        tally: Tally::default(),
     };
+    let t = &mut r.tally;
     let mut pending: Option<Pending> = None;
     let finish = |p: Pending, history: &mut History| {
         history.turns.push(turn_record(
@@ -73,9 +76,10 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
             "reply" => {
                 if let Some(p) = pending.take() {
                     finish(p, &mut history);
+                    t.end_turn();
                 }
                 r.last_turn = turn;
-                r.tokens += n("prompt_tokens") + n("generated_tokens");
+                t.tokens += n("prompt_tokens") + n("generated_tokens");
                 pending = Some(Pending {
                     turn,
                     reply: text("raw"),
@@ -85,6 +89,22 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
             "proposal" => {
                 if let Some(p) = pending.as_mut() {
                     p.action = Some(text("text"));
+                    p.valid = true;
+                    t.valid_this_turn += 1;
+                }
+            }
+            // As the loop counts them: an echo or a premature DONE is not a valid action.
+            "refused" if v["why"] == "echo" || v["why"] == "premature_done" => {
+                if v["why"] == "echo" {
+                    t.echoes += 1;
+                } else {
+                    t.premature_done += 1;
+                }
+                if let Some(p) = pending.as_mut()
+                    && p.valid
+                {
+                    p.valid = false;
+                    t.valid_this_turn = t.valid_this_turn.saturating_sub(1);
                 }
             }
             "malformed" => {
@@ -100,17 +120,37 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                         output: text("output"),
                         hint: v["hint"].as_str().map(str::to_owned),
                     };
-                    p.observations
-                        .push((p.action.take().unwrap_or_default(), obs));
+                    let action = p.action.take().unwrap_or_default();
+                    if p.valid && !p.verifying {
+                        t.saw(loop_key(
+                            &action,
+                            obs.ok,
+                            &obs.summary,
+                            &obs.output,
+                            &obs.hint,
+                        ));
+                        t.acted |= obs.ok;
+                    }
+                    p.valid = false;
+                    p.verifying = false;
+                    p.observations.push((action, obs));
                 }
             }
-            "verify" if v["ok"] == false => r.false_successes += 1,
-            "commit" => r.commits = r.commits.max(n("id") as u32),
+            "verify" => {
+                if v["ok"] == false {
+                    t.false_successes += 1;
+                }
+                if let Some(p) = pending.as_mut() {
+                    p.verifying = true;
+                }
+            }
+            "commit" => t.commits = t.commits.max(n("id") as u32),
             _ => {}
         }
     }
     if let Some(p) = pending.take() {
         finish(p, &mut history);
+        t.end_turn();
     }
     r.history = history;
     Ok(r)

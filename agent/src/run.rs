@@ -29,7 +29,7 @@ pub enum StopReason {
     Loop,
     /// The token budget is spent, or the prompt cannot fit even fully compacted.
     Budget,
-    /// The user answered `q`.
+    /// The user answered `q`, or pressed Ctrl-C ([`Config::interrupt`]).
     Quit,
 }
 
@@ -42,7 +42,7 @@ impl StopReason {
             StopReason::Stall => "stall",
             StopReason::Loop => "loop",
             StopReason::Budget => "budget",
-            StopReason::Quit => "quit",
+            StopReason::Quit => "user_quit",
         }
     }
 }
@@ -66,6 +66,8 @@ pub struct Config {
     pub reply_reserve: u32,
     /// Characters of one observation's output before head/tail truncation.
     pub output_budget: usize,
+    /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
+    pub interrupt: crate::Interrupt,
 }
 
 impl Config {
@@ -83,6 +85,7 @@ impl Config {
             token_budget: None,
             reply_reserve: 512,
             output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
+            interrupt: crate::Interrupt::new(),
         }
     }
 }
@@ -109,6 +112,8 @@ pub struct Outcome {
     pub false_successes: u32,
     /// Actions refused as echoes of the protocol's help text.
     pub echoes: u32,
+    /// DONE refused because no action had succeeded yet in the session.
+    pub premature_done: u32,
     pub tokens: u64,
 }
 
@@ -145,9 +150,9 @@ pub async fn resume(
     cfg.task = replay.task.clone();
     let cfg = &cfg;
     let mut s = Session::start(engine, ws, cfg, approver, view, journal)?;
-    s.tally.tokens = replay.tokens;
-    s.tally.false_successes = replay.false_successes;
-    s.tally.commits = replay.commits;
+    // Counters too, so a resumed session stalls, loops and spends its budget as the
+    // uninterrupted one would have.
+    s.tally = replay.tally;
     s.emit(Event::Resume {
         session: s.journal.id.clone(),
         after_turn: replay.last_turn,
@@ -165,6 +170,9 @@ async fn drive(
     let budget = prompt_budget(engine, cfg)?;
     for turn in first..first + cfg.max_turns {
         s.turn = turn;
+        if cfg.interrupt.fired() {
+            return s.stop(StopReason::Quit);
+        }
         let Ok(prompt) = history.render(engine, budget) else {
             return s.stop(StopReason::Budget);
         };
@@ -177,6 +185,10 @@ async fn drive(
         let (reply, proposals, echoed) = s.generate(prompt.messages).await?;
         let mut observations: Vec<_> = echoed.into_iter().map(|o| (String::new(), o)).collect();
         for p in &proposals {
+            // A reply cut by Ctrl-C is journaled, never acted on.
+            if cfg.interrupt.fired() {
+                return s.stop(StopReason::Quit);
+            }
             match s.act(p)? {
                 Step::Observed(obs) => observations.push((render(&p.action), obs)),
                 Step::Finished(_) if cfg.verify.is_none() => return s.stop(StopReason::Done),
@@ -189,6 +201,9 @@ async fn drive(
         }
         let record = s.record_turn(reply, &observations);
         history.turns.push(record);
+        if cfg.interrupt.fired() {
+            return s.stop(StopReason::Quit);
+        }
         if let Some(reason) = s.tally.check(cfg) {
             return s.stop(reason);
         }
@@ -215,28 +230,30 @@ enum Step {
     Quit,
 }
 
-/// Counters the stop conditions read.
-#[derive(Debug, Default)]
-struct Tally {
-    no_action_turns: u32,
-    valid_this_turn: u32,
-    last: Option<String>,
-    repeats: u32,
-    tokens: u64,
-    false_successes: u32,
-    echoes: u32,
-    commits: u32,
+/// Counters the stop conditions read. The live loop keeps them; `--resume` rebuilds them from
+/// the journal through the same methods (`crate::resume`).
+#[derive(Debug, Default, Clone)]
+pub struct Tally {
+    pub(crate) no_action_turns: u32,
+    pub(crate) valid_this_turn: u32,
+    /// The loop key (see [`loop_key`]) of the last valid action and its result.
+    pub(crate) last: Option<String>,
+    pub(crate) repeats: u32,
+    pub(crate) tokens: u64,
+    pub(crate) false_successes: u32,
+    pub(crate) echoes: u32,
+    /// DONE proposals refused because no action had succeeded yet.
+    pub(crate) premature_done: u32,
+    /// Some action of the session succeeded (a read answered, a change committed, a command
+    /// exited 0); until then a DONE is refused as premature.
+    pub(crate) acted: bool,
+    pub(crate) commits: u32,
 }
 
 impl Tally {
     /// Called once per finished turn.
     fn check(&mut self, cfg: &Config) -> Option<StopReason> {
-        if self.valid_this_turn == 0 {
-            self.no_action_turns += 1;
-        } else {
-            self.no_action_turns = 0;
-        }
-        self.valid_this_turn = 0;
+        self.end_turn();
         if self.repeats >= cfg.loop_repeats {
             Some(StopReason::Loop)
         } else if self.no_action_turns >= cfg.stall_turns {
@@ -248,9 +265,18 @@ impl Tally {
         }
     }
 
-    /// Counts an action and its result towards loop detection.
-    fn saw(&mut self, action: &Action, obs: &Observation) {
-        let key = format!("{}\n{:?}", render(action), obs);
+    /// Counts the turn towards a stall (no valid action) or resets the stall count.
+    pub(crate) fn end_turn(&mut self) {
+        if self.valid_this_turn == 0 {
+            self.no_action_turns += 1;
+        } else {
+            self.no_action_turns = 0;
+        }
+        self.valid_this_turn = 0;
+    }
+
+    /// Counts a valid action and its result (as [`loop_key`] has them) towards loop detection.
+    pub(crate) fn saw(&mut self, key: String) {
         if self.last.as_ref() == Some(&key) {
             self.repeats += 1;
         } else {
@@ -324,6 +350,7 @@ impl<'a> Session<'a> {
             turns: self.turn,
             false_successes: t.false_successes,
             echoes: t.echoes,
+            premature_done: t.premature_done,
             tokens: t.tokens,
         };
         self.emit(Event::Stop {
@@ -331,6 +358,7 @@ impl<'a> Session<'a> {
             turns: outcome.turns,
             false_successes: outcome.false_successes,
             echoes: outcome.echoes,
+            premature_done: outcome.premature_done,
             tokens: outcome.tokens,
         })?;
         Ok(outcome)
@@ -357,6 +385,7 @@ impl<'a> Session<'a> {
             logprobs: None,
         };
         let mut generation = self.engine.generate(req).await?;
+        self.cfg.interrupt.watch(Arc::clone(&generation.halt));
         let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), Arc::clone(&self.registry));
         let (mut raw, mut proposals, mut events) = (String::new(), Vec::new(), Vec::new());
         let mut timings = models::Timings::default();
@@ -372,9 +401,13 @@ impl<'a> Session<'a> {
                 }
                 GenEvent::Text { .. } => {}
                 GenEvent::Done { timings: t, .. } => timings = t,
-                GenEvent::Failed { error, .. } => return Err(AgentError::Generation(error)),
+                GenEvent::Failed { error, .. } => {
+                    self.cfg.interrupt.unwatch();
+                    return Err(AgentError::Generation(error));
+                }
             }
         }
+        self.cfg.interrupt.unwatch();
         if proposals.len() < limit {
             decoder.finish_into(&mut events);
             self.decoded(&mut events, &mut proposals)?;
@@ -391,11 +424,15 @@ impl<'a> Session<'a> {
         // Help lines the codec left as prose are refused and counted here.
         let echoed = self.echoes.lines_in(&raw);
         let echo = if echoed > 0 && proposals.is_empty() {
-            self.tally.echoes += echoed as u32;
-            self.emit(Event::Refused {
-                turn,
-                why: "echo".to_owned(),
-            })?;
+            // One record per echoed line, so that the journal's count (which resume and the
+            // bench read) is the session's.
+            for _ in 0..echoed {
+                self.tally.echoes += 1;
+                self.emit(Event::Refused {
+                    turn,
+                    why: "echo".to_owned(),
+                })?;
+            }
             Some(echo_observation())
         } else {
             None
@@ -446,6 +483,17 @@ impl<'a> Session<'a> {
                 why: "echo".to_owned(),
             })?;
             return self.observed(action, echo_observation(), false);
+        }
+        // Small models under a strict grammar answer DONE on turn 1 without doing anything: a
+        // DONE before any action succeeded is refused (counted, not a stop, not a valid action,
+        // so a model that only ever says DONE stalls).
+        if matches!(action, Action::Done { .. }) && !self.tally.acted {
+            self.tally.premature_done += 1;
+            self.emit(Event::Refused {
+                turn,
+                why: "premature_done".to_owned(),
+            })?;
+            return self.observed(action, premature_done_observation(), false);
         }
         self.tally.valid_this_turn += 1;
         let verdict = self.cfg.policy.verdict(action);
@@ -513,21 +561,25 @@ impl<'a> Session<'a> {
         obs: Observation,
         valid: bool,
     ) -> Result<Step, AgentError> {
+        let output = crate::observe::redact(&obs.output);
         if valid {
-            self.tally.saw(action, &obs);
+            let key = loop_key(&render(action), obs.ok, &obs.summary, &output, &obs.hint);
+            self.tally.saw(key);
+            self.tally.acted |= obs.ok;
         }
         self.emit(Event::Observation {
             turn: self.turn,
             ok: obs.ok,
             summary: obs.summary.clone(),
-            output: crate::observe::redact(&obs.output),
+            output,
             hint: obs.hint.clone(),
         })?;
         Ok(Step::Observed(obs))
     }
 
     fn run_argv(&self, argv: &[String]) -> Observation {
-        match self.ws.run(argv) {
+        let interrupt = &self.cfg.interrupt;
+        match self.ws.run_until(argv, &|| interrupt.fired()) {
             Err(e) => e.into(),
             Ok(out) if out.timed_out => Observation {
                 ok: false,
@@ -567,6 +619,15 @@ impl<'a> Session<'a> {
         }
         self.tally.commits += 1;
         let id = self.tally.commits;
+        // Directories the commit will create (a MKDIR, or the parents of a new file), so that
+        // undo can remove them again.
+        for path in new_dirs(self.ws, changes, dirs) {
+            self.emit(Event::CommitDir {
+                turn: self.turn,
+                id,
+                path,
+            })?;
+        }
         for c in changes {
             self.emit(Event::Commit {
                 turn: self.turn,
@@ -574,6 +635,7 @@ impl<'a> Session<'a> {
                 path: c.path.clone(),
                 pre_sha256: c.pre_sha(),
                 post_sha256: c.post_sha(),
+                pre_mode: c.pre_mode,
                 repairs: repairs.iter().map(|r| (*r).to_owned()).collect(),
             })?;
         }
@@ -642,6 +704,32 @@ impl<'a> Session<'a> {
     }
 }
 
+/// The directories that do not exist yet and that committing `changes` and `dirs` creates,
+/// each parent before its children.
+fn new_dirs(ws: &Workspace, changes: &[act::FileChange], dirs: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let wanted = dirs.iter().map(String::as_str).chain(
+        changes
+            .iter()
+            .filter(|c| c.post.is_some())
+            .filter_map(|c| c.path.rsplit_once('/').map(|(parent, _)| parent)),
+    );
+    for dir in wanted {
+        let mut prefix = String::new();
+        for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            let exists = ws.resolve(&prefix).is_ok_and(|p| p.exists());
+            if !exists && !out.contains(&prefix) {
+                out.push(prefix.clone());
+            }
+        }
+    }
+    out
+}
+
 /// A turn as history keeps it: the reply, the rendered observations (each paired with the
 /// canonical text of its action), and its digest. The live loop and resume both build turns
 /// here, so a resumed history reads as the original did.
@@ -692,6 +780,28 @@ fn echo_observation() -> Observation {
     Observation::error(
         "that line is the example from the instructions, not a command",
         Some("replace the placeholders with a real path, pattern or program"),
+    )
+}
+
+/// What makes two actions "the same action with the same result" for loop detection: the
+/// action's canonical text and the observation as the journal records it (output redacted),
+/// so that `--resume` computes the same keys from the journal.
+pub(crate) fn loop_key(
+    action: &str,
+    ok: bool,
+    summary: &str,
+    output: &str,
+    hint: &Option<String>,
+) -> String {
+    format!("{action}\n{ok}\n{summary}\n{output}\n{hint:?}")
+}
+
+fn premature_done_observation() -> Observation {
+    Observation::error(
+        "DONE refused: nothing has been done yet in this session",
+        Some(
+            "act first: LIST or READ to look, EDIT or CREATE to change, RUN to check; DONE once the task is finished",
+        ),
     )
 }
 

@@ -52,7 +52,7 @@ pub enum Event {
         kind: String,
         raw: String,
     },
-    /// An action refused before any preview (`echo`, `policy`).
+    /// An action refused before any preview (`echo`, `policy`, `premature_done`).
     Refused {
         turn: u32,
         why: String,
@@ -65,14 +65,24 @@ pub enum Event {
         turn: u32,
         answer: Approval,
     },
-    /// A committed file change; `pre_sha256`/`post_sha256` are `null` for an absent file.
+    /// A committed file change; `pre_sha256`/`post_sha256`/`pre_mode` are `null` for an
+    /// absent file.
     Commit {
         turn: u32,
         id: u32,
         path: String,
         pre_sha256: Option<String>,
         post_sha256: Option<String>,
+        /// The permission bits of the file before (undo restores them with its bytes).
+        pre_mode: Option<u32>,
         repairs: Vec<String>,
+    },
+    /// A directory commit `id` creates (MKDIR, or a new file's missing parent), journaled
+    /// before it is made; undo removes it again when it is empty.
+    CommitDir {
+        turn: u32,
+        id: u32,
+        path: String,
     },
     /// Commit `id` (journaled before its write) was refused at revalidation or failed;
     /// undo skips it.
@@ -99,6 +109,8 @@ pub enum Event {
         turns: u32,
         false_successes: u32,
         echoes: u32,
+        /// DONE refused because no action had succeeded yet.
+        premature_done: u32,
         tokens: u64,
     },
     /// `bellows agent --resume` continued the session after turn `after_turn`.
@@ -106,10 +118,13 @@ pub enum Event {
         session: String,
         after_turn: u32,
     },
-    /// `bellows agent undo` restored commit `id`'s pre-image.
+    /// `bellows agent undo` restored commit `id`'s pre-image (or removed the directory it
+    /// made: `path` then ends with `/`; `kept` when `--force` left it because it holds other
+    /// files).
     Undo {
         id: u32,
         path: String,
+        kept: bool,
     },
 }
 
@@ -193,6 +208,7 @@ impl View for Terminal {
             Event::Preview { shown, .. } => writeln!(out, "{}", shown.trim_end()),
             Event::Approval { answer, .. } => writeln!(out, "  answer: {answer:?}"),
             Event::Commit { path, .. } => writeln!(out, "  writing {path}"),
+            Event::CommitDir { path, .. } => writeln!(out, "  making directory {path}/"),
             Event::CommitFailed { reason, .. } => writeln!(out, "  not written: {reason}"),
             Event::Observation { ok, summary, .. } => {
                 writeln!(out, "{} {summary}", if *ok { "✓" } else { "✗" })
@@ -208,12 +224,14 @@ impl View for Terminal {
                 reason,
                 turns,
                 false_successes,
+                echoes,
+                premature_done,
                 tokens,
-                ..
             } => writeln!(
                 out,
                 "\nstopped: {reason} after {turns} turns, {tokens} tokens, \
-                 {false_successes} rejected DONE"
+                 {false_successes} rejected DONE, {premature_done} premature DONE refused, \
+                 {echoes} echoes refused"
             ),
             Event::Resume {
                 session,
@@ -221,7 +239,10 @@ impl View for Terminal {
             } => {
                 writeln!(out, "resuming session {session} after turn {after_turn}")
             }
-            Event::Undo { id, path } => writeln!(out, "restored {path} (commit {id})"),
+            Event::Undo { id, path, kept } => match kept {
+                false => writeln!(out, "restored {path} (commit {id})"),
+                true => writeln!(out, "kept {path} (commit {id}): not empty"),
+            },
         };
         let _ = out.flush();
     }

@@ -166,6 +166,26 @@ impl Workspace {
         std::fs::rename(&src, &dst).map_err(io(from))
     }
 
+    /// The file's permission bits, or `None` when it does not exist.
+    pub fn mode(&self, rel: &str) -> Option<u32> {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.resolve(rel).ok()?;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(meta.permissions().mode() & 0o7777)
+    }
+
+    pub fn set_mode(&self, rel: &str, mode: u32) -> Result<(), WorkspaceError> {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.resolve(rel)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).map_err(io(rel))
+    }
+
+    /// Removes an empty directory (a non-empty one is an error).
+    pub fn remove_dir(&self, rel: &str) -> Result<(), WorkspaceError> {
+        let path = self.resolve(rel)?;
+        std::fs::remove_dir(&path).map_err(io(rel))
+    }
+
     pub fn mkdir(&self, rel: &str) -> Result<(), WorkspaceError> {
         let path = self.resolve(rel)?;
         std::fs::create_dir_all(&path).map_err(io(rel))
@@ -216,6 +236,16 @@ impl Workspace {
     /// `PATH` (and `HOME` pointed at the repository, `LANG=C`), stdin is empty, output is cut
     /// at [`Workspace::output_cap`] and the process is killed past [`Workspace::run_timeout`].
     pub fn run(&self, argv: &[String]) -> Result<RunOutput, WorkspaceError> {
+        self.run_until(argv, &|| false)
+    }
+
+    /// [`Workspace::run`], also ending the command (and its process group) as soon as `stop`
+    /// says so (Ctrl-C); it then reads as ended by a signal.
+    pub fn run_until(
+        &self,
+        argv: &[String],
+        stop: &dyn Fn() -> bool,
+    ) -> Result<RunOutput, WorkspaceError> {
         let (program, args) = argv.split_first().ok_or(WorkspaceError::EmptyArgv)?;
         let mut cmd = Command::new(program);
         cmd.args(args)
@@ -252,6 +282,12 @@ impl Workspace {
             if let Some(status) = child.try_wait().map_err(io(program))? {
                 kill_group(child.id());
                 break (status.code(), false);
+            }
+            if stop() {
+                kill_group(child.id());
+                let _ = child.kill();
+                let _ = child.wait();
+                break (None, false);
             }
             if started.elapsed() >= self.run_timeout {
                 kill_group(child.id());

@@ -63,11 +63,54 @@ fn the_oracle_solves_every_task_without_a_false_success() {
 }
 
 #[test]
+fn a_task_copy_is_removed_afterwards_unless_kept() {
+    let task = Task::load(&suite_dir().join("create-file")).unwrap();
+    let r = run(&task);
+    assert!(r.copy.starts_with(std::env::temp_dir()));
+    assert!(!r.copy.exists(), "{} left behind", r.copy.display());
+    // A session that fails (no room for the reply) leaves nothing either. (A name of its
+    // own, as other tests run tasks concurrently.)
+    let mut failing = task.clone();
+    failing.name = "copy-check-failing".to_owned();
+    let mut cfg = config();
+    cfg.session.reply_reserve = 1_000_000;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = bench::oracle_engine(&task);
+    assert!(
+        rt.block_on(bench::run_task(&engine, &failing, &cfg))
+            .is_err()
+    );
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .ends_with("-copy-check-failing")
+        })
+        .collect();
+    assert!(left.is_empty(), "a failed session left its copy: {left:?}");
+    // --keep keeps it.
+    let mut cfg = config();
+    cfg.keep = true;
+    let r = rt.block_on(bench::run_task(&engine, &task, &cfg)).unwrap();
+    assert!(r.copy.is_dir());
+    std::fs::remove_dir_all(&r.copy).unwrap();
+}
+
+#[test]
 fn every_task_starts_unsolved() {
     // A verify.sh that already passes on the starting files would make its task free.
     for task in bench::load_suite(&suite_dir()).unwrap() {
         let mut t = task.clone();
-        t.oracle = vec!["Nothing to do.\nDONE nothing\n".to_owned()];
+        // A look first: a DONE before any action succeeded is refused as premature.
+        t.oracle = vec![
+            "LIST\n".to_owned(),
+            "Nothing to do.\nDONE nothing\n".to_owned(),
+        ];
         let r = run(&t);
         assert_eq!(r.reason, StopReason::Done, "{}", task.name);
         assert!(!r.verified, "{}: verify.sh passes untouched", task.name);

@@ -16,17 +16,35 @@ use agent::{
 use codec::Action;
 use models::{Prompt, Script, ScriptedEngine};
 
+/// A temporary repository, removed when the test drops it (pass or fail).
+#[derive(Debug)]
+struct Repo(tempfile::TempDir);
+
+impl std::ops::Deref for Repo {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Repo {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
 /// A fresh repository under the system temp dir with the given files.
-fn repo(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bellows-agent-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn repo(name: &str, files: &[(&str, &str)]) -> Repo {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("bellows-agent-{name}-"))
+        .tempdir()
+        .unwrap();
     for (path, text) in files {
-        let p = dir.join(path);
+        let p = dir.path().join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
-    dir
+    Repo(dir)
 }
 
 /// An engine that replays `replies` in order, then says something with no action.
@@ -143,7 +161,7 @@ fn done_stops_after_an_edit_is_committed_atomically() {
 #[test]
 fn failing_verify_is_fed_back_as_a_false_success_then_verified() {
     let dir = repo("verify", &[("a.txt", "old\n")]);
-    let e = engine(&["DONE already fine\n", EDIT_A, "DONE now\n"]);
+    let e = engine(&["READ a.txt\n", "DONE already fine\n", EDIT_A, "DONE now\n"]);
     let mut c = cfg(ApprovalMode::Auto);
     c.verify = Some(vec![
         "grep".into(),
@@ -154,8 +172,57 @@ fn failing_verify_is_fed_back_as_a_false_success_then_verified() {
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
     assert_eq!(out.reason, StopReason::Verified);
     assert_eq!(out.false_successes, 1);
-    assert_eq!(out.turns, 3);
-    assert!(prompts(&e)[1].contains("DONE (already fine) rejected"));
+    assert_eq!(out.turns, 4);
+    assert!(prompts(&e)[2].contains("DONE (already fine) rejected"));
+}
+
+#[test]
+fn done_before_any_action_succeeded_is_refused_as_premature() {
+    let dir = repo("premature", &[("a.txt", "old\n")]);
+    // A DONE on turn 1, a DONE after a failed read: both refused; a DONE after a read that
+    // succeeded ends the session.
+    let e = engine(&[
+        "DONE all good\n",
+        "READ missing.txt\n",
+        "DONE still\n",
+        "READ a.txt\n",
+        "DONE read it\n",
+    ]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 5;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((out.reason, out.turns), (StopReason::Done, 5));
+    assert_eq!(out.premature_done, 2);
+    let p = prompts(&e);
+    assert!(
+        p[1].contains("DONE refused: nothing has been done yet"),
+        "{}",
+        p[1]
+    );
+    assert!(p[3].contains("DONE refused: nothing has been done yet"));
+    let j = journal(&dir, &out);
+    let refused: Vec<_> = events(&j, "refused")
+        .iter()
+        .map(|r| (r["turn"].clone(), r["why"].clone()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (serde_json::json!(1), serde_json::json!("premature_done")),
+            (serde_json::json!(3), serde_json::json!("premature_done")),
+        ]
+    );
+    assert_eq!(events(&j, "stop")[0]["premature_done"], 2);
+
+    // A model that only ever says DONE is not done: it stalls, with every DONE counted.
+    let e = engine(&["DONE\n", "DONE\n", "DONE\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 3;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!(
+        (out.reason, out.turns, out.premature_done),
+        (StopReason::Stall, 3, 3)
+    );
 }
 
 #[test]
@@ -234,10 +301,59 @@ fn user_quit_stops_without_writing() {
     );
 }
 
+/// Presses Ctrl-C as soon as the reply's first prose shows.
+#[derive(Debug)]
+struct CtrlC(agent::Interrupt);
+
+impl agent::View for CtrlC {
+    fn show(&mut self, event: &agent::Event) {
+        if matches!(event, agent::Event::Prose { .. }) {
+            self.0.fire();
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_halts_generation_and_stops_as_user_quit_with_a_summary() {
+    let dir = repo("ctrlc", &[("a.txt", "old\n")]);
+    let reply = "I will look around first.\n".repeat(40) + "DELETE a.txt\n";
+    let e = engine(&[reply.as_str(), "DONE\n"]);
+    let c = cfg(ApprovalMode::Auto);
+    let mut view = CtrlC(c.interrupt.clone());
+    let ws = Workspace::new(&dir).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = rt
+        .block_on(agent::run(
+            &e,
+            &ws,
+            &c,
+            &mut ScriptedApprover::default(),
+            &mut view,
+        ))
+        .unwrap();
+    assert_eq!((out.reason, out.turns), (StopReason::Quit, 1));
+    assert!(dir.join("a.txt").exists(), "nothing acted on after Ctrl-C");
+    let j = journal(&dir, &out);
+    // Generation was halted: far fewer pieces than the script holds (3 bytes each).
+    let reply_ev = events(&j, "reply")[0];
+    let generated = reply_ev["generated_tokens"].as_u64().unwrap();
+    assert!(generated < reply.len() as u64 / 3 / 4, "{generated} tokens");
+    assert!(events(&j, "proposal").is_empty());
+    let stop = events(&j, "stop");
+    assert_eq!(stop.len(), 1);
+    assert_eq!(stop[0]["reason"], "user_quit");
+    assert_eq!(e.seen.lock().unwrap().len(), 1);
+    // The second Ctrl-C is told apart (the command line exits at once on it).
+    assert!(c.interrupt.fire());
+}
+
 #[test]
 fn a_declined_action_becomes_an_observation_not_an_exit() {
     let dir = repo("declined", &[("a.txt", "old\n")]);
-    let e = engine(&[EDIT_A, "DONE\n"]);
+    let e = engine(&[EDIT_A, "LIST\n", "DONE\n"]);
     let mut approver = ScriptedApprover::new([Approval::No]);
     let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut approver);
     assert_eq!(out.reason, StopReason::Done);
@@ -259,7 +375,7 @@ impl Approver for Meddler {
 #[test]
 fn revalidation_refuses_a_file_changed_since_the_preview() {
     let dir = repo("conflict", &[("a.txt", "old\n")]);
-    let e = engine(&[EDIT_A, "DONE\n"]);
+    let e = engine(&[EDIT_A, "LIST\n", "DONE\n"]);
     let mut meddler = Meddler(dir.join("a.txt"));
     let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut meddler);
     assert_eq!(out.reason, StopReason::Done);
@@ -303,6 +419,7 @@ fn each_confinement_escape_is_refused() {
         "CREATE ../escape.txt\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n",
         "READ link/secret.txt\n",
         "DELETE .git/config\n",
+        "LIST\n",
         "DONE\n",
     ]);
     let out = session(
@@ -348,8 +465,13 @@ fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
         keys.iter().all(|k| ["HOME", "LANG", "PATH"].contains(k)),
         "{keys:?}"
     );
+    // Ctrl-C ends a running command at once, as if by a signal.
+    let out = ws
+        .run_until(&["sleep".into(), "5".into()], &|| true)
+        .unwrap();
+    assert_eq!((out.code, out.timed_out), (None, false));
     // And a timeout seen by the loop is an observation.
-    let e = engine(&["RUN sleep 5\n", "DONE\n"]);
+    let e = engine(&["RUN sleep 5\n", "LIST\n", "DONE\n"]);
     let out = session_in(
         &e,
         &ws,
@@ -368,6 +490,7 @@ fn help_text_echoes_are_refused_and_counted() {
         "RUN program args\n",
         "DONE summary\n",
         "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"path\"}}</tool_call>\n",
+        "LIST\n",
         "DONE\n",
     ]);
     let mut c = cfg(ApprovalMode::Auto);
@@ -379,7 +502,12 @@ fn help_text_echoes_are_refused_and_counted() {
         StopReason::Done,
         "DONE summary was not taken as DONE"
     );
-    assert_eq!(out.turns, 5);
+    // The journal counts each echo as the session does.
+    let j = journal(&dir, &out);
+    let refused = events(&j, "refused");
+    assert_eq!(refused.iter().filter(|r| r["why"] == "echo").count(), 4);
+
+    assert_eq!(out.turns, 6);
     let p = prompts(&e);
     assert!(p[1].contains("example from the instructions"));
     assert!(
@@ -392,6 +520,7 @@ fn help_text_echoes_are_refused_and_counted() {
     let e = engine(&[
         "CREATE new.py\n<<<<<<< SEARCH\n=======\nthe new lines\n>>>>>>> REPLACE\n",
         "EDIT path.py\n<<<<<<< SEARCH\nexact lines copied from the file\n=======\nx\n>>>>>>> REPLACE\n",
+        "LIST\n",
         "DONE\n",
     ]);
     let out = session(
@@ -409,12 +538,30 @@ fn help_text_echoes_are_refused_and_counted() {
     c.stall_turns = 2;
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
     assert_eq!((out.reason, out.echoes), (StopReason::Stall, 2));
+
+    // The help text written back, two lines in one reply: two echoes, in the journal too.
+    let help: String = codec::registry::BUILTINS
+        .iter()
+        .filter(|t| t.name == "read" || t.name == "grep")
+        .map(|t| format!("{}  {}\n", t.syntax, t.hint))
+        .collect();
+    let e = engine(&[help.as_str(), "LIST\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!((out.reason, out.echoes), (StopReason::Done, 2), "{help}");
+    let j = journal(&dir, &out);
+    let refused = events(&j, "refused");
+    assert_eq!(refused.iter().filter(|r| r["why"] == "echo").count(), 2);
 }
 
 #[test]
 fn plan_mode_refuses_an_edit_and_offers_only_reads() {
     let dir = repo("plan", &[("a.txt", "old\n")]);
-    let e = engine(&[EDIT_A, "DONE looked\n"]);
+    let e = engine(&[EDIT_A, "READ a.txt\n", "DONE looked\n"]);
     let mut c = cfg(ApprovalMode::Plan);
     c.grammar = agent::GrammarChoice::Strict;
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
@@ -512,6 +659,72 @@ fn small_context_compacts_old_turns_into_digests_and_keeps_system_and_task() {
         .iter()
         .any(|e| e["digested"].as_u64().unwrap() > 0);
     assert!(compacted);
+}
+
+#[test]
+fn compaction_comes_in_batches_so_most_prompts_extend_the_previous_one() {
+    // Twenty reads of 60 words each under a 900-token context: compaction is needed several
+    // times over.
+    let files: Vec<(String, String)> = (0..20)
+        .map(|i| {
+            let text: String = (0..60).map(|w| format!("f{i}w{w} ")).collect();
+            (format!("f{i}.txt"), text + "\n")
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = repo("prefix", &files);
+    let replies: Vec<String> = (0..20).map(|i| format!("READ f{i}.txt\n")).collect();
+    let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
+    let e = engine(&replies).with_ctx(900);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.max_turns = 20;
+    c.reply_reserve = 100;
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((out.reason, out.turns), (StopReason::MaxTurns, 20));
+    // Each prompt as the engine renders it, less the generation prompt.
+    let rendered: Vec<String> = e
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| match &r.prompt {
+            Prompt::Chat { messages, tools } => {
+                let text = models::Engine::render_chat(&e, messages, tools).unwrap();
+                text.strip_suffix("<|im_start|>assistant\n")
+                    .unwrap()
+                    .to_owned()
+            }
+            Prompt::Text(t) => t.clone(),
+        })
+        .collect();
+    let kept = rendered
+        .windows(2)
+        .filter(|w| w[1].starts_with(&w[0]))
+        .count();
+    let j = journal(&dir, &out);
+    let compactions = events(&j, "prompt")
+        .windows(2)
+        .filter(|w| w[0]["digested"] != w[1]["digested"] || w[0]["dropped"] != w[1]["dropped"])
+        .count();
+    eprintln!("{compactions} compactions, {kept} of 19 prompts extend the previous one");
+    assert!(compactions >= 3, "{compactions} compactions");
+    // Only a compaction changes the prefix, and compactions are batched: most turns append.
+    // (Compacting one turn at a time, every turn from the first overflow on changed it.)
+    assert_eq!(kept, 19 - compactions);
+    assert!(kept >= 13, "{kept} of 19 prompts extend the previous one");
+    // Every prompt fit, and the evaluated tokens per turn are reported.
+    for p in events(&j, "prompt") {
+        assert!(p["prompt_tokens"].as_u64().unwrap() <= 800);
+    }
+    assert_eq!(events(&j, "reply").len(), 20);
+    assert!(
+        events(&j, "reply")
+            .iter()
+            .all(|r| r["cached_tokens"].is_u64())
+    );
 }
 
 #[test]
@@ -623,6 +836,118 @@ fn move_mkdir_and_a_whitespace_repair_are_committed_journaled_and_undone() {
 }
 
 #[test]
+fn undo_removes_the_directories_a_session_made_only_when_empty() {
+    let dir = repo("undo-mkdir", &[("a.txt", "a\n")]);
+    let e = engine(&[
+        "MKDIR build/logs\n",
+        "CREATE src/new/b.txt\n<<<<<<< SEARCH\n=======\nb\n>>>>>>> REPLACE\n",
+        "MKDIR build\n",
+        "DONE\n",
+    ]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(dir.join("build/logs").is_dir() && dir.join("src/new/b.txt").is_file());
+    let j = journal(&dir, &out);
+    let made: Vec<_> = events(&j, "commit_dir")
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_u64().unwrap(),
+                d["path"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // An existing directory (the second MKDIR build) is not recorded as made.
+    assert_eq!(
+        made,
+        [
+            (1, "build".to_owned()),
+            (1, "build/logs".to_owned()),
+            (2, "src".to_owned()),
+            (2, "src/new".to_owned()),
+        ]
+    );
+    let ws = Workspace::new(&dir).unwrap();
+    // The newest MKDIR made nothing, so it is no undo step; the create is undone with the
+    // directories it made.
+    let restored = agent::undo(&ws, None, 1, false).unwrap();
+    assert_eq!(restored, ["src/new/b.txt", "src/new/", "src/"]);
+    assert!(!dir.join("src").exists());
+    // A file the session did not put there refuses the MKDIR's undo and stays.
+    std::fs::write(dir.join("build/logs/mine.txt"), "mine\n").unwrap();
+    let err = agent::undo(&ws, None, 1, false).unwrap_err();
+    assert!(
+        err.to_string().contains("build/logs/mine.txt") && err.to_string().contains("--force"),
+        "{err}"
+    );
+    assert!(dir.join("build/logs/mine.txt").is_file());
+    // --force leaves the directory (and its parent) with the file, and the undo moves on.
+    let restored = agent::undo(&ws, None, 1, true).unwrap();
+    assert_eq!(
+        restored,
+        ["build/logs/ (kept: not empty)", "build/ (kept: not empty)"]
+    );
+    assert!(dir.join("build/logs/mine.txt").is_file());
+    assert!(agent::undo(&ws, None, 1, false).unwrap().is_empty());
+    // Emptied by hand, a fresh MKDIR's undo removes it.
+    let e = engine(&["MKDIR empty/one\n", "LIST\n", "DONE\n"]);
+    session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert!(dir.join("empty/one").is_dir());
+    let restored = agent::undo(&ws, None, 1, false).unwrap();
+    assert_eq!(restored, ["empty/one/", "empty/"]);
+    assert!(!dir.join("empty").exists());
+}
+
+#[test]
+fn a_moved_or_deleted_file_keeps_its_mode_bits_and_undo_restores_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = repo(
+        "move-mode",
+        &[("run.sh", "echo hi\n"), ("x.sh", "echo x\n")],
+    );
+    for f in ["run.sh", "x.sh"] {
+        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o750)).unwrap();
+    }
+    let e = engine(&["MOVE run.sh -> bin/run.sh\n", "DELETE x.sh\n", "DONE\n"]);
+    let out = session(
+        &e,
+        &dir,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        mode(&dir.join("bin/run.sh")),
+        0o750,
+        "the moved file stays executable"
+    );
+    let ws = Workspace::new(&dir).unwrap();
+    agent::undo(&ws, None, 2, false).unwrap();
+    assert_eq!(
+        mode(&dir.join("x.sh")),
+        0o750,
+        "undo of a delete restores the mode"
+    );
+    assert_eq!(
+        mode(&dir.join("run.sh")),
+        0o750,
+        "undo of a move restores the mode"
+    );
+    assert!(!dir.join("bin").exists());
+}
+
+#[test]
 fn glob_patterns_match_names_at_any_depth_and_paths_with_double_star() {
     use agent::workspace::glob_match;
     assert!(glob_match("*.rs", "src/deep/lib.rs"));
@@ -635,7 +960,7 @@ fn glob_patterns_match_names_at_any_depth_and_paths_with_double_star() {
 #[test]
 fn a_malformed_command_is_told_to_the_model_by_kind() {
     let dir = repo("malformed", &[("a.txt", "old\n")]);
-    let e = engine(&["MOVE a.txt\n", "DONE\n"]);
+    let e = engine(&["MOVE a.txt\n", "LIST\n", "DONE\n"]);
     let out = session(
         &e,
         &dir,
@@ -722,6 +1047,149 @@ fn resume_rebuilds_the_history_from_the_journal_and_appends_to_it() {
     assert!(err.to_string().contains("no session journal"), "{err}");
 }
 
+/// Resumes session `id` in `dir` on `engine`.
+fn resume_in(engine: &ScriptedEngine, dir: &Path, cfg: &Config, id: &str) -> Outcome {
+    let ws = Workspace::new(dir).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(agent::resume(
+        engine,
+        &ws,
+        cfg,
+        id,
+        &mut ScriptedApprover::default(),
+        &mut Quiet,
+    ))
+    .unwrap()
+}
+
+#[test]
+fn resume_keeps_the_stall_and_loop_counts() {
+    // Stall: one valid turn, two without an action, cut by max turns; one more turn without
+    // an action after the resume is the third in a row.
+    let dir = repo("resume-stall", &[("a.txt", "old\n")]);
+    let first = engine(&["LIST\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.stall_turns = 3;
+    c.max_turns = 3;
+    let cut = session(&first, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((cut.reason, cut.turns), (StopReason::MaxTurns, 3));
+    c.max_turns = 5;
+    let out = resume_in(&engine(&[]), &dir, &c, &cut.session);
+    assert_eq!((out.reason, out.turns), (StopReason::Stall, 4));
+
+    // Loop: the same read twice, cut; the third identical read after the resume is a loop.
+    // An echo in between does not break the run of identical actions, as it does not live.
+    let dir = repo("resume-loop", &[("a.txt", "old\n")]);
+    let first = engine(&["READ a.txt\n", "READ path\n", "READ a.txt\n"]);
+    let mut c = cfg(ApprovalMode::Auto);
+    c.max_turns = 3;
+    let cut = session(&first, &dir, &c, &mut ScriptedApprover::default());
+    assert_eq!((cut.reason, cut.echoes), (StopReason::MaxTurns, 1));
+    c.max_turns = 5;
+    let out = resume_in(&engine(&["READ a.txt\n", "LIST\n"]), &dir, &c, &cut.session);
+    assert_eq!(
+        (out.reason, out.turns, out.echoes),
+        (StopReason::Loop, 4, 1)
+    );
+
+    // And a resumed session remembers that an action succeeded: DONE is not premature.
+    let out = resume_in(&engine(&["DONE read it\n"]), &dir, &c, &cut.session);
+    assert_eq!((out.reason, out.premature_done), (StopReason::Done, 0));
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn in_a_git_repository_isolate_is_a_worktree_with_the_uncommitted_changes() {
+    use agent::isolate::{self, Change};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = repo(
+        "isolate-git",
+        &[
+            ("a.txt", "keep\nold\n"),
+            ("b.txt", "b\n"),
+            ("run.sh", "echo hi\n"),
+            (".gitignore", "*.log\n"),
+        ],
+    );
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "start"]);
+    // Uncommitted: a staged edit, a deletion, an untracked file, an ignored one.
+    std::fs::write(dir.join("a.txt"), "keep\nold\nstaged\n").unwrap();
+    git(&dir, &["add", "a.txt"]);
+    std::fs::remove_file(dir.join("b.txt")).unwrap();
+    std::fs::write(dir.join("new.txt"), "untracked\n").unwrap();
+    std::fs::write(dir.join("build.log"), "ignored\n").unwrap();
+    let ws = Workspace::new(&dir).unwrap();
+    let (id, copy) = isolate::isolate(&ws).unwrap();
+    let wt = copy.root().to_path_buf();
+    assert!(wt.join(".git").is_file(), "a worktree, not a copy");
+    assert!(git(&dir, &["worktree", "list"]).contains(&id));
+    assert_eq!(
+        git(&wt, &["rev-parse", "HEAD"]),
+        git(&dir, &["rev-parse", "HEAD"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("a.txt")).unwrap(),
+        "keep\nold\nstaged\n"
+    );
+    assert!(!wt.join("b.txt").exists() && !wt.join("build.log").exists());
+    assert_eq!(
+        std::fs::read_to_string(wt.join("new.txt")).unwrap(),
+        "untracked\n"
+    );
+    let mode = std::fs::metadata(wt.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert!(isolate::changes(&ws, &id).unwrap().is_empty());
+
+    // A session in the worktree; promote applies its diff to the real tree.
+    let e = engine(&[
+        "EDIT a.txt\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n",
+        "DONE\n",
+    ]);
+    let out = session_in(
+        &e,
+        &copy,
+        &cfg(ApprovalMode::Auto),
+        &mut ScriptedApprover::default(),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nold\nstaged\n"
+    );
+    assert_eq!(
+        isolate::promote(&ws, &id, false).unwrap(),
+        [Change::Write("a.txt".into())]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "keep\nnew\nstaged\n"
+    );
+    // Discarding removes the worktree from git too.
+    assert!(isolate::discard(&ws, &id).unwrap());
+    assert!(!wt.exists());
+    assert!(!git(&dir, &["worktree", "list"]).contains(&id));
+    assert!(isolate::discard(&ws, &id).is_err());
+}
+
 #[test]
 fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
     use agent::isolate::{self, Change};
@@ -791,4 +1259,8 @@ fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
         "same\n"
     );
     assert!(isolate::promote(&ws, "no-such-copy", false).is_err());
+    // Outside git the copy is a plain copy; discarding removes it.
+    assert!(!copy.root().join(".git").exists());
+    assert!(!isolate::discard(&ws, &id).unwrap());
+    assert!(!copy.root().exists());
 }

@@ -29,6 +29,17 @@ pub enum AgentCommand {
     /// Apply an isolated session's changes (`--isolate`) to the repository, refusing files
     /// changed there since the copy was made.
     Promote(PromoteArgs),
+    /// Remove an isolated copy (`git worktree remove` for a worktree), with its session.
+    #[command(alias = "cleanup")]
+    Discard(DiscardArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct DiscardArgs {
+    /// The isolated copy's id (a directory under .bellows/isolated).
+    pub id: String,
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -64,6 +75,9 @@ pub struct BenchArgs {
     /// Tokens kept free for each reply (its max_tokens).
     #[arg(long, default_value_t = 512)]
     pub reply_reserve: u32,
+    /// Generation stops once this many actions are decoded in a turn.
+    #[arg(long, default_value_t = 1)]
+    pub actions_per_turn: usize,
     /// Only the tasks whose folder name contains this.
     #[arg(long)]
     pub only: Option<String>,
@@ -164,8 +178,9 @@ pub struct RunArgs {
     /// and history, up to --max-turns more turns, appended to the same journal.
     #[arg(long, value_name = "ID", conflicts_with = "task")]
     pub resume: Option<String>,
-    /// Work on a copy of the repository under .bellows/isolated/ID/, leaving the real tree
-    /// untouched; `bellows agent promote ID` applies the result.
+    /// Work on a copy of the repository under .bellows/isolated/ID/ (a git worktree at HEAD
+    /// with the uncommitted changes, in a git repository), leaving the real tree untouched;
+    /// `bellows agent promote ID` applies the result, `bellows agent discard ID` removes it.
     #[arg(long, conflicts_with = "resume")]
     pub isolate: bool,
     /// One JSON event per line on stdout instead of the readable view.
@@ -208,6 +223,16 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         if changes.is_empty() {
             println!("nothing to promote");
         }
+        if !p.dry_run {
+            println!("remove the copy with: bellows agent discard {}", p.id);
+        }
+        return Ok(0);
+    }
+    if let Some(AgentCommand::Discard(d)) = &args.command {
+        let ws = Workspace::new(&d.repo)?;
+        let worktree = agent::isolate::discard(&ws, &d.id)?;
+        let what = if worktree { "worktree" } else { "copy" };
+        println!("removed isolated {what} {}", d.id);
         return Ok(0);
     }
     if let Some(AgentCommand::Undo(u)) = &args.command {
@@ -277,6 +302,18 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // Ctrl-C halts the generation (or command) in flight and ends the session as user_quit,
+    // with its summary; a second Ctrl-C exits at once.
+    let interrupt = cfg.interrupt.clone();
+    runtime.spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if interrupt.fire() {
+                eprintln!("\ninterrupted again: exiting now");
+                std::process::exit(130);
+            }
+            eprintln!("\ninterrupted: stopping the session (Ctrl-C again to exit now)");
+        }
+    });
     let outcome = match &a.resume {
         Some(id) => runtime.block_on(agent::resume(
             &engine,
@@ -304,6 +341,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let mut cfg = Config::new("", Policy::new(ApprovalMode::Auto));
     cfg.max_turns = b.max_turns;
     cfg.reply_reserve = b.reply_reserve;
+    cfg.actions_per_turn = b.actions_per_turn;
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {

@@ -1,7 +1,9 @@
-//! `bellows agent` on the command line, without a model: argument errors and undo.
+//! `bellows agent` on the command line: argument errors, undo, the oracle bench, Ctrl-C (on
+//! the tiny noise model) and one real-model session (SmolLM2, `$BELLOWS_SMOLLM2_GGUF`).
 
 #![allow(clippy::unwrap_used)]
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn bellows(args: &[&str]) -> std::process::Output {
@@ -13,10 +15,8 @@ fn bellows(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn agent_needs_a_task_and_undo_needs_a_session() {
-    let dir = std::env::temp_dir().join(format!("bellows-agent-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let repo = dir.to_str().unwrap();
+    let dir = tempfile::TempDir::new().unwrap();
+    let repo = dir.path().to_str().unwrap();
     let out = bellows(&["agent", "--repo", repo]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("a TASK is required"));
@@ -50,10 +50,237 @@ fn agent_bench_with_the_oracle_reports_solved_tasks() {
 
 #[test]
 fn promote_needs_an_isolated_copy() {
-    let dir = std::env::temp_dir().join(format!("bellows-agent-promote-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = bellows(&["agent", "promote", "nope", "--repo", dir.to_str().unwrap()]);
+    let dir = tempfile::TempDir::new().unwrap();
+    let out = bellows(&[
+        "agent",
+        "promote",
+        "nope",
+        "--repo",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no isolated copy nope"));
+    for discard in ["discard", "cleanup"] {
+        let repo = dir.path().to_str().unwrap();
+        let out = bellows(&["agent", discard, "nope", "--repo", repo]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no isolated copy nope"));
+    }
+}
+
+/// SmolLM2 from `$BELLOWS_SMOLLM2_GGUF` (as the benches take it), else the fetched default.
+fn smollm2() -> String {
+    let path = std::env::var("BELLOWS_SMOLLM2_GGUF")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let path = path.map(PathBuf::from).unwrap_or_else(|| {
+        gateway::serve::resolve_model(Some("smollm2")).unwrap_or_else(|e| {
+            panic!(
+                "BELLOWS_SMOLLM2_GGUF is not set and {e}; run \
+                 `eval \"$(scripts/models-env.sh)\"` (or scripts/fetch-models.sh) first"
+            )
+        })
+    });
+    path.to_string_lossy().into_owned()
+}
+
+/// A temporary git repository with one committed file.
+fn git_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::TempDir::new().unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "start"]);
+    dir
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// The journal of the only session under `repo`, each line parsed (a line that does not parse
+/// fails the test).
+fn only_journal(repo: &Path) -> Vec<serde_json::Value> {
+    let sessions: Vec<_> = std::fs::read_dir(repo.join(".bellows/sessions"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    let text = std::fs::read_to_string(sessions[0].path().join("journal.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+const STOP_REASONS: [&str; 7] = [
+    "done",
+    "verified",
+    "max_turns",
+    "stall",
+    "loop",
+    "budget",
+    "user_quit",
+];
+
+/// The issue's real-model check: SmolLM2 under the strict grammar for at most three turns
+/// ends with a named stop reason and leaves a valid journal.
+#[test]
+fn a_real_smollm2_session_ends_with_a_stop_reason_and_a_valid_journal() {
+    let repo = git_repo(&[("hello.py", "print('hello')\n")]);
+    let model = smollm2();
+    let out = bellows(&[
+        "agent",
+        "Change hello.py so that it prints goodbye.",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--model",
+        &model,
+        "--grammar",
+        "strict",
+        "--max-turns",
+        "3",
+        "--approval",
+        "auto",
+        "--reply-reserve",
+        "96",
+        "--ctx",
+        "1024",
+        "--threads",
+        "1",
+        "--json",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.code().is_some_and(|c| c == 0 || c == 1),
+        "{out:?}"
+    );
+    // The --json view and the journal agree on the stop.
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "stop", "{stdout}");
+    let j = only_journal(repo.path());
+    assert_eq!(j[0]["event"], "start");
+    assert_eq!(j.last().unwrap(), &last);
+    let reason = last["reason"].as_str().unwrap();
+    assert!(STOP_REASONS.contains(&reason), "{reason}");
+    let turns = last["turns"].as_u64().unwrap();
+    assert!((1..=3).contains(&turns), "{turns}");
+    // A prompt and a reply record for every turn, in order.
+    for kind in ["prompt", "reply"] {
+        let seen: Vec<u64> = j
+            .iter()
+            .filter(|e| e["event"] == kind)
+            .map(|e| e["turn"].as_u64().unwrap())
+            .collect();
+        assert_eq!(seen, (1..=turns).collect::<Vec<_>>(), "{kind}");
+    }
+    for e in j.iter().filter(|e| e["event"] == "reply") {
+        assert!(e["generated_tokens"].as_u64().unwrap() <= 96);
+        assert!(e["prompt_tokens"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(j.iter().filter(|e| e["event"] == "stop").count(), 1);
+}
+
+/// The tiny random-weight GGUF (`$BELLOWS_TINY_GGUF`, else the fetched one), as
+/// `tests/real_engine.rs` finds it.
+fn tiny() -> String {
+    let path = std::env::var("BELLOWS_TINY_GGUF")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let path = path.map(PathBuf::from).unwrap_or_else(|| {
+        gateway::serve::resolve_model(Some("tiny"))
+            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
+    });
+    path.to_string_lossy().into_owned()
+}
+
+/// SIGINT to a running session: the generation halts, the session stops as `user_quit` and
+/// the summary is journaled and shown. The noise model never finishes on its own here (no
+/// turn or stall limit it could reach), so only the interrupt can end it.
+#[test]
+fn ctrl_c_stops_a_session_as_user_quit_with_its_summary() {
+    use std::io::BufRead;
+    let repo = git_repo(&[("a.txt", "a\n")]);
+    let model = tiny();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args([
+            "agent",
+            "say hello",
+            "--repo",
+            repo.path().to_str().unwrap(),
+            "--model",
+            &model,
+            "--approval",
+            "auto",
+            "--grammar",
+            "off",
+            "--max-turns",
+            "1000000",
+            "--stall-turns",
+            "1000000",
+            "--loop-repeats",
+            "1000000",
+            "--reply-reserve",
+            "200",
+            "--ctx",
+            "2048",
+            "--threads",
+            "1",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // A watchdog, so that a broken handler fails the test instead of hanging it.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if done_rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .is_err()
+        {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    });
+    let mut lines = Vec::new();
+    let mut sent = false;
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        // Once a reply is in, the session (and its handler) is running.
+        if !sent && line.contains(r#""event":"reply""#) {
+            let status = Command::new("kill")
+                .args(["-INT", &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            sent = true;
+        }
+        lines.push(line);
+    }
+    let status = child.wait().unwrap();
+    let _ = done_tx.send(());
+    watchdog.join().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(sent, "no reply seen: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: stopping the session"),
+        "{stderr}"
+    );
+    let last: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(last["event"], "stop");
+    assert_eq!(last["reason"], "user_quit");
+    let j = only_journal(repo.path());
+    assert_eq!(j.last().unwrap(), &last);
 }
