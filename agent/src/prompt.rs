@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use codec::Registry;
-use codec::registry::BUILTINS;
+use codec::registry::{BUILTINS, PromptStyle};
 use models::GrammarSpec;
 
 use crate::policy::ApprovalMode;
@@ -37,15 +37,20 @@ pub use codec::registry::{EXAMPLE_REPLACE, EXAMPLE_SEARCH};
 /// Files listed in the repository overview before it says "and N more".
 const OVERVIEW_FILES: usize = 40;
 
-/// The system prompt for `mode`: the registry's verb lines for the tools the mode offers.
-pub fn system_prompt(mode: ApprovalMode) -> String {
+/// The system prompt for `mode`: the registry's verb lines for the tools the mode offers, in
+/// the profile's style (`compact`: syntax lines only; `example`: one worked exchange added).
+pub fn system_prompt(mode: ApprovalMode, style: PromptStyle) -> String {
     let tools = mode.tools();
     let mut s = String::from(
         "You are a coding agent working inside a repository. Act by writing commands, one per \
          line, each starting at the beginning of a line:\n",
     );
     for t in BUILTINS.iter().filter(|t| tools.contains(&t.name)) {
-        let _ = writeln!(s, "{}  {}", t.syntax, t.hint);
+        if style == PromptStyle::Compact {
+            let _ = writeln!(s, "{}", t.syntax);
+        } else {
+            let _ = writeln!(s, "{}  {}", t.syntax, t.hint);
+        }
         if t.name == "edit" {
             let _ = writeln!(
                 s,
@@ -64,6 +69,10 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
         "\nWrite at most one short sentence before your commands. When the task is finished, \
          write DONE with a one-line summary.\n",
     );
+    if style == PromptStyle::Example && tools.contains(&"edit") {
+        s.push_str(codec::registry::WORKED_EXAMPLE);
+        s.push('\n');
+    }
     s.push_str(crate::observe::UNTRUSTED_NOTE);
     s
 }
@@ -139,15 +148,31 @@ pub fn grammar(mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec>
 mod tests {
     use super::*;
 
+    /// The profile's prompt style shapes the agent's system prompt as it shapes the
+    /// gateway's: compact drops the hints, example adds the worked exchange.
+    #[test]
+    fn the_prompt_style_shapes_the_system_prompt() {
+        let full = system_prompt(ApprovalMode::Auto, PromptStyle::Full);
+        let compact = system_prompt(ApprovalMode::Auto, PromptStyle::Compact);
+        let example = system_prompt(ApprovalMode::Auto, PromptStyle::Example);
+        assert!(full.contains("READ path[:start-end]  show a file"));
+        assert!(compact.contains("READ path[:start-end]\n") && !compact.contains("show a file"));
+        assert!(compact.len() < full.len());
+        assert!(example.starts_with(&full[..full.len() - crate::observe::UNTRUSTED_NOTE.len()]));
+        assert!(example.contains(codec::registry::WORKED_EXAMPLE));
+        // Plan mode offers no edit, so no edit example either.
+        assert!(!system_prompt(ApprovalMode::Plan, PromptStyle::Example).contains("EDIT"));
+    }
+
     /// The agent's system prompt teaches the tools in the registry's own words: with every
     /// tool offered, each line of the registry's prompt appears in it.
     #[test]
     fn full_mode_prompt_has_every_registry_line() {
-        let ours = system_prompt(ApprovalMode::Auto);
+        let ours = system_prompt(ApprovalMode::Auto, PromptStyle::Full);
         for line in Registry::builtin().system_prompt().lines() {
             assert!(ours.contains(line), "missing: {line}");
         }
-        let plan = system_prompt(ApprovalMode::Plan);
+        let plan = system_prompt(ApprovalMode::Plan, PromptStyle::Full);
         assert!(!plan.contains("EDIT") && !plan.contains("RUN ") && plan.contains("GREP"));
     }
 }

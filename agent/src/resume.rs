@@ -46,7 +46,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         .ok_or_else(|| JournalError::NoSession(journal.dir().to_owned()))?
         .to_owned();
     let mut history = History::new(
-        crate::prompt::system_prompt(cfg.policy.mode),
+        crate::prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
         crate::prompt::task_message(ws, &task),
     );
     let mut r = Replay {

@@ -56,6 +56,8 @@ pub struct Config {
     pub sampling: Sampling,
     pub max_turns: u32,
     pub actions_per_turn: usize,
+    /// How the system prompt teaches the protocol (the profile's `prompt`).
+    pub prompt_style: codec::registry::PromptStyle,
     /// Run after DONE; a failure is fed back and counted as a rejected false success.
     pub verify: Option<Vec<String>>,
     pub stall_turns: u32,
@@ -79,6 +81,7 @@ impl Config {
             sampling: Sampling::default(),
             max_turns: 30,
             actions_per_turn: 1,
+            prompt_style: codec::registry::PromptStyle::Full,
             verify: None,
             stall_turns: 3,
             loop_repeats: 3,
@@ -127,7 +130,7 @@ pub async fn run(
 ) -> Result<Outcome, AgentError> {
     let mut s = Session::start(engine, ws, cfg, approver, view, Journal::create(ws)?)?;
     let history = History::new(
-        prompt::system_prompt(cfg.policy.mode),
+        prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
         prompt::task_message(ws, &cfg.task),
     );
     drive(&mut s, history, 1).await

@@ -176,12 +176,7 @@ fn trie_rules(name: &str, words: &[&str], out: &mut String) {
         for c in &children {
             let mut next = p.clone();
             next.push(*c);
-            alts.push(format!(
-                "[{}{}] {}",
-                c,
-                c.to_ascii_uppercase(),
-                rule(&next)
-            ));
+            alts.push(format!("[{}{}] {}", c, c.to_ascii_uppercase(), rule(&next)));
         }
         let body = alts.join(" | ");
         // The word may end here unless this prefix is itself excluded (the root is not a word).
@@ -238,7 +233,11 @@ fn line_trie_rules(name: &str, lines: &[&str], out: &mut String) {
         for (c, j) in &children {
             // The last character of an excluded line is never admitted.
             if !lines.contains(&prefixes[*j].as_str()) {
-                alts.push(format!("{} {}", Class::chars(&c.to_string()).gbnf(), rule(*j)));
+                alts.push(format!(
+                    "{} {}",
+                    Class::chars(&c.to_string()).gbnf(),
+                    rule(*j)
+                ));
             }
         }
         let _ = writeln!(out, "{} ::= ({})?", rule(i), alts.join(" | "));
@@ -356,17 +355,20 @@ pub(crate) fn strict_rules(tools: &[&str]) -> String {
     line_trie_rules("s-text", EXAMPLE_LINES, &mut g);
 
     let high = ('\u{80}', '\u{10FFFF}');
-    let path_alpha = Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9'), high]).union(&Class::chars("._/-~+@"));
+    let path_alpha =
+        Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9'), high]).union(&Class::chars("._/-~+@"));
     // A bare path starts with a letter, digit, full stop or non-ASCII character: not `-` (an
     // option), `/` or `~` (outside the repository anyway), nor `_`/`+`/`@` alone.
-    let path_first = Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9'), high]).union(&Class::chars("."));
+    let path_first =
+        Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9'), high]).union(&Class::chars("."));
     let glob_alpha = path_alpha.union(&Class::chars("*?[]{}!,"));
-    let prog_alpha = Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9')]).union(&Class::chars("_./+-"));
+    let prog_alpha =
+        Class::new(&[('a', 'z'), ('A', 'Z'), ('0', '9')]).union(&Class::chars("_./+-"));
     // Any character but blanks, quotes and backslashes (those are quoting).
     // No shell syntax either: without a shell `|`, `;`, `>`, `$(`… would mean something else,
     // and the decoder refuses them.
-    let arg_alpha = Class::new(&[('\u{1}', '\u{10FFFF}')])
-        .minus(&Class::chars(" \t\n\r'\"\\|&;<>`()$"));
+    let arg_alpha =
+        Class::new(&[('\u{1}', '\u{10FFFF}')]).minus(&Class::chars(" \t\n\r'\"\\|&;<>`()$"));
     let kinds = [
         Kind {
             name: "s-bare-path",
@@ -431,7 +433,10 @@ mod tests {
     fn classes_subtract_and_print() {
         let az = Class::new(&[('a', 'z')]);
         let c = az.minus(&Class::chars("aez"));
-        assert_eq!(c.0, vec![('b' as u32, 'd' as u32), ('f' as u32, 'y' as u32)]);
+        assert_eq!(
+            c.0,
+            vec![('b' as u32, 'd' as u32), ('f' as u32, 'y' as u32)]
+        );
         assert_eq!(c.gbnf(), "[b-df-y]");
         assert_eq!(Class::chars(".-]").gbnf(), "[\\x2D-\\x2E\\x5D]");
         assert!(az.minus(&az).is_empty());

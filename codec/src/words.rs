@@ -114,10 +114,9 @@ pub const STOPWORDS: &[&str] = &[
     "up",
 ];
 
-
 /// Function words that make a `RUN` line read as a sentence (`RUN the tests`).
 pub const FUNCTION_WORDS: &[&str] = &[
-        "the", "a", "an", "to", "and", "it", "its", "this", "that", "these", "those", "you",
-        "your", "we", "our", "will", "should", "would", "could", "is", "are", "be", "if", "so",
-        "then", "of", "with", "for",
-    ];
+    "the", "a", "an", "to", "and", "it", "its", "this", "that", "these", "those", "you", "your",
+    "we", "our", "will", "should", "would", "could", "is", "are", "be", "if", "so", "then", "of",
+    "with", "for",
+];

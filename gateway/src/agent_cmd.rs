@@ -75,9 +75,10 @@ pub struct BenchArgs {
     /// Tokens kept free for each reply (its max_tokens).
     #[arg(long, default_value_t = 512)]
     pub reply_reserve: u32,
-    /// Generation stops once this many actions are decoded in a turn.
-    #[arg(long, default_value_t = 1)]
-    pub actions_per_turn: usize,
+    /// Generation stops once this many actions are decoded in a turn. Default: the profile's
+    /// `actions_per_turn` (0 there: no limit), else 1.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub actions_per_turn: Option<u64>,
     /// Only the tasks whose folder name contains this.
     #[arg(long)]
     pub only: Option<String>,
@@ -118,6 +119,21 @@ impl ModelArgs {
     }
 }
 
+/// `--actions-per-turn`, else the profile's (0 there: no limit), else 1.
+fn actions_per_turn(flag: Option<u64>, profile: Option<&models::Profile>) -> usize {
+    match (flag, profile.and_then(|p| p.actions_per_turn)) {
+        (Some(n), _) => usize::try_from(n).unwrap_or(usize::MAX),
+        (None, Some(0)) => usize::MAX,
+        (None, Some(n)) => n as usize,
+        (None, None) => 1,
+    }
+}
+
+/// The profile's system-prompt style (checked when the profile was parsed).
+fn prompt_style(profile: &models::Profile) -> codec::registry::PromptStyle {
+    codec::registry::PromptStyle::parse(&profile.prompt).unwrap_or_default()
+}
+
 /// `--grammar`, else the profile's mode.
 fn grammar_choice(flag: Option<&str>, profile: GrammarMode) -> GrammarChoice {
     match flag {
@@ -153,9 +169,10 @@ pub struct RunArgs {
     pub grammar: Option<String>,
     #[arg(long, default_value_t = 30)]
     pub max_turns: u32,
-    /// Generation stops once this many actions are decoded in a turn.
-    #[arg(long, default_value_t = 1)]
-    pub actions_per_turn: usize,
+    /// Generation stops once this many actions are decoded in a turn. Default: the profile's
+    /// `actions_per_turn` (0 there: no limit), else 1.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub actions_per_turn: Option<u64>,
     /// Command (POSIX quoting, no shell) that must pass after DONE; a failure is fed back.
     #[arg(long, value_name = "CMD")]
     pub verify: Option<String>,
@@ -282,7 +299,8 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.grammar = grammar;
     cfg.sampling = profile.sampling.clone();
     cfg.max_turns = a.max_turns;
-    cfg.actions_per_turn = a.actions_per_turn;
+    cfg.actions_per_turn = actions_per_turn(a.actions_per_turn, Some(profile));
+    cfg.prompt_style = prompt_style(profile);
     cfg.verify = match &a.verify {
         Some(v) => Some(
             codec::registry::split_argv(v).map_err(|e| anyhow::anyhow!("--verify {v:?}: {e:?}"))?,
@@ -341,7 +359,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let mut cfg = Config::new("", Policy::new(ApprovalMode::Auto));
     cfg.max_turns = b.max_turns;
     cfg.reply_reserve = b.reply_reserve;
-    cfg.actions_per_turn = b.actions_per_turn;
+    cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, None);
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
@@ -349,6 +367,8 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
             let profile = engine.profile();
             cfg.grammar = grammar_choice(b.grammar.as_deref(), profile.grammar);
             cfg.sampling = profile.sampling.clone();
+            cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, Some(profile));
+            cfg.prompt_style = prompt_style(profile);
             Some(engine)
         }
     };
@@ -379,4 +399,32 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     }
     print!("{}", agent::bench::report(&results));
     Ok(i32::from(!results.iter().all(|r| r.solved())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tuned profile's action limit and prompt style reach the agent unless a flag says
+    /// otherwise.
+    #[test]
+    fn the_profiles_tuned_settings_are_the_agents_defaults() {
+        let tuned = models::Profile::parse(
+            "tuned",
+            "[generation]\nactions_per_turn = 0\nprompt = \"example\"\n",
+        )
+        .expect("parse");
+        assert_eq!(actions_per_turn(None, Some(&tuned)), usize::MAX);
+        assert_eq!(actions_per_turn(Some(2), Some(&tuned)), 2);
+        let one =
+            models::Profile::parse("one", "[generation]\nactions_per_turn = 3\n").expect("parse");
+        assert_eq!(actions_per_turn(None, Some(&one)), 3);
+        assert_eq!(actions_per_turn(None, Some(&models::Profile::generic())), 1);
+        assert_eq!(actions_per_turn(None, None), 1);
+        assert_eq!(prompt_style(&tuned), codec::registry::PromptStyle::Example);
+        assert_eq!(
+            prompt_style(&models::Profile::generic()),
+            codec::registry::PromptStyle::Full
+        );
+    }
 }
