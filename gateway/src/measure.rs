@@ -428,15 +428,27 @@ pub fn builtin_tools() -> Value {
     )
 }
 
-/// Generates, decodes and scores one reply to `line` under `config`.
-pub async fn measure(
+/// A request ready for the engine, and how its reply is decoded and judged.
+struct Prepared {
+    generate: models::GenerateRequest,
+    plan: tools::ToolPlan,
+    expect: Vec<Action>,
+    temperature: f32,
+    seed: u32,
+    /// Valid actions after which generation stops (`usize::MAX`: none).
+    limit: usize,
+}
+
+/// Builds the request a client would send for `line` under `config` and runs it through the
+/// gateway's validation, tool plan and template fitting.
+fn prepare(
     engine: &Arc<dyn Engine>,
     base: &Defaults,
     line: &PromptLine,
     config: &Config,
     opts: &GenOptions,
     sample: u32,
-) -> Result<Sample, PromptError> {
+) -> Result<Prepared, PromptError> {
     let err = |message: String| PromptError {
         id: line.id.clone(),
         message,
@@ -468,9 +480,8 @@ pub async fn measure(
             defaults.tools_presentation,
         );
     }
-    let temperature = valid.generate.sampling.temperature;
-    let plan = valid.tools;
-    let registry = plan
+    let registry = valid
+        .tools
         .registry()
         .cloned()
         .unwrap_or_else(|| Arc::new(Registry::client_only()));
@@ -483,19 +494,100 @@ pub async fn measure(
                 .map_err(|x| err(format!("expect: {x}")))
         })
         .collect::<Result<_, _>>()?;
-    let mut decoder = plan.decoder();
-    let limit = match config.actions_per_turn {
-        0 => usize::MAX,
-        n => n as usize,
+    Ok(Prepared {
+        temperature: valid.generate.sampling.temperature,
+        generate: valid.generate,
+        plan: valid.tools,
+        expect,
+        seed,
+        limit: match config.actions_per_turn {
+            0 => usize::MAX,
+            n => n as usize,
+        },
+    })
+}
+
+/// What decoding a whole reply found.
+struct Judged {
+    actions: Vec<Value>,
+    echoes: u32,
+    failures: Vec<String>,
+    repairs: Vec<String>,
+    right: Option<bool>,
+    exact: Option<bool>,
+}
+
+/// Decodes `raw` as the plan decodes a reply and judges it. With an action limit, what
+/// follows the last counted action is what generation was halted in: it is not scored (a
+/// block cut off by the halt is not the model's failure).
+fn judge(p: &Prepared, id: &str, raw: &str) -> Judged {
+    let mut events = Vec::new();
+    if let Some(mut d) = p.plan.decoder() {
+        events.extend(d.feed(raw));
+        events.extend(d.finish());
+    }
+    let mut proposals = 0;
+    if let Some(cut) = events.iter().position(|e| {
+        if matches!(e, Event::Proposal { .. }) {
+            proposals += 1;
+        }
+        proposals >= p.limit
+    }) {
+        events.truncate(cut + 1);
+    }
+    let score = ReplyScore::from_events(id, &events, None);
+    let echoes = Echoes::default();
+    let mut actions = Vec::new();
+    let mut echo_count = 0;
+    let mut first: Option<&Action> = None;
+    for prop in &score.proposals {
+        if echoes.is_echo(&prop.action) {
+            echo_count += 1;
+            continue;
+        }
+        first.get_or_insert(&prop.action);
+        actions.push(prop.action.to_json());
+    }
+    let (right, exact) = if p.expect.is_empty() {
+        (None, None)
+    } else {
+        let right = first.is_some_and(|a| p.expect.iter().any(|e| e.name() == a.name()));
+        let exact = first.is_some_and(|a| p.expect.contains(a));
+        (Some(right), Some(exact))
     };
+    Judged {
+        actions,
+        echoes: echo_count,
+        failures: score.failures.iter().map(|f| f.as_str().to_owned()).collect(),
+        repairs: score.repairs.iter().map(|r| r.as_str().to_owned()).collect(),
+        right,
+        exact,
+    }
+}
+
+/// Generates, decodes and scores one reply to `line` under `config`.
+pub async fn measure(
+    engine: &Arc<dyn Engine>,
+    base: &Defaults,
+    line: &PromptLine,
+    config: &Config,
+    opts: &GenOptions,
+    sample: u32,
+) -> Result<Sample, PromptError> {
+    let p = prepare(engine, base, line, config, opts, sample)?;
+    let mut decoder = p.plan.decoder();
     let started = Instant::now();
-    let mut generation = match engine.generate(valid.generate).await {
+    let mut generation = match engine.generate(p.generate.clone()).await {
         Ok(g) => g,
-        Err(e) => return Err(err(format!("the engine refused the prompt: {e}"))),
+        Err(e) => {
+            return Err(PromptError {
+                id: line.id.clone(),
+                message: format!("the engine refused the prompt: {e}"),
+            });
+        }
     };
     let prompt_tokens = generation.prompt_tokens;
     let mut raw = String::new();
-    let mut events = Vec::new();
     let mut generated = 0;
     let mut valid_count = 0;
     let stop = loop {
@@ -503,14 +595,14 @@ pub async fn measure(
             Some(GenEvent::Text { piece, tokens, .. }) => {
                 generated += tokens.len() as u32;
                 raw.push_str(&piece);
+                // Decoded as it streams only to know when to halt; the score decodes anew.
                 if let Some(d) = decoder.as_mut() {
-                    for e in d.feed(&piece) {
-                        if matches!(e, Event::Proposal { .. }) {
-                            valid_count += 1;
-                        }
-                        events.push(e);
-                    }
-                    if valid_count >= limit {
+                    valid_count += d
+                        .feed(&piece)
+                        .iter()
+                        .filter(|e| matches!(e, Event::Proposal { .. }))
+                        .count();
+                    if valid_count >= p.limit {
                         generation.halt();
                     }
                 }
@@ -523,30 +615,8 @@ pub async fn measure(
             None => break "failed: the stream ended without finishing".to_owned(),
         }
     };
-    if let Some(d) = decoder.as_mut() {
-        events.extend(d.finish());
-    }
     let seconds = started.elapsed().as_secs_f64();
-    let score = ReplyScore::from_events(&line.id, &events, None);
-    let echoes = Echoes::default();
-    let mut actions = Vec::new();
-    let mut echo_count = 0;
-    let mut first: Option<&Action> = None;
-    for p in &score.proposals {
-        if echoes.is_echo(&p.action) {
-            echo_count += 1;
-            continue;
-        }
-        first.get_or_insert(&p.action);
-        actions.push(p.action.to_json());
-    }
-    let (right, exact) = if expect.is_empty() {
-        (None, None)
-    } else {
-        let right = first.is_some_and(|a| expect.iter().any(|e| e.name() == a.name()));
-        let exact = first.is_some_and(|a| expect.contains(a));
-        (Some(right), Some(exact))
-    };
+    let j = judge(&p, &line.id, &raw);
     Ok(Sample {
         prompt_id: line.id.clone(),
         sample,
@@ -555,23 +625,39 @@ pub async fn measure(
         prompt_tokens,
         generated_tokens: generated,
         seconds,
-        temperature,
-        seed,
+        temperature: p.temperature,
+        seed: p.seed,
         client: line.tools.is_some(),
-        actions,
-        echoes: echo_count,
-        failures: score
-            .failures
-            .iter()
-            .map(|f| f.as_str().to_owned())
-            .collect(),
-        repairs: score
-            .repairs
-            .iter()
-            .map(|r| r.as_str().to_owned())
-            .collect(),
-        right,
-        exact,
+        actions: j.actions,
+        echoes: j.echoes,
+        failures: j.failures,
+        repairs: j.repairs,
+        right: j.right,
+        exact: j.exact,
+    })
+}
+
+/// Scores a stored reply again with today's codec and prompt set (its text, stop reason and
+/// timings stay): a resumed sweep judges every reply by the same rules.
+pub fn rescore(
+    engine: &Arc<dyn Engine>,
+    base: &Defaults,
+    line: &PromptLine,
+    config: &Config,
+    opts: &GenOptions,
+    stored: &Sample,
+) -> Result<Sample, PromptError> {
+    let p = prepare(engine, base, line, config, opts, stored.sample)?;
+    let j = judge(&p, &line.id, &stored.raw);
+    Ok(Sample {
+        client: line.tools.is_some(),
+        actions: j.actions,
+        echoes: j.echoes,
+        failures: j.failures,
+        repairs: j.repairs,
+        right: j.right,
+        exact: j.exact,
+        ..stored.clone()
     })
 }
 

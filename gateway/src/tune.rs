@@ -330,7 +330,14 @@ pub async fn sweep(
                 for k in 0..measure::samples_for(line, &config, &opts.generation) {
                     let key = (config.key(), line.id.clone(), k);
                     if let Some(s) = store.done.get(&key) {
-                        samples.push(s.clone());
+                        samples.push(measure::rescore(
+                            engine,
+                            base,
+                            line,
+                            &config,
+                            &opts.generation,
+                            s,
+                        )?);
                         continue;
                     }
                     let over_time = opts.budget.is_some_and(|b| started.elapsed() >= b);

@@ -116,6 +116,24 @@ async fn a_generated_reply_is_decoded_and_scored_as_the_gateway_decodes_it() {
     // result.
     assert!(!s.raw.contains("hello"), "{:?}", s.raw);
     assert_eq!(s.stop, "stop");
+    // Scoring the stored text again gives the same verdict.
+    let again = measure::rescore(&dyn_engine, &base(), &lines[0], &strict_example, &opts, &s);
+    assert_eq!(again.unwrap(), s);
+    // What generation was halted in is not scored: a block the halt cut off is no failure.
+    let cut = measure::Sample {
+        raw: "READ notes.txt\nEDIT a.py\n<<<<<<< SEARCH\nx\n".to_owned(),
+        ..s.clone()
+    };
+    let judged =
+        measure::rescore(&dyn_engine, &base(), &lines[0], &strict_example, &opts, &cut).unwrap();
+    assert!(judged.failures.is_empty() && judged.actions.len() == 1, "{judged:?}");
+    let unlimited = Config {
+        actions_per_turn: 0,
+        ..strict_example
+    };
+    let judged =
+        measure::rescore(&dyn_engine, &base(), &lines[0], &unlimited, &opts, &cut).unwrap();
+    assert_eq!(judged.failures, vec!["truncated_block"]);
     // The request carried the strict grammar whose root must act, and the example prompt.
     let seen = engine.seen.lock().unwrap().last().cloned().unwrap();
     assert!(system_text(&seen).contains("Example. Task:"));
