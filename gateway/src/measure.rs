@@ -558,8 +558,16 @@ fn judge(p: &Prepared, id: &str, raw: &str) -> Judged {
     Judged {
         actions,
         echoes: echo_count,
-        failures: score.failures.iter().map(|f| f.as_str().to_owned()).collect(),
-        repairs: score.repairs.iter().map(|r| r.as_str().to_owned()).collect(),
+        failures: score
+            .failures
+            .iter()
+            .map(|f| f.as_str().to_owned())
+            .collect(),
+        repairs: score
+            .repairs
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect(),
         right,
         exact,
     }

@@ -124,9 +124,19 @@ async fn a_generated_reply_is_decoded_and_scored_as_the_gateway_decodes_it() {
         raw: "READ notes.txt\nEDIT a.py\n<<<<<<< SEARCH\nx\n".to_owned(),
         ..s.clone()
     };
-    let judged =
-        measure::rescore(&dyn_engine, &base(), &lines[0], &strict_example, &opts, &cut).unwrap();
-    assert!(judged.failures.is_empty() && judged.actions.len() == 1, "{judged:?}");
+    let judged = measure::rescore(
+        &dyn_engine,
+        &base(),
+        &lines[0],
+        &strict_example,
+        &opts,
+        &cut,
+    )
+    .unwrap();
+    assert!(
+        judged.failures.is_empty() && judged.actions.len() == 1,
+        "{judged:?}"
+    );
     let unlimited = Config {
         actions_per_turn: 0,
         ..strict_example
