@@ -13,7 +13,11 @@ fn builtins_parse() {
     assert_eq!(names, ["smollm2-135m-instruct", "gemma3-270m"]);
     for p in &all {
         assert_eq!(p.protocol, "text");
-        assert_eq!(p.grammar, GrammarMode::Off);
+        // Tuned: the shipped profiles carry what `bellows tune` chose and measured.
+        assert_eq!(p.grammar, GrammarMode::Strict);
+        assert_eq!(p.actions_per_turn, Some(1));
+        let m = &p.measured;
+        assert!(m.conversion_rate.is_some() && m.prompts_sha256.is_some() && m.date.is_some());
         assert!(p.n_ctx.is_some());
         assert!(!p.stop.is_empty());
     }
