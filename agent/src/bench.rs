@@ -140,6 +140,26 @@ pub struct TaskResult {
 }
 
 impl TaskResult {
+    /// A result with no counts yet: the journal's tally fills them in.
+    pub fn new(name: &str, reason: StopReason, verified: bool, turns: u32) -> TaskResult {
+        TaskResult {
+            name: name.to_owned(),
+            copy: PathBuf::new(),
+            reason,
+            verified,
+            turns,
+            prompt_tokens: 0,
+            generated_tokens: 0,
+            evaluated_tokens: 0,
+            converted: 0,
+            replies: 0,
+            repairs: 0,
+            premature_done: 0,
+            echoes: 0,
+            wall: Duration::ZERO,
+        }
+    }
+
     /// DONE, and `verify.sh` agrees.
     pub fn solved(&self) -> bool {
         self.done() && self.verified
@@ -221,20 +241,9 @@ pub async fn run_task(
         .join("journal.jsonl");
     let text = std::fs::read_to_string(&journal).map_err(io(&journal))?;
     let mut r = TaskResult {
-        name: task.name.clone(),
         copy: copy.clone(),
-        reason: outcome.reason,
-        verified,
-        turns: outcome.turns,
-        prompt_tokens: 0,
-        generated_tokens: 0,
-        evaluated_tokens: 0,
-        converted: 0,
-        replies: 0,
-        repairs: 0,
-        premature_done: 0,
-        echoes: 0,
         wall,
+        ..TaskResult::new(&task.name, outcome.reason, verified, outcome.turns)
     };
     tally_journal(&text, &mut r);
     Ok(r)
@@ -317,22 +326,7 @@ pub fn report(results: &[TaskResult]) -> String {
             stop,
         )
     };
-    let mut total = TaskResult {
-        name: "total".to_owned(),
-        copy: PathBuf::new(),
-        reason: StopReason::Done,
-        verified: true,
-        turns: 0,
-        prompt_tokens: 0,
-        generated_tokens: 0,
-        evaluated_tokens: 0,
-        converted: 0,
-        replies: 0,
-        repairs: 0,
-        premature_done: 0,
-        echoes: 0,
-        wall: Duration::ZERO,
-    };
+    let mut total = TaskResult::new("total", StopReason::Done, true, 0);
     let mut reasons = std::collections::BTreeMap::<&str, u32>::new();
     for r in results {
         let result = if r.solved() {
@@ -393,22 +387,7 @@ mod tests {
             "\n",
             "{torn",
         );
-        let mut r = TaskResult {
-            name: String::new(),
-            copy: PathBuf::new(),
-            reason: StopReason::Stall,
-            verified: false,
-            turns: 2,
-            prompt_tokens: 0,
-            generated_tokens: 0,
-            evaluated_tokens: 0,
-            converted: 0,
-            replies: 0,
-            repairs: 0,
-            premature_done: 0,
-            echoes: 0,
-            wall: Duration::ZERO,
-        };
+        let mut r = TaskResult::new("", StopReason::Stall, false, 2);
         tally_journal(text, &mut r);
         assert_eq!(
             (r.prompt_tokens, r.generated_tokens, r.evaluated_tokens),
