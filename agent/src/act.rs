@@ -45,6 +45,13 @@ impl From<WorkspaceError> for Observation {
     }
 }
 
+/// A file's permission bits (`None` when it does not exist). Setuid, setgid and sticky bits
+/// are not kept: a file the agent writes, moves or restores never gains them, and undo
+/// refuses a journal record that has them.
+fn permissions(ws: &Workspace, path: &str) -> Option<u32> {
+    ws.mode(path).map(|m| m & crate::journal::PERMISSION_BITS)
+}
+
 /// One file before and after a change. `None` means absent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
@@ -148,7 +155,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 .map_err(|e| Observation::error(format!("{path}: {e}"), None))?;
             let mut names: Vec<String> = entries
                 .flatten()
-                .filter(|e| e.file_name() != ".git" && e.file_name() != ".bellows")
+                .filter(|e| !crate::workspace::is_private(&e.file_name()))
                 .map(|e| {
                     let n = e.file_name().to_string_lossy().into_owned();
                     if e.file_type().is_ok_and(|t| t.is_dir()) {
@@ -205,7 +212,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 path: path.clone(),
                 pre: Some(pre),
                 post: None,
-                pre_mode: ws.mode(path),
+                pre_mode: permissions(ws, path),
                 post_mode: None,
             }];
             Ok(change(changes, Vec::new(), Vec::new()))
@@ -218,22 +225,24 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                     Some("DELETE it first, or move to a new path"),
                 ));
             }
-            // The moved file keeps its mode bits (an executable script stays executable).
-            let mode = ws.mode(from);
+            // The moved file keeps its permission bits (an executable script stays
+            // executable). The target is written first and the source removed after, so that
+            // a failure between the two never leaves the file in neither place.
+            let mode = permissions(ws, from);
             let changes = vec![
-                FileChange {
-                    path: from.clone(),
-                    pre: Some(pre.clone()),
-                    post: None,
-                    pre_mode: mode,
-                    post_mode: None,
-                },
                 FileChange {
                     path: to.clone(),
                     pre: None,
-                    post: Some(pre),
+                    post: Some(pre.clone()),
                     pre_mode: None,
                     post_mode: mode,
+                },
+                FileChange {
+                    path: from.clone(),
+                    pre: Some(pre),
+                    post: None,
+                    pre_mode: mode,
+                    post_mode: None,
                 },
             ];
             Ok(change(changes, Vec::new(), Vec::new()))
@@ -261,7 +270,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 path: path.clone(),
                 pre: pre.map(String::into_bytes),
                 post: Some(post.into_bytes()),
-                pre_mode: ws.mode(path),
+                pre_mode: permissions(ws, path),
                 post_mode: None,
             }];
             Ok(change(changes, Vec::new(), repairs))
@@ -364,31 +373,188 @@ fn whitespace_match(content: &str, search: &str) -> Result<(usize, usize), usize
     }
 }
 
-/// Re-checks every file against the hash its preview read, then writes (temporary file +
-/// rename) or removes. Nothing is written unless every file still matches.
-pub fn commit(ws: &Workspace, changes: &[FileChange], dirs: &[String]) -> Result<(), Observation> {
+/// Why a commit did not happen as planned, and what it left on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitFailure {
+    /// What the model is told: what failed, and what the rollback did.
+    pub observation: Observation,
+    /// The paths the commit changed or tried to before it failed, in order (a directory
+    /// with a trailing `/`); empty when it was refused before any step.
+    pub touched: Vec<String>,
+    /// Those the rollback could not bring back to what they were before the commit.
+    pub unrestored: Vec<String>,
+}
+
+/// One step [`commit`] took, as its rollback undoes it.
+enum Done<'c> {
+    Dir(String),
+    File(&'c FileChange),
+}
+
+/// Re-checks every file against the hash its preview read, then makes the missing
+/// directories and writes (temporary file + rename) or removes each file, in order. Nothing is
+/// written unless every file still matches. All or nothing: when a step fails, the steps
+/// before it are rolled back (pre-images restored with their mode bits, files it created
+/// removed, directories it made removed), and the failure says what is on disk.
+pub fn commit(
+    ws: &Workspace,
+    changes: &[FileChange],
+    dirs: &[String],
+) -> Result<(), Box<CommitFailure>> {
+    let refused = |observation: Observation| {
+        Box::new(CommitFailure {
+            observation,
+            touched: Vec::new(),
+            unrestored: Vec::new(),
+        })
+    };
     for c in changes {
-        let now = ws.read(&c.path)?;
+        let now = ws.read(&c.path).map_err(|e| refused(e.into()))?;
         if now.as_deref().map(sha256) != c.pre_sha() {
-            return Err(Observation::error(
+            return Err(refused(Observation::error(
                 format!("{} changed since the preview; nothing was written", c.path),
                 Some("READ the file again and redo the change against its current text"),
-            ));
+            )));
         }
     }
-    for d in dirs {
-        ws.mkdir(d)?;
-    }
-    for c in changes {
-        match &c.post {
-            Some(bytes) => ws.write_atomic(&c.path, bytes)?,
-            None => ws.remove(&c.path)?,
+    let mut done: Vec<Done<'_>> = Vec::new();
+    let mut failed = None;
+    for d in new_dirs(ws, changes, dirs) {
+        let made = ws.resolve(&d).and_then(|p| match std::fs::create_dir(&p) {
+            // Made by someone else since the preview: not ours to remove again.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && p.is_dir() => Ok(false),
+            Err(source) => Err(WorkspaceError::Io {
+                path: d.clone(),
+                source,
+            }),
+            Ok(()) => Ok(true),
+        });
+        match made {
+            Ok(true) => done.push(Done::Dir(d)),
+            Ok(false) => {}
+            Err(e) => {
+                done.push(Done::Dir(d));
+                failed = Some(e);
+                break;
+            }
         }
-        if let (Some(_), Some(mode)) = (&c.post, c.post_mode) {
-            ws.set_mode(&c.path, mode)?;
+    }
+    if failed.is_none() {
+        for c in changes {
+            // Counted as touched before it is tried: a failed step may have half happened
+            // (written, but its mode not set).
+            done.push(Done::File(c));
+            let step = match &c.post {
+                Some(bytes) => ws
+                    .write_atomic(&c.path, bytes)
+                    .and_then(|()| match c.post_mode {
+                        Some(mode) => ws.set_mode(&c.path, mode),
+                        None => Ok(()),
+                    }),
+                None => ws.remove(&c.path),
+            };
+            if let Err(e) = step {
+                failed = Some(e);
+                break;
+            }
         }
     }
-    Ok(())
+    let Some(error) = failed else {
+        return Ok(());
+    };
+    let touched: Vec<String> = done
+        .iter()
+        .map(|d| match d {
+            Done::Dir(d) => format!("{d}/"),
+            Done::File(c) => c.path.clone(),
+        })
+        .collect();
+    let unrestored = roll_back(ws, &done);
+    let summary = match unrestored.is_empty() {
+        true => format!("{error}; nothing was changed (the commit was rolled back)"),
+        false => format!(
+            "{error}; rolling back failed too, so these are not as they were: {}",
+            unrestored.join(", ")
+        ),
+    };
+    let hint = match unrestored.is_empty() {
+        true => "try another path, or another way",
+        false => "the user can restore them with `bellows agent undo --force`",
+    };
+    Err(Box::new(CommitFailure {
+        observation: Observation::error(summary, Some(hint)),
+        touched,
+        unrestored,
+    }))
+}
+
+/// Undoes `done` (the steps a failed commit took, the failed one last), newest first: each
+/// file back to its pre-image and mode, or removed when it did not exist; each directory
+/// made removed. Returns the paths it could not restore.
+fn roll_back(ws: &Workspace, done: &[Done<'_>]) -> Vec<String> {
+    let mut unrestored = Vec::new();
+    for step in done.iter().rev() {
+        match step {
+            Done::File(c) => {
+                if restore(ws, c).is_err() {
+                    unrestored.push(c.path.clone());
+                }
+            }
+            Done::Dir(d) => {
+                let gone = ws
+                    .resolve(d)
+                    .is_ok_and(|p| !p.exists() || std::fs::remove_dir(&p).is_ok());
+                if !gone {
+                    unrestored.push(format!("{d}/"));
+                }
+            }
+        }
+    }
+    unrestored
+}
+
+/// Puts one file back as it was before `c`: its pre-image with its mode bits, or absent.
+fn restore(ws: &Workspace, c: &FileChange) -> Result<(), WorkspaceError> {
+    let now = ws.read(&c.path)?;
+    match &c.pre {
+        Some(pre) => {
+            if now.as_ref() != Some(pre) {
+                ws.write_atomic(&c.path, pre)?;
+            }
+            match c.pre_mode {
+                Some(mode) if ws.mode(&c.path) != Some(mode) => ws.set_mode(&c.path, mode),
+                _ => Ok(()),
+            }
+        }
+        None if now.is_some() => ws.remove(&c.path),
+        None => Ok(()),
+    }
+}
+
+/// The directories that do not exist yet and that committing `changes` and `dirs` creates,
+/// each parent before its children.
+pub(crate) fn new_dirs(ws: &Workspace, changes: &[FileChange], dirs: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let wanted = dirs.iter().map(String::as_str).chain(
+        changes
+            .iter()
+            .filter(|c| c.post.is_some())
+            .filter_map(|c| c.path.rsplit_once('/').map(|(parent, _)| parent)),
+    );
+    for dir in wanted {
+        let mut prefix = String::new();
+        for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            let exists = ws.resolve(&prefix).is_ok_and(|p| p.exists());
+            if !exists && !out.contains(&prefix) {
+                out.push(prefix.clone());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -418,6 +584,40 @@ mod tests {
         assert_eq!(repairs, vec!["search_whitespace"]);
         let none = apply_blocks("x", Some(pre), &[block("fn c()\n", "")]);
         assert!(none.unwrap_err().summary.contains("not found"));
+    }
+
+    #[test]
+    fn a_rollback_that_cannot_restore_says_what_it_left() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plain"), "p\n").unwrap();
+        std::fs::create_dir(dir.path().join("full")).unwrap();
+        std::fs::write(dir.path().join("full/other"), "o\n").unwrap();
+        std::fs::write(dir.path().join("new.txt"), "n\n").unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        // A pre-image under a regular file cannot be written back (ENOTDIR, for root too);
+        // a directory that is not empty cannot be removed; a created file can be.
+        let under_file = FileChange {
+            path: "plain/x.txt".to_owned(),
+            pre: Some(b"x\n".to_vec()),
+            post: None,
+            pre_mode: Some(0o644),
+            post_mode: None,
+        };
+        let created = FileChange {
+            path: "new.txt".to_owned(),
+            pre: None,
+            post: Some(b"n\n".to_vec()),
+            pre_mode: None,
+            post_mode: None,
+        };
+        let done = [
+            Done::Dir("full".to_owned()),
+            Done::File(&under_file),
+            Done::File(&created),
+        ];
+        assert_eq!(roll_back(&ws, &done), ["plain/x.txt", "full/"]);
+        assert!(!dir.path().join("new.txt").exists());
+        assert!(dir.path().join("full/other").exists());
     }
 
     #[test]

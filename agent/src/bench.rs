@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::policy::{ApprovalMode, Policy, ScriptedApprover};
 use crate::run::{AgentError, Config, StopReason};
-use crate::view::Quiet;
+use crate::view::{Event, Quiet};
 use crate::workspace::Workspace;
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +31,11 @@ pub enum BenchError {
     NoTasks(PathBuf),
     #[error("task {task}: {source}")]
     Session { task: String, source: AgentError },
+    #[error("task {task}: {source}")]
+    Journal {
+        task: String,
+        source: crate::journal::JournalError,
+    },
     #[error(transparent)]
     Workspace(#[from] crate::workspace::WorkspaceError),
 }
@@ -181,6 +186,8 @@ pub struct BenchConfig {
     pub session: Config,
     /// Keep each task's copy (under the system temp dir) instead of removing it.
     pub keep: bool,
+    /// How each task's commands (its `verify.sh` included) are confined.
+    pub confinement: crate::sandbox::Confinement,
 }
 
 /// Runs `task` on `engine` in a fresh copy of its `repo/` and checks it with `verify.sh`.
@@ -206,7 +213,8 @@ pub async fn run_task(
         keep: bench.keep,
     };
     copy_tree(&task.dir.join("repo"), &copy)?;
-    let ws = Workspace::new(&copy)?;
+    let mut ws = Workspace::new(&copy)?;
+    ws.confinement = bench.confinement;
     let mut cfg = bench.session.clone();
     cfg.task = task.prompt.clone();
     cfg.policy = Policy::new(ApprovalMode::Auto);
@@ -239,13 +247,16 @@ pub async fn run_task(
         .join("sessions")
         .join(&outcome.session)
         .join("journal.jsonl");
-    let text = std::fs::read_to_string(&journal).map_err(io(&journal))?;
+    let events = crate::journal::read_events(&journal).map_err(|source| BenchError::Journal {
+        task: task.name.clone(),
+        source,
+    })?;
     let mut r = TaskResult {
         copy: copy.clone(),
         wall,
         ..TaskResult::new(&task.name, outcome.reason, verified, outcome.turns)
     };
-    tally_journal(&text, &mut r);
+    tally_journal(&events, &mut r);
     Ok(r)
 }
 
@@ -265,38 +276,47 @@ impl Drop for Scratch {
 }
 
 /// Adds a journal's token counts, conversions and repairs to `r`.
-fn tally_journal(text: &str, r: &mut TaskResult) {
+fn tally_journal(events: &[Event], r: &mut TaskResult) {
     let mut converted_turns = std::collections::BTreeSet::new();
-    for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let n = |k: &str| v[k].as_u64().unwrap_or(0);
-        match v["event"].as_str() {
-            Some("reply") => {
+    for e in events {
+        match e {
+            Event::Reply {
+                prompt_tokens,
+                cached_tokens,
+                generated_tokens,
+                ..
+            } => {
                 r.replies += 1;
-                r.prompt_tokens += n("prompt_tokens");
-                r.generated_tokens += n("generated_tokens");
-                r.evaluated_tokens += n("prompt_tokens").saturating_sub(n("cached_tokens"));
+                r.prompt_tokens += u64::from(*prompt_tokens);
+                r.generated_tokens += u64::from(*generated_tokens);
+                r.evaluated_tokens += u64::from(prompt_tokens.saturating_sub(*cached_tokens));
             }
-            Some("proposal") => {
-                converted_turns.insert(n("turn"));
-                r.repairs += v["repairs"].as_array().map_or(0, |a| a.len() as u32);
+            Event::Proposal { turn, repairs, .. } => {
+                converted_turns.insert(*turn);
+                r.repairs += repairs.len() as u32;
             }
-            Some("refused") if v["why"] == "premature_done" => r.premature_done += 1,
-            Some("refused") if v["why"] == "echo" => r.echoes += 1,
+            Event::Refused { why, .. } if why == "premature_done" => r.premature_done += 1,
+            Event::Refused { why, .. } if why == "echo" => r.echoes += 1,
             _ => {}
         }
     }
     r.converted = converted_turns.len() as u32;
 }
 
-/// Copies a directory tree (files keep their mode bits); links are copied as files.
+/// Copies a directory tree: files keep their mode bits, and symbolic links are copied as
+/// links with the same target (never followed, so a link to a directory is not walked and a
+/// dangling one is kept as it is).
 pub fn copy_tree(from: &Path, to: &Path) -> Result<(), BenchError> {
     std::fs::create_dir_all(to).map_err(io(to))?;
-    for e in std::fs::read_dir(from).map_err(io(from))?.flatten() {
+    for e in std::fs::read_dir(from).map_err(io(from))? {
+        let e = e.map_err(io(from))?;
         let (src, dst) = (e.path(), to.join(e.file_name()));
-        if src.is_dir() {
+        // `DirEntry::file_type` does not follow links.
+        let kind = e.file_type().map_err(io(&src))?;
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&src).map_err(io(&src))?;
+            std::os::unix::fs::symlink(&target, &dst).map_err(io(&dst))?;
+        } else if kind.is_dir() {
             copy_tree(&src, &dst)?;
         } else {
             std::fs::copy(&src, &dst).map_err(io(&src))?;
@@ -374,21 +394,31 @@ mod tests {
 
     #[test]
     fn journal_tally_counts_tokens_conversions_and_repairs() {
-        let text = concat!(
-            r#"{"event":"reply","turn":1,"prompt_tokens":100,"cached_tokens":0,"generated_tokens":10}"#,
-            "\n",
-            r#"{"event":"proposal","turn":1,"repairs":["indent"]}"#,
-            "\n",
-            r#"{"event":"refused","turn":1,"why":"premature_done"}"#,
-            "\n",
-            r#"{"event":"refused","turn":2,"why":"echo"}"#,
-            "\n",
-            r#"{"event":"reply","turn":2,"prompt_tokens":150,"cached_tokens":120,"generated_tokens":5}"#,
-            "\n",
-            "{torn",
-        );
+        let reply = |turn, prompt_tokens, cached_tokens, generated_tokens| Event::Reply {
+            turn,
+            raw: String::new(),
+            prompt_tokens,
+            cached_tokens,
+            generated_tokens,
+        };
+        let refused = |turn, why: &str| Event::Refused {
+            turn,
+            why: why.to_owned(),
+        };
+        let events = [
+            reply(1, 100, 0, 10),
+            Event::Proposal {
+                turn: 1,
+                action: serde_json::Value::Null,
+                text: String::new(),
+                repairs: vec!["indent".to_owned()],
+            },
+            refused(1, "premature_done"),
+            refused(2, "echo"),
+            reply(2, 150, 120, 5),
+        ];
         let mut r = TaskResult::new("", StopReason::Stall, false, 2);
-        tally_journal(text, &mut r);
+        tally_journal(&events, &mut r);
         assert_eq!(
             (r.prompt_tokens, r.generated_tokens, r.evaluated_tokens),
             (250, 15, 130)

@@ -20,6 +20,7 @@ pub mod policy;
 pub mod prompt;
 pub mod resume;
 pub mod run;
+pub mod sandbox;
 pub mod view;
 pub mod workspace;
 

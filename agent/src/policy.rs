@@ -75,9 +75,119 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub mode: ApprovalMode,
-    /// Commands `edits` mode runs unasked: the argv as it would be quoted (`cargo test`), with
-    /// a trailing `*` matching any rest (`cargo test*`).
-    pub allow_run: Vec<String>,
+    /// Commands `edits` mode runs unasked (see [`RunPattern`] for the grammar).
+    pub allow_run: Vec<RunPattern>,
+}
+
+/// One `--allow-run` pattern, matched against whole argv elements.
+///
+/// The pattern is split into words as a RUN line is ([`codec::registry::split_argv`]: POSIX
+/// quoting, no expansion, shell syntax such as `;` or `|` refused). Each word must equal one
+/// argv element exactly, the first one the program as written (`cargo` matches neither
+/// `./cargo` nor `/tmp/x/cargo`); a final lone `*` word matches any number (zero or more) of
+/// further arguments. `*` anywhere else (glued to a word, as in `cargo test*`, or before the
+/// last word) is refused when the pattern is parsed, so `*` has no literal form. Examples:
+/// `cargo test` matches exactly `cargo test`; `cargo test *` matches `cargo test` and
+/// `cargo test -p x`, but not `cargo test-x`, `cargo testfoo` or `cargo 'test; rm -rf /'`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunPattern {
+    /// At least one: a pattern always names its program.
+    words: Vec<String>,
+    /// A final lone `*`: any further arguments.
+    rest: bool,
+}
+
+/// Why an `--allow-run` pattern was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunPatternError {
+    #[error("the pattern is empty; name a command, e.g. `cargo test *`")]
+    Empty,
+    #[error("the pattern is only `*`; name the program first, e.g. `cargo test *`")]
+    NoProgram,
+    #[error("{}", split_message(*.0))]
+    Split(codec::registry::SplitError),
+    #[error(
+        "`*` is glued to {word:?}; write `{suggestion}` (a lone `*` word at the end matches any further arguments)"
+    )]
+    GluedStar { word: String, suggestion: String },
+    #[error(
+        "`*` may only be a word of its own at the end of the pattern (as in `cargo test *`), not in {word:?}"
+    )]
+    MisplacedStar { word: String },
+}
+
+fn split_message(e: codec::registry::SplitError) -> &'static str {
+    use codec::registry::SplitError;
+    match e {
+        SplitError::Unclosed => "a quote or a trailing backslash is not closed",
+        SplitError::ShellSyntax => {
+            "shell syntax (`|`, `&`, `;`, `<`, `>`, `` ` ``, `$(`, `(`, `)`) is not a command: \
+             quote it if it is meant as an argument"
+        }
+        SplitError::Newline => "the pattern holds a newline",
+    }
+}
+
+impl RunPattern {
+    pub fn parse(pattern: &str) -> Result<RunPattern, RunPatternError> {
+        let mut words = codec::registry::split_argv(pattern).map_err(RunPatternError::Split)?;
+        let rest = words.last().is_some_and(|w| w == "*");
+        if rest {
+            words.pop();
+        }
+        if words.is_empty() {
+            return Err(if rest {
+                RunPatternError::NoProgram
+            } else {
+                RunPatternError::Empty
+            });
+        }
+        let last = words.len() - 1;
+        for (i, word) in words.iter().enumerate() {
+            if !word.contains('*') {
+                continue;
+            }
+            let stem = word.trim_end_matches('*');
+            if i == last && !rest && !stem.is_empty() && !stem.contains('*') {
+                let mut fixed = words.clone();
+                fixed[last] = stem.to_owned();
+                return Err(RunPatternError::GluedStar {
+                    word: word.clone(),
+                    suggestion: format!("{} *", codec::render::quote_argv(&fixed)),
+                });
+            }
+            return Err(RunPatternError::MisplacedStar { word: word.clone() });
+        }
+        Ok(RunPattern { words, rest })
+    }
+
+    /// Whether `argv` is the pattern's words, element for element (then anything at all
+    /// after them, for a pattern ending in `*`).
+    pub fn matches(&self, argv: &[String]) -> bool {
+        if self.rest {
+            argv.len() >= self.words.len() && argv[..self.words.len()] == self.words[..]
+        } else {
+            argv == self.words.as_slice()
+        }
+    }
+}
+
+impl std::str::FromStr for RunPattern {
+    type Err = RunPatternError;
+
+    fn from_str(s: &str) -> Result<RunPattern, RunPatternError> {
+        RunPattern::parse(s)
+    }
+}
+
+impl std::fmt::Display for RunPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&codec::render::quote_argv(&self.words))?;
+        if self.rest {
+            f.write_str(" *")?;
+        }
+        Ok(())
+    }
 }
 
 impl Policy {
@@ -106,11 +216,7 @@ impl Policy {
     }
 
     fn run_allowed(&self, argv: &[String]) -> bool {
-        let line = codec::render::quote_argv(argv);
-        self.allow_run.iter().any(|p| match p.strip_suffix('*') {
-            Some(prefix) => line.starts_with(prefix),
-            None => line == *p,
-        })
+        self.allow_run.iter().any(|p| p.matches(argv))
     }
 }
 

@@ -1,10 +1,15 @@
 //! `bellows agent --resume ID`: a session's history and counters rebuilt from its journal,
-//! turn by turn, through the same [`crate::run::turn_record`] the live loop uses.
+//! turn by turn, through the same [`crate::run::turn_record`] the live loop uses. The rebuilt
+//! history renders the prompt the uninterrupted session would have sent next: the task
+//! message is the one the session started with (journaled in its `start` event), every
+//! observation the model was shown is journaled (echo refusals included), and the history's
+//! compaction state is the one the last `prompt` event records.
 
 use crate::act::Observation;
 use crate::history::History;
 use crate::journal::{Journal, JournalError};
 use crate::run::{Config, Tally, loop_key, turn_record};
+use crate::view::Event;
 use crate::workspace::Workspace;
 
 /// What a journal says about a session so far.
@@ -15,8 +20,9 @@ pub struct Replay {
     /// The last turn that produced a reply (0 when none).
     pub last_turn: u32,
     /// The loop's counters as they stood after the last turn: tokens, false successes, the
-    /// highest commit id (so that new commits, and undo, never reuse one), echoes, premature
-    /// DONEs, whether an action succeeded yet, and the stall and loop counts.
+    /// highest commit id of any kind (file, directory, failed, undone: so that new commits,
+    /// and undo, never reuse one), echoes, premature DONEs, whether an action succeeded yet,
+    /// and the stall and loop counts.
     pub tally: Tally,
 }
 
@@ -24,7 +30,9 @@ pub struct Replay {
 #[derive(Debug, Default)]
 struct Pending {
     turn: u32,
-    reply: String,
+    /// The reply; a turn whose prompt was journaled but whose reply was not (the engine
+    /// failed) was never part of the history.
+    reply: Option<String>,
     /// The canonical text of the last proposal not yet paired with an observation.
     action: Option<String>,
     /// That proposal was a valid action (not refused as an echo or a premature DONE).
@@ -35,91 +43,119 @@ struct Pending {
     malformed: Vec<String>,
 }
 
-/// Rebuilds session `journal`'s history: the task from its `start` event, each turn from its
-/// `reply`, `proposal`, `malformed` and `observation` events.
+/// Rebuilds session `journal`'s history: the task (and first message) from its `start`
+/// event, each turn from its `reply`, `proposal`, `malformed` and `observation` events, and
+/// how far the history is compacted from its last `prompt` event.
 pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay, JournalError> {
-    let events = journal.events()?;
-    let task = events
+    let events = crate::journal::read_events(&journal.path())?;
+    let (task, task_message) = events
         .iter()
-        .find(|v| v["event"] == "start")
-        .and_then(|v| v["task"].as_str())
-        .ok_or_else(|| JournalError::NoSession(journal.dir().to_owned()))?
-        .to_owned();
+        .find_map(|e| match e {
+            Event::Start {
+                task, task_message, ..
+            } => Some((task.clone(), task_message.clone())),
+            _ => None,
+        })
+        .ok_or_else(|| JournalError::NoSession(journal.dir().to_owned()))?;
+    // Journals older than the `task_message` field: the best that can be done is today's.
+    let task_message = task_message.unwrap_or_else(|| crate::prompt::task_message(ws, &task));
     let mut history = History::new(
         crate::prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
-        crate::prompt::task_message(ws, &task),
+        task_message,
     );
-    let mut r = Replay {
-        task,
-        history: History::new(String::new(), String::new()),
-        last_turn: 0,
-        tally: Tally::default(),
-    };
-    let t = &mut r.tally;
+    let mut last_turn = 0;
+    let mut t = Tally::default();
     let mut pending: Option<Pending> = None;
-    let finish = |p: Pending, history: &mut History| {
-        history.turns.push(turn_record(
-            ws,
-            cfg,
-            &journal.id,
-            p.turn,
-            p.reply,
-            &p.observations,
-            &p.malformed,
-        ));
+    let finish = |p: Pending, history: &mut History, t: &mut Tally| {
+        if let Some(reply) = p.reply {
+            history.turns.push(turn_record(
+                ws,
+                cfg,
+                &journal.id,
+                p.turn,
+                reply,
+                &p.observations,
+                &p.malformed,
+            ));
+            t.end_turn();
+        }
     };
-    for v in &events {
-        let n = |k: &str| v[k].as_u64().unwrap_or(0);
-        let text = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
-        let turn = n("turn") as u32;
-        match v["event"].as_str().unwrap_or_default() {
-            "reply" => {
-                if let Some(p) = pending.take() {
-                    finish(p, &mut history);
-                    t.end_turn();
-                }
-                r.last_turn = turn;
-                t.tokens += n("prompt_tokens") + n("generated_tokens");
-                pending = Some(Pending {
-                    turn,
-                    reply: text("raw"),
-                    ..Pending::default()
-                });
+    for e in &events {
+        if let Some(turn) = turn_of(e)
+            && pending.as_ref().is_none_or(|p| p.turn != turn)
+        {
+            if let Some(p) = pending.take() {
+                finish(p, &mut history, &mut t);
             }
-            "proposal" => {
-                if let Some(p) = pending.as_mut() {
-                    p.action = Some(text("text"));
+            pending = Some(Pending {
+                turn,
+                ..Pending::default()
+            });
+        }
+        let p = pending.as_mut();
+        match e {
+            // How the live loop left the history after rendering this prompt: `digested`
+            // counts the digests shown, the turns dropped come before them.
+            Event::Prompt {
+                digested, dropped, ..
+            } => {
+                history.digested = digested + dropped;
+                history.dropped = *dropped;
+            }
+            Event::Reply {
+                turn,
+                raw,
+                prompt_tokens,
+                generated_tokens,
+                ..
+            } => {
+                last_turn = *turn;
+                t.tokens += u64::from(*prompt_tokens) + u64::from(*generated_tokens);
+                if let Some(p) = p {
+                    p.reply = Some(raw.clone());
+                }
+            }
+            Event::Proposal { text, .. } => {
+                if let Some(p) = p {
+                    p.action = Some(text.clone());
                     p.valid = true;
                     t.valid_this_turn += 1;
                 }
             }
             // As the loop counts them: an echo or a premature DONE is not a valid action.
-            "refused" if v["why"] == "echo" || v["why"] == "premature_done" => {
-                if v["why"] == "echo" {
+            Event::Refused { why, .. } if why == "echo" || why == "premature_done" => {
+                if why == "echo" {
                     t.echoes += 1;
                 } else {
                     t.premature_done += 1;
                 }
-                if let Some(p) = pending.as_mut()
+                if let Some(p) = p
                     && p.valid
                 {
                     p.valid = false;
                     t.valid_this_turn = t.valid_this_turn.saturating_sub(1);
                 }
             }
-            "malformed" => {
-                if let Some(p) = pending.as_mut() {
-                    p.malformed.push(text("kind"));
+            Event::Malformed { kind, .. } => {
+                if let Some(p) = p {
+                    p.malformed.push(kind.clone());
                 }
             }
-            "observation" => {
-                if let Some(p) = pending.as_mut() {
+            Event::Observation {
+                ok,
+                summary,
+                output,
+                hint,
+                ..
+            } => {
+                if let Some(p) = p {
                     let obs = Observation {
-                        ok: v["ok"].as_bool().unwrap_or(false),
-                        summary: text("summary"),
-                        output: text("output"),
-                        hint: v["hint"].as_str().map(str::to_owned),
+                        ok: *ok,
+                        summary: summary.clone(),
+                        output: output.clone(),
+                        hint: hint.clone(),
                     };
+                    // An echo refused as prose has no proposal: its action is empty, as live.
                     let action = p.action.take().unwrap_or_default();
                     if p.valid && !p.verifying {
                         t.saw(loop_key(
@@ -136,22 +172,53 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     p.observations.push((action, obs));
                 }
             }
-            "verify" => {
-                if v["ok"] == false {
+            Event::Verify { ok, .. } => {
+                if !ok {
                     t.false_successes += 1;
                 }
-                if let Some(p) = pending.as_mut() {
+                if let Some(p) = p {
                     p.verifying = true;
                 }
             }
-            "commit" => t.commits = t.commits.max(n("id") as u32),
+            // Every kind of record that holds a commit id counts: a resumed session never
+            // reuses one, whatever the last commit was.
+            Event::Commit { id, .. }
+            | Event::CommitDir { id, .. }
+            | Event::CommitFailed { id, .. }
+            | Event::Undo { id, .. } => t.commits = t.commits.max(*id),
             _ => {}
         }
     }
     if let Some(p) = pending.take() {
-        finish(p, &mut history);
-        t.end_turn();
+        finish(p, &mut history, &mut t);
     }
-    r.history = history;
-    Ok(r)
+    Ok(Replay {
+        task,
+        history,
+        last_turn,
+        tally: t,
+    })
+}
+
+/// The turn an event belongs to, for the events that belong to one.
+fn turn_of(e: &Event) -> Option<u32> {
+    match e {
+        Event::Prompt { turn, .. }
+        | Event::Prose { turn, .. }
+        | Event::Reply { turn, .. }
+        | Event::Proposal { turn, .. }
+        | Event::Malformed { turn, .. }
+        | Event::Refused { turn, .. }
+        | Event::Preview { turn, .. }
+        | Event::Approval { turn, .. }
+        | Event::Commit { turn, .. }
+        | Event::CommitDir { turn, .. }
+        | Event::Observation { turn, .. }
+        | Event::Verify { turn, .. } => Some(*turn),
+        Event::Start { .. }
+        | Event::CommitFailed { .. }
+        | Event::Stop { .. }
+        | Event::Resume { .. }
+        | Event::Undo { .. } => None,
+    }
 }

@@ -128,10 +128,12 @@ pub async fn run(
     approver: &mut dyn Approver,
     view: &mut dyn View,
 ) -> Result<Outcome, AgentError> {
-    let mut s = Session::start(engine, ws, cfg, approver, view, Journal::create(ws)?)?;
+    let task_message = prompt::task_message(ws, &cfg.task);
+    let journal = Journal::create(ws)?;
+    let mut s = Session::start(engine, ws, cfg, approver, view, journal, &task_message)?;
     let history = History::new(
         prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
-        prompt::task_message(ws, &cfg.task),
+        task_message,
     );
     drive(&mut s, history, 1).await
 }
@@ -152,7 +154,8 @@ pub async fn resume(
     let mut cfg = cfg.clone();
     cfg.task = replay.task.clone();
     let cfg = &cfg;
-    let mut s = Session::start(engine, ws, cfg, approver, view, journal)?;
+    let task_message = replay.history.task.clone();
+    let mut s = Session::start(engine, ws, cfg, approver, view, journal, &task_message)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
     // uninterrupted one would have.
     s.tally = replay.tally;
@@ -313,6 +316,7 @@ impl<'a> Session<'a> {
         approver: &'a mut dyn Approver,
         view: &'a mut dyn View,
         journal: Journal,
+        task_message: &str,
     ) -> Result<Session<'a>, AgentError> {
         let mut s = Session {
             engine,
@@ -334,6 +338,10 @@ impl<'a> Session<'a> {
             mode: format!("{:?}", cfg.policy.mode).to_lowercase(),
             model: info.id.clone(),
             n_ctx: info.n_ctx,
+            started_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            task_message: Some(task_message.to_owned()),
         })?;
         Ok(s)
     }
@@ -436,7 +444,16 @@ impl<'a> Session<'a> {
                     why: "echo".to_owned(),
                 })?;
             }
-            Some(echo_observation())
+            // Journaled like any observation, so that a resumed session's history has it.
+            let obs = echo_observation();
+            self.emit(Event::Observation {
+                turn,
+                ok: obs.ok,
+                summary: obs.summary.clone(),
+                output: obs.output.clone(),
+                hint: obs.hint.clone(),
+            })?;
+            Some(obs)
         } else {
             None
         };
@@ -624,7 +641,7 @@ impl<'a> Session<'a> {
         let id = self.tally.commits;
         // Directories the commit will create (a MKDIR, or the parents of a new file), so that
         // undo can remove them again.
-        for path in new_dirs(self.ws, changes, dirs) {
+        for path in act::new_dirs(self.ws, changes, dirs) {
             self.emit(Event::CommitDir {
                 turn: self.turn,
                 id,
@@ -642,10 +659,16 @@ impl<'a> Session<'a> {
                 repairs: repairs.iter().map(|r| (*r).to_owned()).collect(),
             })?;
         }
-        if let Err(obs) = act::commit(self.ws, changes, dirs) {
-            let reason = obs.summary.clone();
-            self.emit(Event::CommitFailed { id, reason })?;
-            return Ok(obs);
+        if let Err(failure) = act::commit(self.ws, changes, dirs) {
+            let failure = *failure;
+            self.emit(Event::CommitFailed {
+                id,
+                reason: failure.observation.summary.clone(),
+                rolled_back: failure.unrestored.is_empty(),
+                touched: failure.touched,
+                unrestored: failure.unrestored,
+            })?;
+            return Ok(failure.observation);
         }
         let paths: Vec<&str> = changes
             .iter()
@@ -705,32 +728,6 @@ impl<'a> Session<'a> {
             &self.malformed,
         )
     }
-}
-
-/// The directories that do not exist yet and that committing `changes` and `dirs` creates,
-/// each parent before its children.
-fn new_dirs(ws: &Workspace, changes: &[act::FileChange], dirs: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let wanted = dirs.iter().map(String::as_str).chain(
-        changes
-            .iter()
-            .filter(|c| c.post.is_some())
-            .filter_map(|c| c.path.rsplit_once('/').map(|(parent, _)| parent)),
-    );
-    for dir in wanted {
-        let mut prefix = String::new();
-        for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
-            if !prefix.is_empty() {
-                prefix.push('/');
-            }
-            prefix.push_str(part);
-            let exists = ws.resolve(&prefix).is_ok_and(|p| p.exists());
-            if !exists && !out.contains(&prefix) {
-                out.push(prefix.clone());
-            }
-        }
-    }
-    out
 }
 
 /// A turn as history keeps it: the reply, the rendered observations (each paired with the

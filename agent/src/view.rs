@@ -6,16 +6,29 @@ use std::io::Write;
 
 use crate::policy::Approval;
 
-/// One thing that happened in a session. Serialised with `"event"` as the tag.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// One thing that happened in a session. Serialised with `"event"` as the tag, and read
+/// back as it was written ([`crate::journal::read_events`]): undo, resume and the bench
+/// deserialize these, never match JSON by hand. A field added later is `#[serde(default)]`,
+/// so that older journals still read.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    /// A session started, or was resumed (a resumed session's journal has one per run).
     Start {
         session: String,
         task: String,
         mode: String,
         model: String,
         n_ctx: u32,
+        /// When, in milliseconds since the Unix epoch: undo picks the latest session by it,
+        /// never by its directory's name. `0` in journals older than the field.
+        #[serde(default)]
+        started_unix_ms: u64,
+        /// The first user message as the session showed it (the task and the repository's
+        /// files at the session's start), so that a resumed session shows the same one even
+        /// after its changes altered the file list. Absent in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task_message: Option<String>,
     },
     /// The prompt of a turn: its size with the engine's tokenizer, and how history was
     /// compacted to fit.
@@ -63,6 +76,7 @@ pub enum Event {
     },
     Approval {
         turn: u32,
+        #[serde(deserialize_with = "approval")]
         answer: Approval,
     },
     /// A committed file change; `pre_sha256`/`post_sha256`/`pre_mode` are `null` for an
@@ -84,11 +98,21 @@ pub enum Event {
         id: u32,
         path: String,
     },
-    /// Commit `id` (journaled before its write) was refused at revalidation or failed;
-    /// undo skips it.
+    /// Commit `id` (journaled before its write) was refused at revalidation, or one of its
+    /// steps failed and the steps before it were rolled back. `touched` lists the paths it
+    /// changed or tried to (a directory with a trailing `/`): undo checks each of them and
+    /// restores any that is not at its pre-image. `unrestored` lists those the rollback
+    /// could not bring back (`rolled_back` is true when there is none). Older journals have
+    /// neither list: their failed commits wrote nothing.
     CommitFailed {
         id: u32,
         reason: String,
+        #[serde(default)]
+        touched: Vec<String>,
+        #[serde(default)]
+        unrestored: Vec<String>,
+        #[serde(default = "yes")]
+        rolled_back: bool,
     },
     /// What the model is told (before truncation and redaction, which rendering applies).
     Observation {
@@ -126,6 +150,38 @@ pub enum Event {
         path: String,
         kept: bool,
     },
+}
+
+impl Event {
+    /// True for the records undo relies on (commits, failed commits, undo's own): the
+    /// journal syncs these to disk before going on, rather than only flushing them.
+    pub fn is_durable(&self) -> bool {
+        matches!(
+            self,
+            Event::Commit { .. }
+                | Event::CommitDir { .. }
+                | Event::CommitFailed { .. }
+                | Event::Undo { .. }
+        )
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// [`Approval`] as it is serialised (`"yes"`, `"no"`, `"quit"`).
+fn approval<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Approval, D::Error> {
+    let word = <String as serde::Deserialize>::deserialize(d)?;
+    match word.as_str() {
+        "yes" => Ok(Approval::Yes),
+        "no" => Ok(Approval::No),
+        "quit" => Ok(Approval::Quit),
+        other => Err(serde::de::Error::unknown_variant(
+            other,
+            &["yes", "no", "quit"],
+        )),
+    }
 }
 
 /// Shows events as they happen.
@@ -169,6 +225,7 @@ impl View for Terminal {
                 mode,
                 model,
                 n_ctx,
+                ..
             } => writeln!(
                 out,
                 "session {session} · {model} (n_ctx {n_ctx}) · approval {mode}\ntask: {task}"
@@ -209,6 +266,13 @@ impl View for Terminal {
             Event::Approval { answer, .. } => writeln!(out, "  answer: {answer:?}"),
             Event::Commit { path, .. } => writeln!(out, "  writing {path}"),
             Event::CommitDir { path, .. } => writeln!(out, "  making directory {path}/"),
+            Event::CommitFailed {
+                reason, unrestored, ..
+            } if !unrestored.is_empty() => writeln!(
+                out,
+                "  failed: {reason}; NOT restored: {} (bellows agent undo --force)",
+                unrestored.join(", ")
+            ),
             Event::CommitFailed { reason, .. } => writeln!(out, "  not written: {reason}"),
             Event::Observation { ok, summary, .. } => {
                 writeln!(out, "{} {summary}", if *ok { "✓" } else { "✗" })
@@ -245,5 +309,164 @@ impl View for Terminal {
             },
         };
         let _ = out.flush();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// One event of every kind.
+    fn every_event() -> Vec<Event> {
+        let s = |t: &str| t.to_owned();
+        vec![
+            Event::Start {
+                session: s("1-2-3"),
+                task: s("t"),
+                mode: s("auto"),
+                model: s("m"),
+                n_ctx: 512,
+                started_unix_ms: 1_700_000_000_000,
+                task_message: Some(s("Task: t")),
+            },
+            Event::Prompt {
+                turn: 1,
+                prompt_tokens: 10,
+                digested: 2,
+                dropped: 1,
+            },
+            Event::Prose {
+                turn: 1,
+                text: s("hm"),
+            },
+            Event::Reply {
+                turn: 1,
+                raw: s("LIST\n"),
+                prompt_tokens: 10,
+                cached_tokens: 4,
+                generated_tokens: 2,
+            },
+            Event::Proposal {
+                turn: 1,
+                action: serde_json::json!({"name": "list"}),
+                text: s("LIST"),
+                repairs: vec![s("indent")],
+            },
+            Event::Malformed {
+                turn: 1,
+                kind: s("bad_verb_line"),
+                raw: s("MOVE a"),
+            },
+            Event::Refused {
+                turn: 1,
+                why: s("echo"),
+            },
+            Event::Preview {
+                turn: 1,
+                shown: s("diff"),
+            },
+            Event::Approval {
+                turn: 1,
+                answer: Approval::Yes,
+            },
+            Event::Approval {
+                turn: 1,
+                answer: Approval::No,
+            },
+            Event::Approval {
+                turn: 1,
+                answer: Approval::Quit,
+            },
+            Event::Commit {
+                turn: 1,
+                id: 1,
+                path: s("a.txt"),
+                pre_sha256: None,
+                post_sha256: Some(s("ab")),
+                pre_mode: Some(0o644),
+                repairs: Vec::new(),
+            },
+            Event::CommitDir {
+                turn: 1,
+                id: 1,
+                path: s("d"),
+            },
+            Event::CommitFailed {
+                id: 1,
+                reason: s("r"),
+                touched: vec![s("d/"), s("a.txt")],
+                unrestored: vec![s("a.txt")],
+                rolled_back: false,
+            },
+            Event::Observation {
+                turn: 1,
+                ok: true,
+                summary: s("s"),
+                output: s("o"),
+                hint: Some(s("h")),
+            },
+            Event::Verify {
+                turn: 1,
+                ok: false,
+                summary: s("s"),
+            },
+            Event::Stop {
+                reason: s("done"),
+                turns: 1,
+                false_successes: 0,
+                echoes: 1,
+                premature_done: 0,
+                tokens: 12,
+            },
+            Event::Resume {
+                session: s("1-2-3"),
+                after_turn: 1,
+            },
+            Event::Undo {
+                id: 1,
+                path: s("a.txt"),
+                kept: false,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_event_reads_back_as_it_was_written() {
+        for e in every_event() {
+            let line = serde_json::to_string(&e).unwrap();
+            let back: Event = serde_json::from_str(&line).unwrap();
+            assert_eq!(back, e, "{line}");
+        }
+    }
+
+    #[test]
+    fn older_journals_read_with_the_fields_they_lack_defaulted() {
+        let start =
+            r#"{"event":"start","session":"1-2-3","task":"t","mode":"auto","model":"m","n_ctx":1}"#;
+        let Event::Start {
+            started_unix_ms,
+            task_message,
+            ..
+        } = serde_json::from_str(start).unwrap()
+        else {
+            panic!("a start event")
+        };
+        assert_eq!((started_unix_ms, task_message), (0, None));
+        // A failed commit of an older journal wrote nothing.
+        let failed = r#"{"event":"commit_failed","id":3,"reason":"changed"}"#;
+        assert_eq!(
+            serde_json::from_str::<Event>(failed).unwrap(),
+            Event::CommitFailed {
+                id: 3,
+                reason: "changed".to_owned(),
+                touched: Vec::new(),
+                unrestored: Vec::new(),
+                rolled_back: true,
+            }
+        );
+        // An answer that is no answer is refused, not guessed.
+        let bad = r#"{"event":"approval","turn":1,"answer":"maybe"}"#;
+        assert!(serde_json::from_str::<Event>(bad).is_err());
     }
 }

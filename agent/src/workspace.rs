@@ -6,6 +6,8 @@ use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::sandbox::Confinement;
+
 /// Where the agent keeps its own files (sessions, artifacts); never offered to the model.
 pub const STATE_DIR: &str = ".bellows";
 
@@ -29,12 +31,23 @@ pub enum WorkspaceError {
     },
     #[error("empty command")]
     EmptyArgv,
+    /// The kernel cannot confine commands and nobody passed `--unsandboxed-run`: nothing ran.
+    #[error("{}", crate::sandbox::refusal(*.0))]
+    Unconfinable(crate::sandbox::Unavailable),
+    /// The sandbox could not be set up, so the command was not started.
+    #[error("the command was not run: {0}")]
+    Sandbox(#[from] crate::sandbox::SandboxError),
 }
 
 impl WorkspaceError {
     /// True for a confinement refusal (as opposed to an I/O failure).
     pub fn is_escape(&self) -> bool {
-        !matches!(self, WorkspaceError::Io { .. })
+        !matches!(
+            self,
+            WorkspaceError::Io { .. }
+                | WorkspaceError::Unconfinable(_)
+                | WorkspaceError::Sandbox(_)
+        )
     }
 }
 
@@ -43,6 +56,53 @@ fn io(path: &str) -> impl FnOnce(std::io::Error) -> WorkspaceError + '_ {
         path: path.to_owned(),
         source,
     }
+}
+
+/// True for a `.git` or `.bellows` path component, compared case-insensitively (on a
+/// case-insensitive filesystem `.GIT` is `.git`). Such a name is private at any depth: a
+/// submodule's or vendored repository's `.git` runs hooks as surely as the top one.
+pub(crate) fn is_private(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.eq_ignore_ascii_case(b".git") || name.eq_ignore_ascii_case(STATE_DIR.as_bytes())
+}
+
+/// The lexical checks of [`Workspace::resolve`]: `rel` without `.` components, or why it is
+/// refused (empty, absolute, `..`, a private component).
+fn lexical(rel: &str) -> Result<PathBuf, WorkspaceError> {
+    if rel.is_empty() {
+        return Err(WorkspaceError::Empty(rel.to_owned()));
+    }
+    let mut clean = PathBuf::new();
+    for c in Path::new(rel).components() {
+        match c {
+            Component::Normal(p) if is_private(p) => {
+                return Err(WorkspaceError::Private(rel.to_owned()));
+            }
+            Component::Normal(p) => clean.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(WorkspaceError::ParentDir(rel.to_owned())),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(WorkspaceError::Absolute(rel.to_owned()));
+            }
+        }
+    }
+    Ok(clean)
+}
+
+/// One path [`Workspace::entries`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Repository-relative, with `/`.
+    pub path: String,
+    pub kind: EntryKind,
+}
+
+/// What a listed path is; directories are walked, not listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    /// A symbolic link, never followed by the walk.
+    Link,
 }
 
 /// What a command did.
@@ -65,6 +125,9 @@ pub struct Workspace {
     pub run_timeout: Duration,
     /// Bytes kept of each of stdout and stderr.
     pub output_cap: usize,
+    /// How [`Workspace::run`] confines commands: by default Landlock (network off) where the
+    /// kernel has it, else refused (see [`crate::sandbox`]).
+    pub confinement: Confinement,
 }
 
 impl Workspace {
@@ -77,7 +140,13 @@ impl Workspace {
             root,
             run_timeout: Duration::from_secs(60),
             output_cap: 64 * 1024,
+            confinement: Confinement::default(),
         })
+    }
+
+    /// One line saying how commands run here are confined (for the session's start).
+    pub fn sandbox_report(&self) -> String {
+        self.confinement.report(&self.root, crate::sandbox::probe())
     }
 
     pub fn root(&self) -> &Path {
@@ -90,29 +159,12 @@ impl Workspace {
     }
 
     /// Resolves a model-supplied relative path inside the repository. Refused: empty,
-    /// absolute, any `..`, anything under `.git/` or `.bellows/`, and a path whose existing
-    /// part resolves (through symbolic links) outside the root.
+    /// absolute, any `..`, a `.git` or `.bellows` component at any depth (a submodule's or a
+    /// vendored repository's `.git` included; compared case-insensitively, for
+    /// case-insensitive filesystems), and a path whose existing part resolves (through
+    /// symbolic links) outside the root or into a `.git` or `.bellows`.
     pub fn resolve(&self, rel: &str) -> Result<PathBuf, WorkspaceError> {
-        let rel_path = Path::new(rel);
-        if rel.is_empty() {
-            return Err(WorkspaceError::Empty(rel.to_owned()));
-        }
-        let mut clean = PathBuf::new();
-        for c in rel_path.components() {
-            match c {
-                Component::Normal(p) => clean.push(p),
-                Component::CurDir => {}
-                Component::ParentDir => return Err(WorkspaceError::ParentDir(rel.to_owned())),
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(WorkspaceError::Absolute(rel.to_owned()));
-                }
-            }
-        }
-        if let Some(Component::Normal(first)) = clean.components().next()
-            && (first == ".git" || first == STATE_DIR)
-        {
-            return Err(WorkspaceError::Private(rel.to_owned()));
-        }
+        let clean = lexical(rel)?;
         let full = self.root.join(&clean);
         // The longest existing prefix must resolve inside the root; what does not exist yet
         // cannot be a link.
@@ -123,17 +175,37 @@ impl Workspace {
             }
         }
         let real = existing.canonicalize().map_err(io(rel))?;
-        if !real.starts_with(&self.root) {
+        let Ok(inner) = real.strip_prefix(&self.root) else {
             return Err(WorkspaceError::SymlinkEscape(rel.to_owned()));
-        }
+        };
         // Nothing private reached through a link either.
-        if let Ok(inner) = real.strip_prefix(&self.root)
-            && let Some(Component::Normal(first)) = inner.components().next()
-            && (first == ".git" || first == STATE_DIR)
-        {
+        if inner.components().any(|c| is_private(c.as_os_str())) {
             return Err(WorkspaceError::Private(rel.to_owned()));
         }
         Ok(full)
+    }
+
+    /// [`Workspace::resolve`] for a path whose last component is not followed: it may be a
+    /// symbolic link (even a dangling one, or one pointing out of the repository), which is
+    /// then the thing named, as `lstat`, `readlink` and `unlink` see it. The same paths are
+    /// refused, and every directory above it must resolve inside the root.
+    pub fn resolve_nofollow(&self, rel: &str) -> Result<PathBuf, WorkspaceError> {
+        let clean = lexical(rel)?;
+        let Some(name) = clean.file_name() else {
+            return Err(WorkspaceError::Empty(rel.to_owned()));
+        };
+        let dir = match clean.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => {
+                self.resolve(&slash(parent)).map_err(|e| match e {
+                    // Name the path asked for, not its parent.
+                    WorkspaceError::SymlinkEscape(_) => WorkspaceError::SymlinkEscape(rel.into()),
+                    WorkspaceError::Private(_) => WorkspaceError::Private(rel.into()),
+                    other => other,
+                })?
+            }
+            _ => self.root.clone(),
+        };
+        Ok(dir.join(name))
     }
 
     /// The file's bytes, or `None` when it does not exist.
@@ -192,8 +264,15 @@ impl Workspace {
     }
 
     /// Every file under `rel` (recursively), as sorted repository-relative paths with `/`,
-    /// skipping `.git/` and `.bellows/`.
+    /// skipping `.git` and `.bellows` at any depth. Symbolic links are listed (never followed,
+    /// so a walk cannot leave the root); [`Workspace::entries`] tells them apart.
     pub fn files(&self, rel: &str) -> Result<Vec<String>, WorkspaceError> {
+        Ok(self.entries(rel)?.into_iter().map(|e| e.path).collect())
+    }
+
+    /// [`Workspace::files`], each path with its kind: a regular file or a symbolic link (to
+    /// anything: a file, a directory, nothing). A link to a directory is not walked into.
+    pub fn entries(&self, rel: &str) -> Result<Vec<Entry>, WorkspaceError> {
         let start = if rel.is_empty() || rel == "." {
             self.root.clone()
         } else {
@@ -206,7 +285,10 @@ impl Workspace {
                 if let Ok(inner) = dir.strip_prefix(&self.root)
                     && dir.is_file()
                 {
-                    out.push(slash(inner));
+                    out.push(Entry {
+                        path: slash(inner),
+                        kind: EntryKind::File,
+                    });
                 }
                 continue;
             };
@@ -215,26 +297,39 @@ impl Workspace {
                 let Ok(inner) = p.strip_prefix(&self.root) else {
                     continue;
                 };
-                let name = e.file_name();
-                if name == ".git" || name == STATE_DIR {
+                if is_private(&e.file_name()) {
                     continue;
                 }
-                // Links are listed but never followed, so a walk cannot leave the root.
+                // `DirEntry::file_type` does not follow links.
                 let Ok(ft) = e.file_type() else { continue };
-                if ft.is_dir() {
+                let kind = if ft.is_dir() {
                     stack.push(p);
+                    continue;
+                } else if ft.is_symlink() {
+                    EntryKind::Link
                 } else {
-                    out.push(slash(inner));
-                }
+                    EntryKind::File
+                };
+                out.push(Entry {
+                    path: slash(inner),
+                    kind,
+                });
             }
         }
-        out.sort();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
 
-    /// Runs `argv` in the repository root without a shell: the environment is cleared except
-    /// `PATH` (and `HOME` pointed at the repository, `LANG=C`), stdin is empty, output is cut
-    /// at [`Workspace::output_cap`] and the process is killed past [`Workspace::run_timeout`].
+    /// Runs `argv` in the repository root without a shell, confined as
+    /// [`Workspace::confinement`] says: the environment is cleared except `PATH` (and `HOME`
+    /// pointed at the repository, `LANG=C`, `TMPDIR`/`TMP`/`TEMP` at a private temp dir
+    /// made for this command under the system temp dir and removed afterwards), stdin is
+    /// empty, output is cut at [`Workspace::output_cap`] and the process is killed past
+    /// [`Workspace::run_timeout`]. Under Landlock the command can write only beneath the
+    /// repository root, its temp dir and a few devices; `.git/` and `.bellows/` are inside the
+    /// root and Landlock has no deny rules, so a command can write them (nothing checks them
+    /// after a run yet). Refused without running anything when the kernel cannot confine it
+    /// and nobody opted out ([`WorkspaceError::Unconfinable`]).
     pub fn run(&self, argv: &[String]) -> Result<RunOutput, WorkspaceError> {
         self.run_until(argv, &|| false)
     }
@@ -247,12 +342,23 @@ impl Workspace {
         stop: &dyn Fn() -> bool,
     ) -> Result<RunOutput, WorkspaceError> {
         let (program, args) = argv.split_first().ok_or(WorkspaceError::EmptyArgv)?;
+        if let Confinement::Refused(why) = self.confinement {
+            return Err(WorkspaceError::Unconfinable(why));
+        }
+        // Removed (with whatever the command left there) when this returns.
+        let tmp = tempfile::Builder::new()
+            .prefix("bellows-run-")
+            .tempdir()
+            .map_err(io("private temp dir"))?;
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(&self.root)
             .env_clear()
             .env("HOME", &self.root)
             .env("LANG", "C")
+            .env("TMPDIR", tmp.path())
+            .env("TMP", tmp.path())
+            .env("TEMP", tmp.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -261,7 +367,14 @@ impl Workspace {
         }
         // Its own process group, so that whatever it starts can be ended with it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(io(program))?;
+        let spawned = match self.confinement {
+            Confinement::Landlock { allow_net } => {
+                crate::sandbox::spawn_confined(&mut cmd, allow_net, &[&self.root, tmp.path()])?
+            }
+            Confinement::Unconfined => cmd.spawn(),
+            Confinement::Refused(why) => return Err(WorkspaceError::Unconfinable(why)),
+        };
+        let mut child = spawned.map_err(io(program))?;
         let cap = self.output_cap;
         let readers: Vec<_> = [
             child
@@ -306,6 +419,8 @@ impl Workspace {
             truncated |= cut;
             output.push_str(&String::from_utf8_lossy(&bytes));
         }
+        // The group is gone and the pipes closed: nothing writes there any more.
+        let _ = tmp.close();
         Ok(RunOutput {
             code,
             timed_out,
@@ -351,6 +466,8 @@ fn slash(p: &Path) -> String {
 }
 
 /// Temporary file + rename in the target's directory, keeping an existing file's mode bits.
+/// Durable once it returns: the file's bytes are synced before the rename, and the directory
+/// after it (a rename is only on disk once its directory is).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -368,7 +485,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result
+    result?;
+    sync_dir(dir)
+}
+
+/// Syncs a directory, so that a file created or renamed into it survives a crash. A
+/// filesystem that cannot sync directories (it answers `EINVAL`) is left at that.
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::File::open(dir)?.sync_all() {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 /// `*` (within a path segment), `**` (any number of segments) and `?`.

@@ -20,6 +20,7 @@ fn config() -> BenchConfig {
     BenchConfig {
         session,
         keep: false,
+        confinement: Default::default(),
     }
 }
 
@@ -129,4 +130,41 @@ fn a_session_without_done_is_neither_solved_nor_a_false_success() {
     assert!(r.verified && !r.solved() && !r.false_success());
     let report = bench::report(&[r]);
     assert!(report.contains("tree-ok") && report.ends_with("solved 0/1, false successes 0\n"));
+}
+
+#[test]
+fn rewriting_a_tasks_test_file_does_not_solve_it() {
+    // The model can edit every file of its copy, tests included: a verify.sh that runs the
+    // copy's test must also check that the test is the one the task shipped.
+    let mut checked = 0;
+    for task in bench::load_suite(&suite_dir()).unwrap() {
+        let tests: Vec<String> = std::fs::read_dir(task.dir.join("repo"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("test"))
+            .collect();
+        for name in tests {
+            // A test that always passes, in the file's own language.
+            let passing = match name.rsplit_once('.') {
+                Some((_, "py")) => "print(\"ok\")",
+                _ => "echo ok",
+            };
+            let mut t = task.clone();
+            t.oracle = vec![
+                format!("DELETE {name}\n"),
+                format!("CREATE {name}\n<<<<<<< SEARCH\n=======\n{passing}\n>>>>>>> REPLACE\n"),
+                "DONE the tests pass\n".to_owned(),
+            ];
+            let r = run(&t);
+            assert_eq!(r.reason, StopReason::Done, "{}: {name}", task.name);
+            assert!(
+                r.false_success() && !r.verified,
+                "{}: replacing {name} with a test that always passes solved the task",
+                task.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "only {checked} task test files found");
 }

@@ -384,7 +384,8 @@ fn revalidation_refuses_a_file_changed_since_the_preview() {
         "old\nmeddled\n"
     );
     assert!(prompts(&e)[1].contains("changed since the preview; nothing was written"));
-    // The commit was journaled before its write, then marked failed; undo skips it.
+    // The commit was journaled before its write, then marked failed before any step (it
+    // touched nothing), so undo finds nothing of it to restore.
     let j = journal(&dir, &out);
     assert_eq!(events(&j, "commit").len(), 1);
     assert_eq!(events(&j, "commit_failed").len(), 1);
@@ -462,7 +463,8 @@ fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
         .collect();
     keys.sort();
     assert!(
-        keys.iter().all(|k| ["HOME", "LANG", "PATH"].contains(k)),
+        keys.iter()
+            .all(|k| ["HOME", "LANG", "PATH", "TMPDIR", "TMP", "TEMP"].contains(k)),
         "{keys:?}"
     );
     // Ctrl-C ends a running command at once, as if by a signal.
@@ -589,7 +591,7 @@ fn plan_mode_refuses_an_edit_and_offers_only_reads() {
 #[test]
 fn edits_mode_asks_for_runs_unless_allowed() {
     let mut p = Policy::new(ApprovalMode::Edits);
-    p.allow_run = vec!["cargo test*".into()];
+    p.allow_run = vec!["cargo test *".parse().unwrap()];
     let run = |argv: &[&str]| Action::Run {
         argv: argv.iter().map(|s| s.to_string()).collect(),
     };
@@ -1033,18 +1035,24 @@ fn resume_rebuilds_the_history_from_the_journal_and_appends_to_it() {
         std::fs::read_to_string(dir.join("a.txt")).unwrap(),
         "keep\nnew\n"
     );
-    // An unknown session is refused.
-    let err = rt
-        .block_on(agent::resume(
-            &rest,
-            &ws,
-            &c2,
-            "no-such-session",
-            &mut ScriptedApprover::default(),
-            &mut Quiet,
-        ))
-        .unwrap_err();
-    assert!(err.to_string().contains("no session journal"), "{err}");
+    // An unknown session is refused; so is a name that is no session id at all (ids are
+    // checked for their shape now, so "no-such-session" is refused as not an id).
+    for (id, why) in [
+        ("1700000000-1-0", "no session journal"),
+        ("no-such-session", "is not a session id"),
+    ] {
+        let err = rt
+            .block_on(agent::resume(
+                &rest,
+                &ws,
+                &c2,
+                id,
+                &mut ScriptedApprover::default(),
+                &mut Quiet,
+            ))
+            .unwrap_err();
+        assert!(err.to_string().contains(why), "{err}");
+    }
 }
 
 /// Resumes session `id` in `dir` on `engine`.

