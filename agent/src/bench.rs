@@ -132,8 +132,10 @@ pub struct TaskResult {
     pub generated_tokens: u64,
     /// Prompt tokens not served from the engine's prefix cache.
     pub evaluated_tokens: u64,
-    /// Replies that decoded to at least one action.
-    pub converted: u32,
+    /// Replies with at least one action that reached the executor: not an echo of the help
+    /// text, not a DONE refused as premature (`codec::echo::Acting`, the definition
+    /// `bellows eval --generate` uses for conversion).
+    pub acted: u32,
     pub replies: u32,
     /// SEARCH/REPLACE and decoder repairs over all proposals.
     pub repairs: u32,
@@ -156,7 +158,7 @@ impl TaskResult {
             prompt_tokens: 0,
             generated_tokens: 0,
             evaluated_tokens: 0,
-            converted: 0,
+            acted: 0,
             replies: 0,
             repairs: 0,
             premature_done: 0,
@@ -277,8 +279,20 @@ impl Drop for Scratch {
 
 /// Adds a journal's token counts, conversions and repairs to `r`.
 fn tally_journal(events: &[Event], r: &mut TaskResult) {
-    let mut converted_turns = std::collections::BTreeSet::new();
+    use codec::echo::{Acting, Verdict};
+    // Per turn, how its proposals came out. A proposal is judged by what the journal records
+    // next: a refusal (echo, premature DONE, policy) or anything else (it reached the executor).
+    let mut turns = std::collections::BTreeMap::<u32, Acting>::new();
+    let mut pending: Option<u32> = None;
     for e in events {
+        if let Some(turn) = pending.take() {
+            let verdict = match e {
+                Event::Refused { why, .. } if why == "echo" => Verdict::Echo,
+                Event::Refused { .. } => Verdict::Refused,
+                _ => Verdict::Acts,
+            };
+            turns.entry(turn).or_default().count(verdict);
+        }
         match e {
             Event::Reply {
                 prompt_tokens,
@@ -292,7 +306,7 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
                 r.evaluated_tokens += u64::from(prompt_tokens.saturating_sub(*cached_tokens));
             }
             Event::Proposal { turn, repairs, .. } => {
-                converted_turns.insert(*turn);
+                pending = Some(*turn);
                 r.repairs += repairs.len() as u32;
             }
             Event::Refused { why, .. } if why == "premature_done" => r.premature_done += 1,
@@ -300,7 +314,10 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
             _ => {}
         }
     }
-    r.converted = converted_turns.len() as u32;
+    if let Some(turn) = pending {
+        turns.entry(turn).or_default().count(Verdict::Acts);
+    }
+    r.acted = turns.values().filter(|a| a.acted()).count() as u32;
 }
 
 /// Copies a directory tree: files keep their mode bits, and symbolic links are copied as
@@ -328,12 +345,23 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), BenchError> {
 /// The per-task table and the totals, ending with `solved S/N, false successes F`.
 pub fn report(results: &[TaskResult]) -> String {
     let mut s = format!(
-        "{:<24} {:<7} {:>5} {:>7} {:>6} {:>6} {:>7} {:>7} {:>7} {:<9}\n",
-        "task", "result", "turns", "prompt", "gen", "eval", "wall_s", "conv", "repairs", "stop"
+        "{:<24} {:<7} {:>5} {:>7} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5} {:>7} {:<9}\n",
+        "task",
+        "result",
+        "turns",
+        "prompt",
+        "gen",
+        "eval",
+        "wall_s",
+        "act",
+        "echo",
+        "early",
+        "repairs",
+        "stop"
     );
     let line = |name: &str, result: &str, r: &TaskResult, stop: &str| {
         format!(
-            "{:<24} {:<7} {:>5} {:>7} {:>6} {:>6} {:>7.1} {:>7} {:>7} {:<9}\n",
+            "{:<24} {:<7} {:>5} {:>7} {:>6} {:>6} {:>7.1} {:>7} {:>5} {:>5} {:>7} {:<9}\n",
             name,
             result,
             r.turns,
@@ -341,7 +369,9 @@ pub fn report(results: &[TaskResult]) -> String {
             r.generated_tokens,
             r.evaluated_tokens,
             r.wall.as_secs_f64(),
-            format!("{}/{}", r.converted, r.replies),
+            format!("{}/{}", r.acted, r.replies),
+            r.echoes,
+            r.premature_done,
             r.repairs,
             stop,
         )
@@ -363,7 +393,7 @@ pub fn report(results: &[TaskResult]) -> String {
         total.prompt_tokens += r.prompt_tokens;
         total.generated_tokens += r.generated_tokens;
         total.evaluated_tokens += r.evaluated_tokens;
-        total.converted += r.converted;
+        total.acted += r.acted;
         total.replies += r.replies;
         total.repairs += r.repairs;
         total.premature_done += r.premature_done;
@@ -423,8 +453,33 @@ mod tests {
             (r.prompt_tokens, r.generated_tokens, r.evaluated_tokens),
             (250, 15, 130)
         );
-        assert_eq!((r.converted, r.replies, r.repairs), (1, 2, 1));
+        // The one proposal was refused as a premature DONE: no reply acted.
+        assert_eq!((r.acted, r.replies, r.repairs), (0, 2, 1));
         assert_eq!((r.premature_done, r.echoes), (1, 1));
         assert!(!r.solved() && !r.false_success());
+        // A proposal followed by anything but a refusal reached the executor, and one that
+        // ends the journal did too.
+        let proposal = |turn| Event::Proposal {
+            turn,
+            action: serde_json::Value::Null,
+            text: String::new(),
+            repairs: Vec::new(),
+        };
+        let mut more = events.to_vec();
+        more.extend([
+            reply(3, 10, 0, 1),
+            proposal(3),
+            refused(3, "echo"),
+            proposal(3),
+            Event::Preview {
+                turn: 3,
+                shown: String::new(),
+            },
+            reply(4, 10, 0, 1),
+            proposal(4),
+        ]);
+        let mut r = TaskResult::new("", StopReason::Stall, false, 4);
+        tally_journal(&more, &mut r);
+        assert_eq!((r.acted, r.replies, r.echoes), (2, 4, 2));
     }
 }

@@ -11,6 +11,7 @@
 pub mod act;
 pub mod bench;
 pub mod diff;
+mod guard;
 pub mod history;
 pub mod interrupt;
 pub mod isolate;

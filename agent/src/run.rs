@@ -599,9 +599,12 @@ impl<'a> Session<'a> {
 
     fn run_argv(&self, argv: &[String]) -> Observation {
         let interrupt = &self.cfg.interrupt;
-        match self.ws.run_until(argv, &|| interrupt.fired()) {
-            Err(e) => e.into(),
-            Ok(out) if out.timed_out => Observation {
+        let out = match self.ws.run_until(argv, &|| interrupt.fired()) {
+            Err(e) => return e.into(),
+            Ok(out) => out,
+        };
+        let mut obs = if out.timed_out {
+            Observation {
                 ok: false,
                 summary: format!(
                     "timed out after {}s and was killed",
@@ -609,8 +612,9 @@ impl<'a> Session<'a> {
                 ),
                 output: out.output,
                 hint: Some("run something faster, or narrow the command".to_owned()),
-            },
-            Ok(out) => Observation {
+            }
+        } else {
+            Observation {
                 ok: out.code == Some(0),
                 summary: match out.code {
                     Some(c) => format!("exit code {c}"),
@@ -618,8 +622,20 @@ impl<'a> Session<'a> {
                 },
                 output: out.output,
                 hint: None,
-            },
+            }
+        };
+        // A command that rewrote git's hooks or config did something git would run later,
+        // outside the sandbox: it was undone, and that is a failure the model must hear of.
+        if !out.restored.is_empty() {
+            obs.ok = false;
+            obs.summary = format!(
+                "{}; it changed {}, which the agent never lets a command change: put back",
+                obs.summary,
+                out.restored.join(", ")
+            );
+            obs.hint = Some("leave .git/ alone; change the repository's files instead".to_owned());
         }
+        obs
     }
 
     /// Saves pre-images, revalidates and writes, then journals each file's commit.

@@ -115,6 +115,9 @@ pub struct RunOutput {
     pub output: String,
     /// True when some output was dropped at the cap.
     pub truncated: bool,
+    /// Entries of `.git/` (config, hooks, info) the command changed and the workspace put
+    /// back (see `crate::guard`).
+    pub restored: Vec<String>,
 }
 
 /// A confined repository.
@@ -367,6 +370,8 @@ impl Workspace {
         }
         // Its own process group, so that whatever it starts can be ended with it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // Before the command starts: what it changes in `.git/` is put back when it ends.
+        let guard = crate::guard::GitGuard::snapshot(&self.root);
         let spawned = match self.confinement {
             Confinement::Landlock { allow_net } => {
                 crate::sandbox::spawn_confined(&mut cmd, allow_net, &[&self.root, tmp.path()])?
@@ -426,6 +431,7 @@ impl Workspace {
             timed_out,
             output,
             truncated,
+            restored: guard.restore(),
         })
     }
 }

@@ -49,7 +49,7 @@ fn the_oracle_solves_every_task_without_a_false_success() {
             task.name
         );
         assert_eq!(
-            r.converted, r.turns,
+            r.acted, r.turns,
             "{}: every oracle reply decodes",
             task.name
         );

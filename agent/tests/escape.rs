@@ -587,3 +587,44 @@ fn allow_run_patterns_are_checked_when_parsed() {
         "git commit -m 'a b'"
     );
 }
+
+#[test]
+fn a_command_that_plants_a_git_hook_has_it_taken_out_again() {
+    // The sandbox lets a command write beneath the repository, `.git/` included (Landlock has
+    // no deny rules); a hook or config git would run later, unconfined, is put back.
+    let fx = Fixture::new();
+    let git = fx.repo.path().join(".git");
+    std::fs::create_dir_all(git.join("hooks")).unwrap();
+    std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+    let plant = "echo 'touch /tmp/pwned' > .git/hooks/pre-commit; \
+                 chmod +x .git/hooks/pre-commit; \
+                 printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config; \
+                 echo fine > file.txt";
+    let reply = format!("RUN sh -c \"{plant}\"\n");
+    let e = engine(&[&reply]);
+    let obs = session_observations(
+        &e,
+        &fx.ws,
+        ApprovalMode::Auto,
+        &mut ScriptedApprover::default(),
+    );
+    let first = &obs[0];
+    assert!(!git.join("hooks/pre-commit").exists(), "{first}");
+    assert_eq!(
+        std::fs::read_to_string(git.join("config")).unwrap(),
+        "[core]\n\tbare = false\n"
+    );
+    assert_eq!(first["ok"], false, "{first}");
+    if let Support::Landlock { .. } = sandbox::probe() {
+        // The rest of what the command did stays: only `.git/` is guarded.
+        assert_eq!(
+            std::fs::read_to_string(fx.repo.path().join("file.txt")).unwrap(),
+            "fine\n"
+        );
+        let summary = first["summary"].as_str().unwrap();
+        assert!(
+            summary.contains(".git/config") && summary.contains(".git/hooks/pre-commit"),
+            "{first}"
+        );
+    }
+}

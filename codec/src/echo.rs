@@ -113,10 +113,74 @@ impl Echoes {
     }
 }
 
+/// What one valid proposal of a reply came to. A proposal *acts* when it is neither an echo of
+/// the help text nor refused by the harness before anything ran (the agent refuses a DONE
+/// before any action succeeded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Acts,
+    Echo,
+    Refused,
+}
+
+/// A reply's proposals by [`Verdict`]: the one definition of "a reply that acts" shared by
+/// `bellows eval --generate` / `tune` (conversion) and `bellows agent bench` (replies that
+/// act), so the two never count differently.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Acting {
+    pub acts: u32,
+    pub echoes: u32,
+    pub refused: u32,
+}
+
+impl Acting {
+    pub fn count(&mut self, verdict: Verdict) {
+        match verdict {
+            Verdict::Acts => self.acts += 1,
+            Verdict::Echo => self.echoes += 1,
+            Verdict::Refused => self.refused += 1,
+        }
+    }
+
+    /// The reply acted: at least one proposal reached the executor.
+    pub fn acted(&self) -> bool {
+        self.acts > 0
+    }
+}
+
+impl Echoes {
+    /// [`Verdict::Echo`] for an echo, else [`Verdict::Acts`] (the harness may still refuse it).
+    pub fn verdict(&self, action: &Action) -> Verdict {
+        match self.is_echo(action) {
+            true => Verdict::Echo,
+            false => Verdict::Acts,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::action::Block;
+
+    #[test]
+    fn a_reply_acts_only_through_a_proposal_that_is_neither_echo_nor_refused() {
+        let e = Echoes::default();
+        let read = |p: &str| Action::Read {
+            path: p.to_owned(),
+            start: None,
+            end: None,
+        };
+        let mut echoed = Acting::default();
+        echoed.count(e.verdict(&read("path")));
+        echoed.count(Verdict::Refused);
+        assert!(!echoed.acted());
+        assert_eq!((echoed.acts, echoed.echoes, echoed.refused), (0, 1, 1));
+        let mut real = echoed;
+        real.count(e.verdict(&read("src/main.rs")));
+        assert!(real.acted());
+        assert_eq!((real.acts, real.echoes, real.refused), (1, 1, 1));
+    }
 
     #[test]
     fn placeholders_and_example_bodies_are_echoes_real_arguments_are_not() {

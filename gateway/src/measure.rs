@@ -19,7 +19,7 @@ use std::io::BufRead;
 use std::sync::Arc;
 use std::time::Instant;
 
-use codec::echo::Echoes;
+use codec::echo::{Acting, Echoes, Verdict};
 use codec::format::FormatId;
 use codec::registry::PromptStyle;
 use codec::score::ReplyScore;
@@ -538,15 +538,16 @@ fn judge(p: &Prepared, id: &str, raw: &str) -> Judged {
     let score = ReplyScore::from_events(id, &events, None);
     let echoes = Echoes::default();
     let mut actions = Vec::new();
-    let mut echo_count = 0;
+    // The agent bench counts a reply that acts with the same `Acting`.
+    let mut acting = Acting::default();
     let mut first: Option<&Action> = None;
     for prop in &score.proposals {
-        if echoes.is_echo(&prop.action) {
-            echo_count += 1;
-            continue;
+        let verdict = echoes.verdict(&prop.action);
+        acting.count(verdict);
+        if verdict == Verdict::Acts {
+            first.get_or_insert(&prop.action);
+            actions.push(prop.action.to_json());
         }
-        first.get_or_insert(&prop.action);
-        actions.push(prop.action.to_json());
     }
     let (right, exact) = if p.expect.is_empty() {
         (None, None)
@@ -557,7 +558,7 @@ fn judge(p: &Prepared, id: &str, raw: &str) -> Judged {
     };
     Judged {
         actions,
-        echoes: echo_count,
+        echoes: acting.echoes,
         failures: score
             .failures
             .iter()
