@@ -25,8 +25,10 @@ pub const DEFAULT_WRITE_STALL: std::time::Duration = std::time::Duration::from_s
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServeArgs {
     /// GGUF file to serve, or the name of a model fetched by scripts/fetch-models.sh
-    /// (`smollm2`, `gemma3`, `tiny`). Default: the SmolLM2-135M file in the models cache
-    /// ($BELLOWS_MODELS, else $XDG_CACHE_HOME/bellows/models, else ~/.cache/bellows/models).
+    /// (`smollm2`, `gemma3`, `tiny`, `qwen-coder-0.5b`, `qwen-coder-1.5b`; a named model
+    /// missing from the cache is fetched first, unless BELLOWS_NO_FETCH=1). Default: the
+    /// SmolLM2-135M file in the models cache ($BELLOWS_MODELS, else
+    /// $XDG_CACHE_HOME/bellows/models, else ~/.cache/bellows/models).
     #[arg(long, short = 'm', env = "BELLOWS_MODEL", value_name = "PATH|NAME")]
     pub model: Option<String>,
 

@@ -9,15 +9,21 @@ use crate::config::ServeConfig;
 use crate::server::{Server, shutdown_signal};
 use crate::state::{AppState, Defaults};
 
-/// The models `scripts/fetch-models.sh` fetches, by the names it accepts.
+/// The models `scripts/fetch-models.sh` fetches, by the names it accepts: (name, file in the
+/// models cache).
 pub const KNOWN_MODELS: &[(&str, &str)] = &[
     ("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
     ("gemma3", "gemma-3-270m-Q4_K_M.gguf"),
     ("tiny", "tiny-random-llama.gguf"),
+    ("qwen-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+    ("qwen-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
 ];
 
 /// The model served when none is named.
 pub const DEFAULT_MODEL: &str = "smollm2";
+
+/// The fetch script, relative to the repository root.
+const FETCH_SCRIPT: &str = "scripts/fetch-models.sh";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -26,8 +32,17 @@ pub enum ServeError {
          `scripts/fetch-models.sh {name}` or pass --model PATH"
     )]
     NotFetched { name: String, path: PathBuf },
-    #[error("model file {0} does not exist")]
-    NoSuchFile(PathBuf),
+    #[error(
+        "fetching model {name:?} failed: `{command}` {why}; run it again once the cause is \
+         fixed, or pass --model PATH"
+    )]
+    FetchFailed {
+        name: String,
+        command: String,
+        why: String,
+    },
+    #[error("model file {path} does not exist, and it is not a known model name ({known})")]
+    NoSuchFile { path: PathBuf, known: String },
     #[error(transparent)]
     Load(#[from] models::LoadError),
     #[error("cannot listen on {addr}: {source}")]
@@ -53,25 +68,127 @@ pub fn models_dir() -> PathBuf {
     cache.join("bellows").join("models")
 }
 
-/// `--model PATH|NAME` to a file: a known name maps into the models cache; anything else is
-/// a path.
+/// What [`resolve_model_in`] does when a known model is missing from the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetch {
+    /// Run this copy of `scripts/fetch-models.sh NAME` (with `BELLOWS_MODELS` set to the
+    /// cache), its progress on stderr.
+    Script(PathBuf),
+    /// Fail, naming the command that fetches it.
+    Never,
+}
+
+impl Fetch {
+    /// The script found by [`fetch_script`], unless `BELLOWS_NO_FETCH` is set (to anything
+    /// but `0`) or no script is found.
+    pub fn from_env() -> Fetch {
+        let off = std::env::var_os("BELLOWS_NO_FETCH").is_some_and(|v| !v.is_empty() && v != "0");
+        match fetch_script() {
+            Some(script) if !off => Fetch::Script(script),
+            _ => Fetch::Never,
+        }
+    }
+}
+
+/// `scripts/fetch-models.sh` of the checkout this binary runs from: looked for above the
+/// executable (`target/release/bellows`, or a test binary under `target/release/deps`), then
+/// in the source tree it was built from. `None` for a binary installed away from both.
+pub fn fetch_script() -> Option<PathBuf> {
+    let above_exe: Vec<PathBuf> = std::env::current_exe()
+        .map(|exe| {
+            exe.ancestors()
+                .skip(1)
+                .take(4)
+                .map(|d| d.join(FETCH_SCRIPT))
+                .collect()
+        })
+        .unwrap_or_default();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(|root| root.join(FETCH_SCRIPT));
+    above_exe.into_iter().chain(source).find(|p| p.is_file())
+}
+
+/// `--model PATH|NAME` to a file: a known name maps into the models cache, fetched there
+/// first when missing (see [`Fetch::from_env`]); anything else is a path.
 pub fn resolve_model(model: Option<&str>) -> Result<PathBuf, ServeError> {
+    resolve_model_in(model, &models_dir(), &Fetch::from_env())
+}
+
+/// [`resolve_model`] with the cache and the fetch rule given.
+pub fn resolve_model_in(
+    model: Option<&str>,
+    dir: &Path,
+    fetch: &Fetch,
+) -> Result<PathBuf, ServeError> {
     let model = model.unwrap_or(DEFAULT_MODEL);
-    if let Some((name, file)) = KNOWN_MODELS.iter().find(|(n, _)| *n == model) {
-        let path = models_dir().join(file);
+    let Some((name, file)) = KNOWN_MODELS.iter().find(|(n, _)| *n == model) else {
+        let path = PathBuf::from(model);
         if !path.is_file() {
-            return Err(ServeError::NotFetched {
-                name: (*name).to_owned(),
+            return Err(ServeError::NoSuchFile {
                 path,
+                known: known_names(),
             });
         }
         return Ok(path);
+    };
+    let path = dir.join(file);
+    if path.is_file() {
+        return Ok(path);
     }
-    let path = PathBuf::from(model);
+    let Fetch::Script(script) = fetch else {
+        return Err(ServeError::NotFetched {
+            name: (*name).to_owned(),
+            path,
+        });
+    };
+    run_fetch(script, name, dir)?;
     if !path.is_file() {
-        return Err(ServeError::NoSuchFile(path));
+        return Err(ServeError::FetchFailed {
+            name: (*name).to_owned(),
+            command: format!("{} {name}", script.display()),
+            why: format!("succeeded but left no file at {}", path.display()),
+        });
     }
     Ok(path)
+}
+
+/// The known model names, comma-separated.
+pub fn known_names() -> String {
+    KNOWN_MODELS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Runs `script NAME` into `dir`. Its stdout (the path) is dropped so that a command whose
+/// stdout is data (`--json`) stays clean; its progress lines go to stderr.
+fn run_fetch(script: &Path, name: &str, dir: &Path) -> Result<(), ServeError> {
+    let command = format!("{} {name}", script.display());
+    eprintln!(
+        "bellows: model {name} is not in {}; fetching it with `{command}`",
+        dir.display()
+    );
+    let failed = |why: String| ServeError::FetchFailed {
+        name: name.to_owned(),
+        command: command.clone(),
+        why,
+    };
+    let status = std::process::Command::new("bash")
+        .arg(script)
+        .arg(name)
+        .env("BELLOWS_MODELS", dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| failed(format!("could not start: {e}")))?;
+    if !status.success() {
+        return Err(failed(format!(
+            "ended with {status} (its messages are above)"
+        )));
+    }
+    Ok(())
 }
 
 /// Loads the model the config names, with the profile's defaults for requests.

@@ -164,6 +164,11 @@ pub fn chat(
                 frequency_penalty: raw.frequency_penalty,
                 presence_penalty: raw.presence_penalty,
                 logit_bias: raw.logit_bias.as_ref(),
+                dry_multiplier: raw.dry_multiplier,
+                dry_base: raw.dry_base,
+                dry_allowed_length: raw.dry_allowed_length,
+                dry_penalty_last_n: raw.dry_penalty_last_n,
+                dry_sequence_breakers: raw.dry_sequence_breakers.as_deref(),
             },
             info,
         )?,
@@ -251,6 +256,11 @@ pub fn completion(
                 frequency_penalty: raw.frequency_penalty,
                 presence_penalty: raw.presence_penalty,
                 logit_bias: raw.logit_bias.as_ref(),
+                dry_multiplier: raw.dry_multiplier,
+                dry_base: raw.dry_base,
+                dry_allowed_length: raw.dry_allowed_length,
+                dry_penalty_last_n: raw.dry_penalty_last_n,
+                dry_sequence_breakers: raw.dry_sequence_breakers.as_deref(),
             },
             info,
         )?,
@@ -402,6 +412,11 @@ struct Knobs<'a> {
     frequency_penalty: Option<f32>,
     presence_penalty: Option<f32>,
     logit_bias: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    dry_multiplier: Option<f32>,
+    dry_base: Option<f32>,
+    dry_allowed_length: Option<i32>,
+    dry_penalty_last_n: Option<i32>,
+    dry_sequence_breakers: Option<&'a [String]>,
 }
 
 fn sampling(base: &Sampling, k: &Knobs<'_>, info: &ModelInfo) -> Result<Sampling, ApiError> {
@@ -448,6 +463,18 @@ fn sampling(base: &Sampling, k: &Knobs<'_>, info: &ModelInfo) -> Result<Sampling
     if let Some(bias) = k.logit_bias {
         s.logit_bias = logit_bias(bias, info.n_vocab)?;
     }
+    // llama-server's DRY fields, each over the profile's value. The profile's own values were
+    // checked when it loaded, so a range error here names a field the request set.
+    let d = &mut s.dry;
+    d.multiplier = k.dry_multiplier.unwrap_or(d.multiplier);
+    d.base = k.dry_base.unwrap_or(d.base);
+    d.allowed_length = k.dry_allowed_length.unwrap_or(d.allowed_length);
+    d.penalty_last_n = k.dry_penalty_last_n.unwrap_or(d.penalty_last_n);
+    if let Some(breakers) = k.dry_sequence_breakers {
+        d.sequence_breakers = breakers.to_vec();
+    }
+    d.check()
+        .map_err(|e| ApiError::invalid(e.field, e.message))?;
     Ok(s)
 }
 

@@ -83,6 +83,8 @@ pub struct Sampling {
     /// Added to a token's logit before sampling (OpenAI's `logit_bias`, token id → bias);
     /// `f32::NEG_INFINITY` bans the token.
     pub logit_bias: Vec<(i32, f32)>,
+    /// llama.cpp's DRY sampler; off by default.
+    pub dry: Dry,
 }
 
 impl Default for Sampling {
@@ -97,7 +99,142 @@ impl Default for Sampling {
             presence_penalty: 0.0,
             seed: None,
             logit_bias: Vec::new(),
+            dry: Dry::default(),
         }
+    }
+}
+
+/// At most this many DRY sequence breakers: llama.cpp scans the whole vocabulary for each one
+/// when it builds the sampler, once per generation.
+pub const DRY_MAX_BREAKERS: usize = 16;
+/// The longest DRY sequence breaker, in bytes. llama.cpp truncates longer ones to 40
+/// characters (`MAX_CHAR_LEN` in `llama_sampler_init_dry`); we refuse them instead.
+pub const DRY_MAX_BREAKER_BYTES: usize = 40;
+/// The largest `allowed_length`: a repeat this long is a whole paragraph, and a larger value
+/// only turns the sampler off in a way that looks on.
+pub const DRY_MAX_ALLOWED_LENGTH: i32 = 1024;
+
+/// llama.cpp's DRY ("don't repeat yourself") sampler, by p-e-w. A token that would extend a
+/// sequence already seen in the reply by one more token, where the sequence is at least
+/// `allowed_length` tokens long, has `multiplier * base^(length - allowed_length)` subtracted
+/// from its logit. A sequence breaker (a string; each token that contains it) ends the
+/// sequences that run through it, so that repeated punctuation or line structure is not
+/// punished.
+///
+/// The fields and defaults are llama-server's request fields (`tools/server/README.md`:
+/// `dry_multiplier` 0.0 = off, `dry_base` 1.75, `dry_allowed_length` 2,
+/// `dry_penalty_last_n`, `dry_sequence_breakers` `["\n", ":", "\"", "*"]`), with two
+/// differences, both deliberate:
+/// - `penalty_last_n` defaults to -1, the whole context (llama-server's `common.h` default is
+///   64). llama-server turns -1 into the slot's context size before the sampler sees it, and so
+///   does the engine (`llama_sampler_init_dry` itself clamps negative values to 0, off).
+/// - The sampler sees the reply only, not the prompt (llama-server also feeds it the prompt):
+///   an edit or a SEARCH block copies lines from the prompt verbatim, and DRY over the prompt
+///   would push the model off exactly those copies. The loops it is for (one block repeated
+///   until the context is full) happen inside a reply.
+///
+/// llama.cpp's sampler does nothing when `base < 1` and llama-server silently replaces such a
+/// base with 1.75; [`Dry::check`] refuses it instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dry {
+    /// Scales the penalty; 0.0 is off.
+    pub multiplier: f32,
+    /// The penalty grows by this factor for each token past `allowed_length`; at least 1.
+    pub base: f32,
+    /// Repeats up to this many tokens long are free.
+    pub allowed_length: i32,
+    /// How many of the last tokens are scanned for repeats: -1 the whole context, 0 off.
+    pub penalty_last_n: i32,
+    /// Strings that end a repeat; llama.cpp's defaults are a newline, `:`, `"` and `*`.
+    pub sequence_breakers: Vec<String>,
+}
+
+impl Default for Dry {
+    fn default() -> Self {
+        Dry {
+            multiplier: 0.0,
+            base: 1.75,
+            allowed_length: 2,
+            penalty_last_n: -1,
+            sequence_breakers: ["\n", ":", "\"", "*"].map(str::to_owned).to_vec(),
+        }
+    }
+}
+
+/// A DRY setting out of range: the field, as the request field and profile key name it
+/// (`dry_base`), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DryInvalid {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl Dry {
+    /// Whether the sampler changes anything: a positive multiplier and a window.
+    pub fn is_on(&self) -> bool {
+        self.multiplier > 0.0 && self.penalty_last_n != 0
+    }
+
+    /// Checks every field against the ranges served; the gateway and the profile loader both
+    /// call it, so a request and a profile obey the same rules.
+    pub fn check(&self) -> Result<(), DryInvalid> {
+        let bad = |field, message: String| Err(DryInvalid { field, message });
+        // Range checks, so that NaN is refused as well.
+        if !(self.multiplier >= 0.0 && self.multiplier.is_finite()) {
+            return bad(
+                "dry_multiplier",
+                format!("{} is not a finite number >= 0", self.multiplier),
+            );
+        }
+        if !(self.base >= 1.0 && self.base.is_finite()) {
+            return bad(
+                "dry_base",
+                format!(
+                    "{} is not a finite number >= 1 (llama.cpp's DRY does nothing below 1)",
+                    self.base
+                ),
+            );
+        }
+        if !(0..=DRY_MAX_ALLOWED_LENGTH).contains(&self.allowed_length) {
+            return bad(
+                "dry_allowed_length",
+                format!(
+                    "{} is not in [0, {DRY_MAX_ALLOWED_LENGTH}]",
+                    self.allowed_length
+                ),
+            );
+        }
+        if self.penalty_last_n < -1 {
+            return bad(
+                "dry_penalty_last_n",
+                format!(
+                    "{} is below -1 (-1 is the whole context, 0 is off)",
+                    self.penalty_last_n
+                ),
+            );
+        }
+        let breakers = &self.sequence_breakers;
+        if breakers.len() > DRY_MAX_BREAKERS {
+            return bad(
+                "dry_sequence_breakers",
+                format!(
+                    "{} sequence breakers; at most {DRY_MAX_BREAKERS}",
+                    breakers.len()
+                ),
+            );
+        }
+        for b in breakers {
+            if b.is_empty() || b.len() > DRY_MAX_BREAKER_BYTES || b.contains('\0') {
+                return bad(
+                    "dry_sequence_breakers",
+                    format!(
+                        "{b:?}: a sequence breaker is 1 to {DRY_MAX_BREAKER_BYTES} bytes \
+                         without NUL"
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 }
 

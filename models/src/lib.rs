@@ -20,9 +20,10 @@ pub mod scripted;
 pub mod template;
 
 pub use engine::{
-    ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation, GrammarSpec,
-    MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings,
-    TokenLogprob, ToolSpec, TopLogprob,
+    ChatMessage, DRY_MAX_ALLOWED_LENGTH, DRY_MAX_BREAKER_BYTES, DRY_MAX_BREAKERS, Dry, DryInvalid,
+    Engine, EngineError, GenEvent, GenerateRequest, Generation, GrammarSpec, MAX_TOP_LOGPROBS,
+    ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings, TokenLogprob,
+    ToolSpec, TopLogprob,
 };
 pub use llama::{LlamaEngine, LoadError, LoadOptions};
 pub use profile::{GrammarMode, Profile, ProfileError};

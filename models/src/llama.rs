@@ -34,7 +34,7 @@ use tokio::sync::mpsc;
 
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
-    BoxFuture, ChatMessage, Engine, EngineError, GenEvent, GenerateRequest, Generation,
+    BoxFuture, ChatMessage, Dry, Engine, EngineError, GenEvent, GenerateRequest, Generation,
     GrammarSpec, MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, Sampling,
     StopReason, Timings, TokenLogprob, ToolSpec, TopLogprob,
 };
@@ -1004,8 +1004,13 @@ impl Slot<'_> {
         }
         timings.prompt_eval = eval_start.elapsed();
 
-        let mut sampler =
-            JobSampler::new(self.model, &job.sampling, job.grammar.take(), job.logprobs);
+        let mut sampler = JobSampler::new(
+            self.model,
+            &job.sampling,
+            self.cfg.n_ctx,
+            job.grammar.take(),
+            job.logprobs,
+        );
         let vocab = self.model.vocab();
         let mut utf8 = Utf8Assembler::new();
         let mut stops = StopMatcher::new(&job.stop);
@@ -1339,6 +1344,7 @@ impl JobSampler {
     fn new(
         model: &LlamaModel,
         s: &Sampling,
+        n_ctx: u32,
         grammar: Option<CompiledGrammar>,
         logprobs: Option<u32>,
     ) -> JobSampler {
@@ -1368,6 +1374,9 @@ impl JobSampler {
                 freq,
                 present,
             ));
+        }
+        if let Some(dry) = dry_stage(model, &s.dry, n_ctx) {
+            stages.push(dry);
         }
         if !(s.temperature.is_finite() && s.temperature > 0.0) {
             stages.push(LlamaSampler::greedy());
@@ -1516,6 +1525,47 @@ impl JobSampler {
         });
         (token, scored)
     }
+}
+
+/// llama.cpp's DRY sampler for `dry`, or `None` when it would change nothing.
+///
+/// Its place in the chain is llama.cpp's: `common/sampling.cpp` adds the samplers in the order
+/// of `params.samplers`, whose default is `penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;
+/// xtc;temperature` (`tools/server/README.md`, `--samplers`), so DRY comes after the penalties
+/// and before truncation, temperature and the pick. Greedy sampling therefore picks the
+/// argmax of the penalized logits, and the plain-greedy shortcut (which reads the raw logits)
+/// is not taken while DRY is on. The grammar's second pass applies the same chain, so DRY
+/// also shapes a pick the grammar forced.
+///
+/// `penalty_last_n` -1 means the whole context, as in llama-server, which turns -1 into the
+/// slot's context size itself (`llama_sampler_init_dry` clamps negative values to 0, off); a
+/// larger window than the context is clamped to it, as it could never fill and llama.cpp
+/// allocates it up front. Out-of-range values that got past validation switch the stage off
+/// rather than reaching llama.cpp, and a breaker with a NUL byte (which llama-cpp-2 panics
+/// on) is dropped.
+fn dry_stage(model: &LlamaModel, dry: &Dry, n_ctx: u32) -> Option<LlamaSampler> {
+    if !(dry.is_on() && dry.multiplier.is_finite() && dry.base.is_finite() && dry.base >= 1.0) {
+        return None;
+    }
+    let n_ctx = i32::try_from(n_ctx).unwrap_or(i32::MAX);
+    let last_n = match dry.penalty_last_n {
+        -1 => n_ctx,
+        n if n > 0 => n.min(n_ctx),
+        _ => return None,
+    };
+    let breakers = dry
+        .sequence_breakers
+        .iter()
+        .filter(|b| !b.is_empty() && !b.contains('\0'))
+        .map(String::as_bytes);
+    Some(LlamaSampler::dry(
+        model,
+        dry.multiplier,
+        dry.base,
+        dry.allowed_length.max(0),
+        last_n,
+        breakers,
+    ))
 }
 
 /// The GBNF for `open ws value ws close`, where `value` is the grammar llama.cpp generated

@@ -24,7 +24,11 @@
 //! tools = "template"      # template | system | example: how client tools are shown
 //! actions_per_turn = 1    # stop generating after this many actions (0: no limit)
 //! [sampling]
-//! temperature = 0.0
+//! temperature = 0.0       # also top_p, top_k, min_p, repeat_penalty, frequency_penalty,
+//!                         # presence_penalty, seed
+//! dry_multiplier = 0.8    # llama.cpp's DRY sampler (0.0, the default, is off); also
+//! dry_base = 1.75         # dry_allowed_length (2), dry_penalty_last_n (-1: the whole
+//!                         # context; 0: off) and dry_sequence_breakers (["\n", ":", "\"", "*"])
 //! [measured]              # written by `bellows tune --write`
 //! conversion_rate = 0.42
 //! prompts_sha256 = "..."
@@ -36,7 +40,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::engine::Sampling;
+use crate::engine::{Dry, Sampling};
 use crate::gguf::GgufInfo;
 
 /// The profiles that ship with bellows: (name, TOML text).
@@ -46,6 +50,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../profiles/smollm2-135m-instruct.toml"),
     ),
     ("gemma3-270m", include_str!("../profiles/gemma3-270m.toml")),
+    (
+        "qwen2.5-coder-0.5b-instruct",
+        include_str!("../profiles/qwen2.5-coder-0.5b-instruct.toml"),
+    ),
+    (
+        "qwen2.5-coder-1.5b-instruct",
+        include_str!("../profiles/qwen2.5-coder-1.5b-instruct.toml"),
+    ),
 ];
 
 /// Files above this size are not hashed just to find a profile by sha256: reading gigabytes
@@ -290,6 +302,11 @@ struct SamplingSection {
     frequency_penalty: Option<f32>,
     presence_penalty: Option<f32>,
     seed: Option<u32>,
+    dry_multiplier: Option<f32>,
+    dry_base: Option<f32>,
+    dry_allowed_length: Option<i32>,
+    dry_penalty_last_n: Option<i32>,
+    dry_sequence_breakers: Option<Vec<String>>,
 }
 
 impl Profile {
@@ -337,7 +354,20 @@ impl Profile {
             presence_penalty: s.presence_penalty.unwrap_or(d.presence_penalty),
             seed: s.seed.or(d.seed),
             logit_bias: Vec::new(),
+            dry: Dry {
+                multiplier: s.dry_multiplier.unwrap_or(d.dry.multiplier),
+                base: s.dry_base.unwrap_or(d.dry.base),
+                allowed_length: s.dry_allowed_length.unwrap_or(d.dry.allowed_length),
+                penalty_last_n: s.dry_penalty_last_n.unwrap_or(d.dry.penalty_last_n),
+                sequence_breakers: s
+                    .dry_sequence_breakers
+                    .clone()
+                    .unwrap_or(d.dry.sequence_breakers),
+            },
         };
+        if let Err(e) = sampling.dry.check() {
+            return Err(invalid(format!("sampling.{}: {}", e.field, e.message)));
+        }
         // A range check, so that NaN is refused as well.
         if !(0.0..=f32::MAX).contains(&sampling.temperature) {
             return Err(invalid(format!(

@@ -485,6 +485,7 @@ async fn seeded_sampling_is_reproducible_and_odd_values_are_harmless() {
         presence_penalty: f32::INFINITY,
         seed: Some(0),
         logit_bias: Vec::new(),
+        dry: models::Dry::default(),
     };
     let odd = run(&engine(1), req).await;
     assert_eq!(odd.timings.generated_tokens, 40);

@@ -10,8 +10,17 @@ use models::{GrammarMode, Profile, ProfileError};
 fn builtins_parse() {
     let all = Profile::builtins().expect("built-in profiles parse");
     let names: Vec<_> = all.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["smollm2-135m-instruct", "gemma3-270m"]);
-    for p in &all {
+    assert_eq!(
+        names,
+        [
+            "smollm2-135m-instruct",
+            "gemma3-270m",
+            "qwen2.5-coder-0.5b-instruct",
+            "qwen2.5-coder-1.5b-instruct"
+        ]
+    );
+    let (tuned, coders) = all.split_at(2);
+    for p in tuned {
         assert_eq!(p.protocol, "text");
         // Tuned: the shipped profiles carry what `bellows tune` chose and measured.
         assert_eq!(p.grammar, GrammarMode::Strict);
@@ -20,6 +29,18 @@ fn builtins_parse() {
         assert!(m.conversion_rate.is_some() && m.prompts_sha256.is_some() && m.date.is_some());
         assert!(p.n_ctx.is_some());
         assert!(!p.stop.is_empty());
+    }
+    // The Qwen coders ship untuned: Hermes calls through their own template, greedy, no
+    // reasoning markers, and no figures claimed before the bench measures them.
+    for p in coders {
+        assert_eq!(p.protocol, "hermes");
+        assert_eq!(p.tools, "template");
+        assert_eq!(p.chat_template, None);
+        assert_eq!(p.reasoning, None);
+        assert_eq!(p.sampling.temperature, 0.0);
+        assert_eq!(p.measured, models::profile::Measured::default());
+        assert!(p.stop.iter().any(|s| s == "<|im_end|>"));
+        assert_eq!(p.matcher.sha256.len(), 1);
     }
 }
 
@@ -48,6 +69,36 @@ fn selection_by_general_name() {
         Profile::select(&info).expect("select").name,
         "smollm2-135m-instruct"
     );
+    // The shipped Qwen GGUFs' names, a requantization of each, and near misses: another size,
+    // the base model, another family.
+    for (name, profile) in [
+        (
+            "Qwen2.5 Coder 0.5B Instruct AWQ",
+            "qwen2.5-coder-0.5b-instruct",
+        ),
+        (
+            "Qwen2.5 Coder 1.5B Instruct GGUF",
+            "qwen2.5-coder-1.5b-instruct",
+        ),
+        ("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-0.5b-instruct"),
+        (
+            "Qwen2.5-Coder-1.5B-Instruct Q8_0",
+            "qwen2.5-coder-1.5b-instruct",
+        ),
+        ("Qwen2.5 Coder 7B Instruct", "generic"),
+        ("Qwen2.5 Coder 0.5B", "generic"),
+        ("Qwen2.5 0.5B Instruct", "generic"),
+    ] {
+        info.metadata.insert(
+            "general.name".to_owned(),
+            gguf::MetaValue::Str(name.to_owned()),
+        );
+        assert_eq!(
+            Profile::select(&info).expect("select").name,
+            profile,
+            "{name}"
+        );
+    }
 }
 
 #[test]

@@ -53,6 +53,17 @@ pub struct ChatCompletionRequest {
     /// llama-server's extension: a GBNF grammar constraining the reply.
     #[serde(default)]
     pub grammar: Option<String>,
+    /// llama-server's DRY sampler fields; [`crate::validate`] checks their ranges.
+    #[serde(default)]
+    pub dry_multiplier: Option<f32>,
+    #[serde(default)]
+    pub dry_base: Option<f32>,
+    #[serde(default)]
+    pub dry_allowed_length: Option<i32>,
+    #[serde(default)]
+    pub dry_penalty_last_n: Option<i32>,
+    #[serde(default)]
+    pub dry_sequence_breakers: Option<Vec<String>>,
     /// The bellows extension object.
     #[serde(default)]
     pub bellows: Option<BellowsOptions>,
@@ -93,6 +104,17 @@ pub struct CompletionRequest {
     /// llama-server's extension: a GBNF grammar constraining the text.
     #[serde(default)]
     pub grammar: Option<String>,
+    /// llama-server's DRY sampler fields; [`crate::validate`] checks their ranges.
+    #[serde(default)]
+    pub dry_multiplier: Option<f32>,
+    #[serde(default)]
+    pub dry_base: Option<f32>,
+    #[serde(default)]
+    pub dry_allowed_length: Option<i32>,
+    #[serde(default)]
+    pub dry_penalty_last_n: Option<i32>,
+    #[serde(default)]
+    pub dry_sequence_breakers: Option<Vec<String>>,
     #[serde(default)]
     pub stream: Option<bool>,
     #[serde(default)]
