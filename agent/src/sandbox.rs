@@ -9,7 +9,9 @@
 //! [`Confinement::Unconfined`].
 //!
 //! Landlock has no deny rules, so `.git/` and `.bellows/`, which sit inside the repository,
-//! are writable by a command even though the agent's own file actions never touch them.
+//! are writable by a command even though the agent's own file actions never touch them; the
+//! parts of `.git/` that git executes later are put back after each command
+//! (`crate::guard`), and undo validates every journal record it reads.
 //!
 //! The workspace forbids `unsafe`, so there is no `pre_exec` hook: a Landlock ruleset (and
 //! `no_new_privs`) binds the thread that calls `landlock_restrict_self` and every process it

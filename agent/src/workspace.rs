@@ -325,14 +325,15 @@ impl Workspace {
 
     /// Runs `argv` in the repository root without a shell, confined as
     /// [`Workspace::confinement`] says: the environment is cleared except `PATH` (and `HOME`
-    /// pointed at the repository, `LANG=C`, `TMPDIR`/`TMP`/`TEMP` at a private temp dir
-    /// made for this command under the system temp dir and removed afterwards), stdin is
-    /// empty, output is cut at [`Workspace::output_cap`] and the process is killed past
-    /// [`Workspace::run_timeout`]. Under Landlock the command can write only beneath the
-    /// repository root, its temp dir and a few devices; `.git/` and `.bellows/` are inside the
-    /// root and Landlock has no deny rules, so a command can write them (nothing checks them
-    /// after a run yet). Refused without running anything when the kernel cannot confine it
-    /// and nobody opted out ([`WorkspaceError::Unconfinable`]).
+    /// pointed at the repository, `LANG=C`, `PYTHONDONTWRITEBYTECODE=1`, `TMPDIR`/`TMP`/`TEMP`
+    /// at a private temp dir made for this command under the system temp dir and removed
+    /// afterwards), stdin is empty, output is cut at [`Workspace::output_cap`] and the process
+    /// is killed past [`Workspace::run_timeout`]. Under Landlock the command can write only
+    /// beneath the repository root, its temp dir and a few devices; `.git/` and `.bellows/`
+    /// are inside the root and Landlock has no deny rules, so a command can write them: what
+    /// it changes in `.git/`'s config, hooks and info is put back after it
+    /// ([`RunOutput::restored`]). Refused without running anything when the kernel cannot
+    /// confine it and nobody opted out ([`WorkspaceError::Unconfinable`]).
     pub fn run(&self, argv: &[String]) -> Result<RunOutput, WorkspaceError> {
         self.run_until(argv, &|| false)
     }
@@ -359,6 +360,9 @@ impl Workspace {
             .env_clear()
             .env("HOME", &self.root)
             .env("LANG", "C")
+            // Python checks a cached module by its source's mtime (seconds) and size, so an
+            // edit that keeps the size within the second a test ran would run stale code.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("TMPDIR", tmp.path())
             .env("TMP", tmp.path())
             .env("TEMP", tmp.path())
