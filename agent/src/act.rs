@@ -1,6 +1,14 @@
 //! Acting on one proposal, each side effect a value first: [`plan`] turns an action into a
 //! [`Plan`] (a read's result, or a preview — diff or argv — carrying the sha256 of every file
 //! it read), and [`commit`] re-checks those hashes (and each SEARCH) before writing atomically.
+//!
+//! Observations are written for a small model: a READ numbers its lines (as
+//! [`numbered`] does; the numbers are not part of the file), an empty result says so, every
+//! error says what to do next, and a SEARCH that does not match shows the file's closest
+//! lines. SEARCH text is matched exactly, then with named, counted tolerances
+//! ([`apply_blocks`]), each of which must find exactly one place.
+
+use std::fmt::Write;
 
 use codec::{Action, Block};
 use sha2::{Digest, Sha256};
@@ -34,14 +42,31 @@ impl Observation {
             hint: hint.map(str::to_owned),
         }
     }
+
+    /// The same observation showing `output`.
+    pub fn with_output(mut self, output: impl Into<String>) -> Observation {
+        self.output = output.into();
+        self
+    }
+
+    /// The same observation with `hint`.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Observation {
+        self.hint = Some(hint.into());
+        self
+    }
 }
 
 impl From<WorkspaceError> for Observation {
     fn from(e: WorkspaceError) -> Observation {
-        let hint = e
-            .is_escape()
-            .then_some("use a path relative to the repository root, inside it");
-        Observation::error(e.to_string(), hint)
+        let hint = match &e {
+            WorkspaceError::Io { .. } => "check the path with LIST or GLOB, or try another way",
+            WorkspaceError::EmptyArgv => "write RUN then the program and its arguments",
+            WorkspaceError::Unconfinable(_) | WorkspaceError::Sandbox(_) => {
+                "commands cannot run here: change files with EDIT or CREATE instead"
+            }
+            _ => "use a path relative to the repository root, inside it",
+        };
+        Observation::error(e.to_string(), Some(hint))
     }
 }
 
@@ -81,6 +106,8 @@ pub enum Plan {
     Observed(Observation),
     /// File changes (edit, create, delete, move, mkdir) and their unified diff.
     Change {
+        /// What the observation says once it is committed, e.g. `changed a.py`.
+        summary: String,
         diff: String,
         changes: Vec<FileChange>,
         dirs: Vec<String>,
@@ -100,17 +127,62 @@ pub fn sha256(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// The most lines a file may have for `CREATE` to replace it whole; a longer one is changed
+/// with EDIT blocks.
+pub const WHOLE_FILE_LINES: usize = 200;
+
+/// The separator between a line's number and its text in READ's output.
+pub const NUMBER_SEPARATOR: &str = "| ";
+
+/// Lines shown after a READ past the end of a file: its last ones.
+const TAIL_LINES: usize = 10;
+
+/// The width of line numbers for a file of `total` lines: its digits, at least 3, so that
+/// every line of one READ lines up.
+pub fn number_width(total: usize) -> usize {
+    total.max(1).to_string().len().max(3)
+}
+
+/// `lines` numbered from `first` as READ shows them: the number right-aligned in `width`
+/// columns, then [`NUMBER_SEPARATOR`] (without its space before an empty line), then the
+/// text as it is.
+pub fn numbered<'l>(
+    lines: impl IntoIterator<Item = &'l str>,
+    first: usize,
+    width: usize,
+) -> String {
+    let mut out = String::new();
+    for (k, line) in lines.into_iter().enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        // An empty line shows no separator's space, so that no line ends in a space the file
+        // does not have.
+        let sep = match line.is_empty() {
+            true => NUMBER_SEPARATOR.trim_end(),
+            false => NUMBER_SEPARATOR,
+        };
+        let _ = write!(out, "{:>width$}{sep}{line}", first + k);
+        out.push('\n');
+    }
+    out
+}
+
 /// Plans `action`: reads happen now (they change nothing); changes are previewed.
 pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
     let text = |rel: &str| -> Result<Option<String>, Observation> {
         match ws.read(rel)? {
             None => Ok(None),
-            Some(b) => String::from_utf8(b)
-                .map(Some)
-                .map_err(|_| Observation::error(format!("{rel} is not UTF-8 text"), None)),
+            Some(b) => String::from_utf8(b).map(Some).map_err(|_| {
+                Observation::error(
+                    format!("{rel} is not UTF-8 text"),
+                    Some("it is not a text file the agent can read or edit; pick another file"),
+                )
+            }),
         }
     };
-    let change = |changes: Vec<FileChange>, dirs: Vec<String>, repairs: Vec<&'static str>| {
+    let change = |summary: Option<String>,
+                  changes: Vec<FileChange>,
+                  dirs: Vec<String>,
+                  repairs: Vec<&'static str>| {
         let diff = changes
             .iter()
             .map(|c| {
@@ -119,7 +191,13 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 crate::diff::unified(&c.path, pre.as_deref(), post.as_deref())
             })
             .collect::<String>();
+        let paths: Vec<&str> = changes
+            .iter()
+            .map(|c| c.path.as_str())
+            .chain(dirs.iter().map(String::as_str))
+            .collect();
         Plan::Change {
+            summary: summary.unwrap_or_else(|| format!("changed {}", paths.join(", "))),
             diff,
             changes,
             dirs,
@@ -129,21 +207,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
     match action {
         Action::Read { path, start, end } => {
             let content = text(path)?.ok_or_else(|| missing(path))?;
-            let total = content.lines().count();
-            let (a, b) = (start.unwrap_or(1).max(1) as usize, end.map(|e| e as usize));
-            let out: String = content
-                .split_inclusive('\n')
-                .skip(a - 1)
-                .take(b.map_or(usize::MAX, |b| (b + 1).saturating_sub(a)))
-                .collect();
-            let range = match (start, end) {
-                (None, None) => String::new(),
-                _ => format!(" lines {a}-{}", b.unwrap_or(total).min(total)),
-            };
-            Ok(Plan::Observed(Observation::ok(
-                format!("{path}{range} ({total} lines)"),
-                out,
-            )))
+            read(path, &content, *start, *end).map(Plan::Observed)
         }
         Action::List { path } => {
             let dir = if path.is_empty() || path == "." {
@@ -151,8 +215,12 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
             } else {
                 ws.resolve(path)?
             };
-            let entries = std::fs::read_dir(&dir)
-                .map_err(|e| Observation::error(format!("{path}: {e}"), None))?;
+            let entries = std::fs::read_dir(&dir).map_err(|e| {
+                Observation::error(
+                    format!("{path}: {e}"),
+                    Some("LIST . shows the top-level entries; GLOB finds files by name"),
+                )
+            })?;
             let mut names: Vec<String> = entries
                 .flatten()
                 .filter(|e| !crate::workspace::is_private(&e.file_name()))
@@ -167,6 +235,12 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 .collect();
             names.sort();
             let shown = if path.is_empty() { "." } else { path };
+            if names.is_empty() {
+                return Ok(Plan::Observed(
+                    Observation::ok(format!("{shown}: empty directory, no entries"), "")
+                        .with_hint("LIST . shows the top-level entries"),
+                ));
+            }
             Ok(Plan::Observed(Observation::ok(
                 format!("{shown}: {} entries", names.len()),
                 names.join("\n"),
@@ -178,6 +252,14 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 .into_iter()
                 .filter(|f| crate::workspace::glob_match(pattern, f))
                 .collect();
+            if files.is_empty() {
+                return Ok(Plan::Observed(
+                    Observation::ok(format!("0 files match {pattern}, no output"), "").with_hint(
+                        "a pattern without / matches file names at any depth, e.g. *.py; \
+                         LIST shows what is there",
+                    ),
+                ));
+            }
             Ok(Plan::Observed(Observation::ok(
                 format!("{} files match {pattern}", files.len()),
                 files.join("\n"),
@@ -193,6 +275,14 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                     }
                 }
             }
+            if hits.is_empty() {
+                return Ok(Plan::Observed(
+                    Observation::ok(format!("0 matches for {pattern:?}, no output"), "").with_hint(
+                        "GREP matches the exact text, case included: try a shorter part of \
+                             it, or GLOB for file names",
+                    ),
+                ));
+            }
             Ok(Plan::Observed(Observation::ok(
                 format!("{} matching lines for {pattern:?}", hits.len()),
                 hits.join("\n"),
@@ -204,7 +294,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
         }),
         Action::Mkdir { path } => {
             ws.resolve(path)?;
-            Ok(change(Vec::new(), vec![path.clone()], Vec::new()))
+            Ok(change(None, Vec::new(), vec![path.clone()], Vec::new()))
         }
         Action::Delete { path } => {
             let pre = ws.read(path)?.ok_or_else(|| missing(path))?;
@@ -215,7 +305,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 pre_mode: permissions(ws, path),
                 post_mode: None,
             }];
-            Ok(change(changes, Vec::new(), Vec::new()))
+            Ok(change(None, changes, Vec::new(), Vec::new()))
         }
         Action::Move { from, to } => {
             let pre = ws.read(from)?.ok_or_else(|| missing(from))?;
@@ -245,27 +335,50 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                     post_mode: None,
                 },
             ];
-            Ok(change(changes, Vec::new(), Vec::new()))
+            Ok(change(None, changes, Vec::new(), Vec::new()))
         }
         Action::Create { path, content } => {
-            if ws.read(path)?.is_some() {
-                return Err(Observation::error(
-                    format!("{path} already exists"),
-                    Some("use EDIT with SEARCH/REPLACE blocks to change it"),
-                ));
+            // A small model rewrites a small file whole more reliably than it copies SEARCH
+            // lines: CREATE on an existing file of at most WHOLE_FILE_LINES lines replaces it
+            // (previewed and journaled with its pre-image like any edit).
+            let (pre, summary) = match text(path)? {
+                None => (None, None),
+                Some(old) => {
+                    let n = old.lines().count();
+                    if n > WHOLE_FILE_LINES {
+                        return Err(Observation::error(
+                            format!(
+                                "{path} already exists and has {n} lines, more than \
+                                 {WHOLE_FILE_LINES}: too long to replace whole"
+                            ),
+                            Some("change it with EDIT and SEARCH/REPLACE blocks"),
+                        ));
+                    }
+                    let summary = format!(
+                        "replaced the whole file {path} ({n} lines before, {} now)",
+                        content.lines().count()
+                    );
+                    (Some(old), Some(summary))
+                }
+            };
+            if pre.as_deref() == Some(content.as_str()) {
+                return Err(unchanged(path, "the new content is the file as it is"));
             }
             let changes = vec![FileChange {
                 path: path.clone(),
-                pre: None,
+                pre_mode: pre.as_ref().and_then(|_| permissions(ws, path)),
+                pre: pre.map(String::into_bytes),
                 post: Some(content.clone().into_bytes()),
-                pre_mode: None,
                 post_mode: None,
             }];
-            Ok(change(changes, Vec::new(), Vec::new()))
+            Ok(change(summary, changes, Vec::new(), Vec::new()))
         }
         Action::Edit { path, blocks } => {
             let pre = text(path)?;
             let (post, repairs) = apply_blocks(path, pre.as_deref(), blocks)?;
+            if pre.as_deref() == Some(post.as_str()) {
+                return Err(unchanged(path, "each REPLACE equals its SEARCH"));
+            }
             let changes = vec![FileChange {
                 path: path.clone(),
                 pre: pre.map(String::into_bytes),
@@ -273,7 +386,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
                 pre_mode: permissions(ws, path),
                 post_mode: None,
             }];
-            Ok(change(changes, Vec::new(), repairs))
+            Ok(change(None, changes, Vec::new(), repairs))
         }
         Action::Client { name, .. } => Err(Observation::error(
             format!("unknown tool {name:?}"),
@@ -289,10 +402,72 @@ fn missing(path: &str) -> Observation {
     )
 }
 
+fn unchanged(path: &str, why: &str) -> Observation {
+    Observation::error(
+        format!("nothing to change: {why}, so {path} would stay as it is"),
+        Some("put the new text in REPLACE (or in CREATE's block), different from what is there"),
+    )
+}
+
+/// READ's answer: lines `start..=end` (1-based; the whole file when both are absent),
+/// numbered. A range past the end or reversed is an error that shows the file's real extent.
+fn read(
+    path: &str,
+    content: &str,
+    start: Option<u64>,
+    end: Option<u64>,
+) -> Result<Observation, Observation> {
+    let lines: Vec<&str> = content.lines().collect();
+    let total = lines.len();
+    let width = number_width(total);
+    let clamp = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    if total == 0 {
+        return Ok(Observation::ok(
+            format!("{path} is empty (0 lines, no output)"),
+            "",
+        ));
+    }
+    let a = start.map_or(1, clamp).max(1);
+    let b = end.map_or(total, clamp);
+    if a > b {
+        return Err(Observation::error(
+            format!("READ {path}:{a}-{b} asks for a range that ends before it starts"),
+            Some(&format!(
+                "write the first line number before the last, e.g. READ {path}:{b}-{a}; \
+                 {path} has {total} lines"
+            )),
+        ));
+    }
+    if a > total {
+        let from = total.saturating_sub(TAIL_LINES);
+        return Err(Observation::error(
+            format!("{path} has {total} lines; line {a} is past its end. Its last lines are shown"),
+            Some(&format!(
+                "READ {path} shows the whole file; a range must lie within 1-{total}"
+            )),
+        )
+        .with_output(numbered(lines[from..].iter().copied(), from + 1, width)));
+    }
+    let b = b.min(total);
+    let summary = match (start, end) {
+        (None, None) => format!("{path} ({total} lines)"),
+        _ if b == total && end.is_some_and(|e| clamp(e) > total) => {
+            format!("{path} lines {a}-{b} of {total} (the file ends at line {total})")
+        }
+        _ => format!("{path} lines {a}-{b} of {total}"),
+    };
+    Ok(Observation::ok(
+        summary,
+        numbered(lines[a - 1..b].iter().copied(), a, width),
+    ))
+}
+
 /// Applies SEARCH/REPLACE blocks in order. An empty SEARCH appends (or creates a missing
-/// file). A SEARCH must match exactly once at line starts; if it matches nowhere but exactly
-/// one run of lines equals it up to whitespace, that run is replaced and a
-/// `search_whitespace` repair is recorded. Nothing is guessed beyond that.
+/// file). A SEARCH must match exactly once at line starts. When it matches nowhere, it is
+/// matched line by line with the tolerances of [`Tolerance`] and [`Variant`] — least first,
+/// each named and returned as a repair — and the first that finds a place must find exactly
+/// one. Several places are refused with the candidates shown; none, with the file's closest
+/// lines. Nothing is guessed.
 pub fn apply_blocks(
     path: &str,
     pre: Option<&str>,
@@ -316,61 +491,555 @@ pub fn apply_blocks(
             .map(|(i, _)| i)
             .filter(|&i| i == 0 || content.as_bytes()[i - 1] == b'\n')
             .collect();
-        let (at, len) = match exact.as_slice() {
-            [i] => (*i, b.search.len()),
-            [] => match whitespace_match(&content, &b.search) {
-                Ok(span) => {
-                    repairs.push("search_whitespace");
-                    span
+        match exact.as_slice() {
+            [i] => content.replace_range(*i..*i + b.search.len(), &b.replace),
+            [] => {
+                let found = tolerant(&content, b).map_err(|miss| miss.observation(path, n))?;
+                repairs.extend(found.repairs);
+                content.replace_range(found.span, &found.replace);
+            }
+            many => {
+                let lines: Vec<usize> = many
+                    .iter()
+                    .map(|&i| content[..i].matches('\n').count())
+                    .collect();
+                let m = b.search.lines().count().max(1);
+                return Err(Miss::Ambiguous {
+                    lines: split_lines(&content),
+                    starts: lines,
+                    len: m,
+                    repairs: Vec::new(),
                 }
-                Err(0) => {
-                    return Err(Observation::error(
-                        format!("block {}: SEARCH text not found in {path}", n + 1),
-                        Some("READ the file and copy the lines to change exactly"),
-                    ));
-                }
-                Err(k) => return Err(ambiguous(path, n, k)),
-            },
-            many => return Err(ambiguous(path, n, many.len())),
-        };
-        content.replace_range(at..at + len, &b.replace);
+                .observation(path, n));
+            }
+        }
     }
     Ok((content, repairs))
 }
 
-fn ambiguous(path: &str, n: usize, k: usize) -> Observation {
-    Observation::error(
-        format!("block {}: SEARCH text matches {k} places in {path}", n + 1),
-        Some("include more surrounding lines so the SEARCH text is unique"),
-    )
+/// How a SEARCH is compared with a run of the file's lines once the exact match failed,
+/// least tolerant first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tolerance {
+    /// Equal once trailing whitespace (a `\r` included) is ignored.
+    TrailingWhitespace,
+    /// Every line indented by the same amount more or less; REPLACE is shifted to match.
+    Indentation,
+    /// Equal once every run of whitespace counts as one space (REPLACE is taken as written).
+    Whitespace,
 }
 
-/// The byte span of the one run of whole lines equal to `search` up to whitespace, or the
-/// number of such runs (0 or more than 1).
-fn whitespace_match(content: &str, search: &str) -> Result<(usize, usize), usize> {
-    let norm = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
-    let want: Vec<String> = search.lines().map(norm).collect();
-    let lines: Vec<&str> = content.split_inclusive('\n').collect();
-    let mut offsets = Vec::with_capacity(lines.len() + 1);
-    let mut o = 0;
-    for l in &lines {
-        offsets.push(o);
-        o += l.len();
+impl Tolerance {
+    const ALL: [Tolerance; 3] = [
+        Tolerance::TrailingWhitespace,
+        Tolerance::Indentation,
+        Tolerance::Whitespace,
+    ];
+}
+
+/// A SEARCH/REPLACE pair as lines, after the rewrites that `repairs` name.
+#[derive(Debug, Clone)]
+struct Variant {
+    search: Vec<String>,
+    replace: Vec<String>,
+    repairs: Vec<&'static str>,
+}
+
+/// The variants of a block to try, the block as written first: READ's line numbers
+/// stripped (`search_line_numbers`, only when every SEARCH line carries one, in sequence) and
+/// leading and trailing blank lines dropped (`search_blank_lines`), alone and together.
+fn variants(b: &Block) -> Vec<Variant> {
+    let base = Variant {
+        search: b.search.lines().map(str::to_owned).collect(),
+        replace: b.replace.lines().map(str::to_owned).collect(),
+        repairs: Vec::new(),
+    };
+    let mut out = vec![base.clone()];
+    if let Some(v) = strip_numbers(&base) {
+        out.push(v);
     }
-    offsets.push(o);
-    let found: Vec<usize> = (0..=lines.len().saturating_sub(want.len()))
-        .filter(|&s| {
-            s + want.len() <= lines.len()
-                && want
-                    .iter()
-                    .enumerate()
-                    .all(|(k, w)| norm(lines[s + k]) == *w)
-        })
+    let blank: Vec<Variant> = out.iter().filter_map(strip_blank_lines).collect();
+    out.extend(blank);
+    out
+}
+
+/// `line` without a READ prefix (`  12| `), and the number, when it has one.
+fn number_prefix(line: &str) -> Option<(usize, &str)> {
+    let rest = line.trim_start_matches(' ');
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let n = rest[..digits].parse().ok()?;
+    let text = rest[digits..].strip_prefix('|')?;
+    Some((n, text.strip_prefix(' ').unwrap_or(text)))
+}
+
+fn strip_numbers(v: &Variant) -> Option<Variant> {
+    let stripped: Vec<(usize, &str)> = v
+        .search
+        .iter()
+        .map(|l| number_prefix(l))
+        .collect::<Option<_>>()?;
+    let first = stripped.first()?.0;
+    if stripped
+        .iter()
+        .enumerate()
+        .any(|(k, (n, _))| *n != first + k)
+    {
+        return None;
+    }
+    // REPLACE lines copied from READ carry the prefix too; lines the model wrote new may not.
+    let replace = v
+        .replace
+        .iter()
+        .map(|l| number_prefix(l).map_or(l.as_str(), |(_, t)| t).to_owned())
         .collect();
-    match found.as_slice() {
-        [s] => Ok((offsets[*s], offsets[s + want.len()] - offsets[*s])),
-        other => Err(other.len()),
+    let mut repairs = v.repairs.clone();
+    repairs.push("search_line_numbers");
+    Some(Variant {
+        search: stripped.into_iter().map(|(_, t)| t.to_owned()).collect(),
+        replace,
+        repairs,
+    })
+}
+
+fn strip_blank_lines(v: &Variant) -> Option<Variant> {
+    let blank = |l: &String| l.trim().is_empty();
+    let lead = v.search.iter().take_while(|l| blank(l)).count();
+    if lead == v.search.len() {
+        return None;
     }
+    let trail = v.search.iter().rev().take_while(|l| blank(l)).count();
+    if lead + trail == 0 {
+        return None;
+    }
+    // The same blank lines around REPLACE go too, so that the blank lines the file has stay.
+    let r_lead = v.replace.iter().take_while(|l| blank(l)).count().min(lead);
+    let rest = &v.replace[r_lead..];
+    let r_trail = rest
+        .iter()
+        .rev()
+        .take_while(|l| blank(l))
+        .count()
+        .min(trail);
+    let mut repairs = v.repairs.clone();
+    repairs.push("search_blank_lines");
+    Some(Variant {
+        search: v.search[lead..v.search.len() - trail].to_vec(),
+        replace: rest[..rest.len() - r_trail].to_vec(),
+        repairs,
+    })
+}
+
+/// A run of the file's lines a variant matched, and how REPLACE must be shifted there.
+#[derive(Debug, Clone)]
+struct Hit {
+    start: usize,
+    shift: Shift,
+    /// The lines matched byte for byte (line ends aside): no whitespace repair to record.
+    exact: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shift {
+    None,
+    /// Prepend this to every non-blank REPLACE line.
+    Add(String),
+    /// Remove this much leading whitespace from every non-blank REPLACE line.
+    Remove(usize),
+}
+
+/// The file's lines, each with its line end.
+fn split_lines(content: &str) -> Vec<&str> {
+    content.split_inclusive('\n').collect()
+}
+
+/// A line without its `\n` (a `\r` kept).
+fn no_newline(line: &str) -> &str {
+    line.strip_suffix('\n').unwrap_or(line)
+}
+
+fn leading(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// Where `want` matches `lines` under `tolerance`.
+fn hits(lines: &[&str], want: &[String], tolerance: Tolerance) -> Vec<Hit> {
+    if want.is_empty() || want.len() > lines.len() {
+        return Vec::new();
+    }
+    let norm = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    (0..=lines.len() - want.len())
+        .filter_map(|s| {
+            let window = &lines[s..s + want.len()];
+            let exact = window
+                .iter()
+                .zip(want)
+                .all(|(f, w)| no_newline(f) == w.as_str());
+            let shift = match tolerance {
+                Tolerance::TrailingWhitespace => window
+                    .iter()
+                    .zip(want)
+                    .all(|(f, w)| f.trim_end() == w.trim_end())
+                    .then_some(Shift::None)?,
+                Tolerance::Whitespace => window
+                    .iter()
+                    .zip(want)
+                    .all(|(f, w)| norm(f) == norm(w))
+                    .then_some(Shift::None)?,
+                Tolerance::Indentation => indentation(window, want)?,
+            };
+            Some(Hit {
+                start: s,
+                shift,
+                exact,
+            })
+        })
+        .collect()
+}
+
+/// The one indentation offset that makes `want` equal `window` (blank lines aside).
+fn indentation(window: &[&str], want: &[String]) -> Option<Shift> {
+    let k = want.iter().position(|w| !w.trim().is_empty())?;
+    let (f, w) = (window[k].trim_end(), want[k].trim_end());
+    let (fl, wl) = (leading(f), leading(w));
+    let shift = if fl.len() > wl.len() && fl.ends_with(wl) {
+        Shift::Add(fl[..fl.len() - wl.len()].to_owned())
+    } else if wl.len() > fl.len() && wl.ends_with(fl) {
+        Shift::Remove(wl.len() - fl.len())
+    } else {
+        return None;
+    };
+    let fits = window.iter().zip(want).all(|(f, w)| {
+        let (f, w) = (f.trim_end(), w.trim_end());
+        if w.trim().is_empty() {
+            return f.trim().is_empty();
+        }
+        match &shift {
+            Shift::Add(p) => f.strip_prefix(p.as_str()) == Some(w),
+            Shift::Remove(n) => w.len() >= *n && leading(w).len() >= *n && w.get(*n..) == Some(f),
+            Shift::None => f == w,
+        }
+    });
+    fits.then_some(shift)
+}
+
+/// Where a block matched under a tolerance, and what replaces that span.
+#[derive(Debug)]
+struct Found {
+    span: std::ops::Range<usize>,
+    replace: String,
+    repairs: Vec<&'static str>,
+}
+
+/// Why a SEARCH found no single place.
+#[derive(Debug)]
+enum Miss<'c> {
+    NotFound {
+        lines: Vec<&'c str>,
+        want: Vec<String>,
+    },
+    Ambiguous {
+        lines: Vec<&'c str>,
+        starts: Vec<usize>,
+        len: usize,
+        repairs: Vec<&'static str>,
+    },
+}
+
+/// Candidates shown for an ambiguous SEARCH, and lines of each.
+const CANDIDATES_SHOWN: usize = 5;
+const CANDIDATE_LINES: usize = 4;
+/// Lines of context shown around the closest match of a SEARCH not found.
+const CLOSEST_CONTEXT: usize = 2;
+
+impl Miss<'_> {
+    fn observation(&self, path: &str, n: usize) -> Observation {
+        match self {
+            Miss::Ambiguous {
+                lines,
+                starts,
+                len,
+                repairs,
+            } => {
+                let width = number_width(lines.len());
+                let at: Vec<String> = starts.iter().map(|s| (s + 1).to_string()).collect();
+                let mut output = String::new();
+                for &s in starts.iter().take(CANDIDATES_SHOWN) {
+                    let end = (s + len).min(s + CANDIDATE_LINES).min(lines.len());
+                    let shown = lines[s..end].iter().map(|l| no_newline(l));
+                    output.push_str(&numbered(shown, s + 1, width));
+                    output.push_str("...\n");
+                }
+                let how = match repairs.is_empty() {
+                    true => String::new(),
+                    false => format!(" (after repair: {})", repairs.join(", ")),
+                };
+                Observation::error(
+                    format!(
+                        "block {}: SEARCH text matches {} places in {path}{how}, starting at \
+                         lines {}; nothing was changed",
+                        n + 1,
+                        starts.len(),
+                        at.join(", ")
+                    ),
+                    Some(
+                        "include more surrounding lines in SEARCH so that it matches only the \
+                         place to change",
+                    ),
+                )
+                .with_output(output)
+            }
+            Miss::NotFound { lines, want } => {
+                let hint = format!(
+                    "SEARCH must repeat lines of {path} exactly as they are now, without READ's \
+                     line numbers: copy them from the closest lines shown, or READ {path} first"
+                );
+                let obs = Observation::error(
+                    format!("block {}: SEARCH text not found in {path}", n + 1),
+                    Some(&hint),
+                );
+                let Some((s, len)) = closest(lines, want) else {
+                    return Observation::error(
+                        format!(
+                            "block {}: SEARCH text not found in {path}, and no lines of it look \
+                             alike",
+                            n + 1
+                        ),
+                        Some(&format!(
+                            "READ {path} and copy the lines to change exactly, without the \
+                             line numbers"
+                        )),
+                    );
+                };
+                let from = s.saturating_sub(CLOSEST_CONTEXT);
+                let to = (s + len + CLOSEST_CONTEXT).min(lines.len());
+                let shown = numbered(
+                    lines[from..to].iter().map(|l| no_newline(l)),
+                    from + 1,
+                    number_width(lines.len()),
+                );
+                Observation {
+                    summary: format!(
+                        "block {}: SEARCH text not found in {path}; the closest lines are {}-{}, \
+                         shown with {CLOSEST_CONTEXT} lines around them",
+                        n + 1,
+                        s + 1,
+                        s + len
+                    ),
+                    output: shown,
+                    ..obs
+                }
+            }
+        }
+    }
+}
+
+/// Matches block `b` against `content` line by line: for each [`Tolerance`], least first,
+/// each [`Variant`] in order; the first to find any place decides, and must find one.
+fn tolerant<'c>(content: &'c str, b: &Block) -> Result<Found, Miss<'c>> {
+    let lines = split_lines(content);
+    let variants = variants(b);
+    for tolerance in Tolerance::ALL {
+        for v in &variants {
+            let found = hits(&lines, &v.search, tolerance);
+            let hit = match found.as_slice() {
+                [] => continue,
+                [hit] => hit,
+                many => {
+                    return Err(Miss::Ambiguous {
+                        starts: many.iter().map(|h| h.start).collect(),
+                        len: v.search.len(),
+                        repairs: with_tolerance(&v.repairs, tolerance, false),
+                        lines,
+                    });
+                }
+            };
+            let window = &lines[hit.start..hit.start + v.search.len()];
+            let offset = |i: usize| lines[..i].iter().map(|l| l.len()).sum::<usize>();
+            let span = offset(hit.start)..offset(hit.start + v.search.len());
+            // The file's line ends are kept: CRLF lines get CRLF replacements.
+            let eol = if window.iter().all(|l| l.ends_with("\r\n")) {
+                "\r\n"
+            } else {
+                "\n"
+            };
+            let last_has_eol = window.last().is_some_and(|l| l.ends_with('\n'));
+            let mut replace: Vec<String> =
+                v.replace.iter().map(|l| shifted(l, &hit.shift)).collect();
+            if !replace.is_empty() && last_has_eol {
+                replace.push(String::new());
+            }
+            return Ok(Found {
+                span,
+                replace: replace.join(eol),
+                repairs: with_tolerance(&v.repairs, tolerance, hit.exact),
+            });
+        }
+    }
+    let want = variants
+        .last()
+        .map(|v| v.search.clone())
+        .unwrap_or_default();
+    Err(Miss::NotFound { lines, want })
+}
+
+/// A variant's repairs plus the one its tolerance names (none when the lines were equal).
+fn with_tolerance(
+    repairs: &[&'static str],
+    tolerance: Tolerance,
+    exact: bool,
+) -> Vec<&'static str> {
+    let mut out = repairs.to_vec();
+    let name = match tolerance {
+        _ if exact => None,
+        Tolerance::TrailingWhitespace => Some("search_trailing_whitespace"),
+        Tolerance::Indentation => Some("search_indentation"),
+        Tolerance::Whitespace => Some("search_whitespace"),
+    };
+    out.extend(name);
+    out
+}
+
+fn shifted(line: &str, shift: &Shift) -> String {
+    if line.trim().is_empty() {
+        return line.to_owned();
+    }
+    match shift {
+        Shift::None => line.to_owned(),
+        Shift::Add(p) => format!("{p}{line}"),
+        Shift::Remove(n) => {
+            let k = leading(line).len().min(*n);
+            line.get(k..).unwrap_or(line.trim_start()).to_owned()
+        }
+    }
+}
+
+/// The run of `want.len()` lines of the file most like `want` (by the mean similarity of
+/// their trimmed lines, [`similarity`]), and its length; `None` when nothing is at least
+/// half alike.
+fn closest(lines: &[&str], want: &[String]) -> Option<(usize, usize)> {
+    let len = want.len().min(lines.len());
+    if len == 0 {
+        return None;
+    }
+    let file: Vec<Vec<(char, char)>> = lines.iter().map(|l| bigrams(l.trim())).collect();
+    let want: Vec<Vec<(char, char)>> = want.iter().map(|l| bigrams(l.trim())).collect();
+    let mut best: Option<(f64, usize)> = None;
+    for s in 0..=lines.len() - len {
+        let score: f64 = (0..len).map(|k| similarity(&file[s + k], &want[k])).sum();
+        if best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, s));
+        }
+    }
+    let (score, s) = best?;
+    (score / len as f64 >= 0.5).then_some((s, len))
+}
+
+/// A line's character pairs, sorted (a line of one character is its own pair).
+fn bigrams(line: &str) -> Vec<(char, char)> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out: Vec<(char, char)> = match chars.as_slice() {
+        [] => Vec::new(),
+        [c] => vec![(*c, *c)],
+        _ => chars.windows(2).map(|w| (w[0], w[1])).collect(),
+    };
+    out.sort_unstable();
+    out
+}
+
+/// The Dice coefficient of two lines' character pairs: 1 for equal lines, 0 for lines with
+/// no pair in common (two empty lines are equal).
+fn similarity(a: &[(char, char)], b: &[(char, char)]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * common as f64 / (a.len() + b.len()) as f64
+}
+
+/// Directory names the tree fingerprint skips besides `.git` and `.bellows`: caches a test
+/// run writes, which are no change to the task.
+const CACHE_DIRS: &[&str] = &[
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    "node_modules",
+];
+
+/// Files at most this large are hashed by the tree fingerprint; larger ones count by size
+/// and modification time.
+const FINGERPRINT_HASH_LIMIT: u64 = 1 << 20;
+
+/// A digest of the repository's files: each path with its kind, size and sha256 (size and
+/// modification time for a file over 1 MiB; a link's target). `.git/`, `.bellows/`, caches
+/// a test run writes (`__pycache__/`, `*.pyc`, `.pytest_cache/`, …) and a Rust `target/`
+/// next to a `Cargo.toml` are skipped. Two trees with the same files have the same
+/// fingerprint, so a change made and undone is no change.
+pub fn tree_fingerprint(ws: &Workspace) -> String {
+    let mut entries: Vec<String> = Vec::new();
+    let mut stack = vec![ws.root().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let cargo = dir.join("Cargo.toml").is_file();
+        for e in read.flatten() {
+            let name = e.file_name();
+            if crate::workspace::is_private(&name) {
+                continue;
+            }
+            let name_s = name.to_string_lossy();
+            let p = e.path();
+            let rel = p
+                .strip_prefix(ws.root())
+                .map(|r| r.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                let cache = CACHE_DIRS.contains(&name_s.as_ref()) || (cargo && name_s == "target");
+                if !cache {
+                    stack.push(p);
+                }
+                continue;
+            }
+            if name_s.ends_with(".pyc") || name_s.ends_with(".pyo") {
+                continue;
+            }
+            let line = if ft.is_symlink() {
+                let to = std::fs::read_link(&p).map(|t| t.to_string_lossy().into_owned());
+                format!("{rel}\0link\0{}", to.unwrap_or_default())
+            } else {
+                let meta = e.metadata().ok();
+                let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
+                let content = if size <= FINGERPRINT_HASH_LIMIT {
+                    std::fs::read(&p).map_or_else(|_| "unreadable".to_owned(), |b| sha256(&b))
+                } else {
+                    let modified = meta
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_nanos());
+                    format!("modified {modified}")
+                };
+                format!("{rel}\0file\0{size}\0{content}")
+            };
+            entries.push(line);
+        }
+    }
+    entries.sort();
+    sha256(entries.join("\n").as_bytes())
 }
 
 /// Why a commit did not happen as planned, and what it left on disk.
@@ -618,6 +1287,165 @@ mod tests {
         assert_eq!(roll_back(&ws, &done), ["plain/x.txt", "full/"]);
         assert!(!dir.path().join("new.txt").exists());
         assert!(dir.path().join("full/other").exists());
+    }
+
+    /// Applies one block to `pre`: the new text and the repairs, or the refusal.
+    fn apply(
+        pre: &str,
+        search: &str,
+        replace: &str,
+    ) -> Result<(String, Vec<&'static str>), Observation> {
+        apply_blocks("f.py", Some(pre), &[block(search, replace)])
+    }
+
+    #[test]
+    fn numbered_lines_keep_their_text_and_line_up() {
+        assert_eq!(
+            numbered(["a  ", "", "\tb\r"], 9, number_width(10)),
+            "  9| a  \n 10|\n 11| \tb\n"
+        );
+        assert_eq!(number_width(7), 3);
+        assert_eq!(number_width(12_345), 5);
+    }
+
+    #[test]
+    fn trailing_whitespace_and_crlf_are_repaired_and_line_ends_kept() {
+        let (post, repairs) = apply("x = 1\r\ny = 2\r\n", "y = 2\n", "y = 3\n").unwrap();
+        assert_eq!(post, "x = 1\r\ny = 3\r\n");
+        assert_eq!(repairs, ["search_trailing_whitespace"]);
+        let (post, repairs) = apply("a = 1   \nb = 2\n", "a = 1\nb = 2\n", "a = 0\n").unwrap();
+        assert_eq!(
+            (post.as_str(), repairs),
+            ("a = 0\n", vec!["search_trailing_whitespace"])
+        );
+        // Two places alike up to trailing whitespace: refused, both shown.
+        let err = apply("a \nb\na\t\nb\n", "a\nb\n", "c\n").unwrap_err();
+        assert!(
+            err.summary.contains("matches 2 places") && err.summary.contains("lines 1, 3"),
+            "{}",
+            err.summary
+        );
+        assert!(
+            err.output.contains("  1| a") && err.output.contains("  3| a"),
+            "{}",
+            err.output
+        );
+    }
+
+    #[test]
+    fn read_line_numbers_are_stripped_only_when_every_line_has_one_in_sequence() {
+        let pre = "a\nb\nc\n";
+        let (post, repairs) = apply(pre, "  2| b\n  3| c\n", "  2| B\n  3| c\n").unwrap();
+        assert_eq!(
+            (post.as_str(), repairs),
+            ("a\nB\nc\n", vec!["search_line_numbers"])
+        );
+        // A line the model added to REPLACE without a number is kept as written.
+        let (post, _) = apply(pre, "2| b\n", "2| b\nb2\n").unwrap();
+        assert_eq!(post, "a\nb\nb2\nc\n");
+        // Out of sequence, or not on every line: not READ's numbers, so nothing is stripped.
+        let err = apply(pre, "  2| b\n  5| c\n", "x\n").unwrap_err();
+        assert!(err.summary.contains("not found"), "{}", err.summary);
+        let err = apply(pre, "  2| b\nc\n", "x\n").unwrap_err();
+        assert!(err.summary.contains("not found"), "{}", err.summary);
+        // Stripped, the text matches twice: the number is not taken as a guess of which.
+        let err = apply("x\nx\n", "  1| x\n", "y\n").unwrap_err();
+        assert!(
+            err.summary.contains("matches 2 places") && err.summary.contains("search_line_numbers"),
+            "{}",
+            err.summary
+        );
+    }
+
+    #[test]
+    fn blank_lines_around_search_are_dropped_and_replace_keeps_its_own() {
+        let (post, repairs) = apply("a\nb\nc\n", "\nb\n\n", "\nB\n\n").unwrap();
+        assert_eq!(
+            (post.as_str(), repairs),
+            ("a\nB\nc\n", vec!["search_blank_lines"])
+        );
+        let err = apply("b\nx\nb\n", "\nb\n", "c\n").unwrap_err();
+        assert!(
+            err.summary.contains("matches 2 places") && err.summary.contains("lines 1, 3"),
+            "{}",
+            err.summary
+        );
+    }
+
+    #[test]
+    fn uniformly_wrong_indentation_is_repaired_and_replace_shifted_alike() {
+        let pre = "def f():\n    if x:\n        return 1\n";
+        let (post, repairs) = apply(pre, "if x:\n    return 1\n", "if x:\n    return 2\n").unwrap();
+        assert_eq!(post, "def f():\n    if x:\n        return 2\n");
+        assert_eq!(repairs, ["search_indentation"]);
+        // Too much indentation is taken off REPLACE as it is off SEARCH.
+        let (post, repairs) = apply(
+            pre,
+            "        if x:\n            return 1\n",
+            "        if y:\n            return 1\n",
+        )
+        .unwrap();
+        assert_eq!(post, "def f():\n    if y:\n        return 1\n");
+        assert_eq!(repairs, ["search_indentation"]);
+        // Indentation that is not uniformly off is no indentation repair: the whitespace one
+        // matches, and takes REPLACE as written.
+        let (post, repairs) = apply(pre, "if x:\n  return 1\n", "z\n").unwrap();
+        assert_eq!(
+            (post.as_str(), repairs),
+            ("def f():\nz\n", vec!["search_whitespace"])
+        );
+        // The same lines at two indentations: refused, both candidates shown.
+        let err = apply("    a\n    b\n        a\n        b\n", "a\nb\n", "c\n").unwrap_err();
+        assert!(
+            err.summary.contains("matches 2 places") && err.summary.contains("lines 1, 3"),
+            "{}",
+            err.summary
+        );
+        assert!(
+            err.summary.contains("search_indentation"),
+            "{}",
+            err.summary
+        );
+    }
+
+    #[test]
+    fn a_search_not_found_shows_the_closest_lines_numbered() {
+        let pre: String = (1..=12)
+            .map(|i| format!("value_{i} = compute({i})\n"))
+            .collect();
+        let err = apply(&pre, "value_7 = compute(8)\nvalue_8 = compute(8)\n", "x\n").unwrap_err();
+        assert!(
+            err.summary.contains("closest lines are 7-8"),
+            "{}",
+            err.summary
+        );
+        assert!(
+            err.output
+                .contains("  7| value_7 = compute(7)\n  8| value_8 = compute(8)\n"),
+            "{}",
+            err.output
+        );
+        assert!(
+            err.output.contains("  5| ")
+                && err.output.contains(" 10| ")
+                && !err.output.contains(" 11| ")
+        );
+        assert!(
+            err.hint
+                .as_deref()
+                .unwrap()
+                .contains("without READ's line numbers")
+        );
+        // Nothing alike: said so, with what to do.
+        let err = apply(&pre, "zzz qqq\n", "x\n").unwrap_err();
+        assert!(err.summary.contains("no lines of it look alike") && err.hint.is_some());
+        // An exact SEARCH in several places names each.
+        let err = apply("a\nb\na\n", "a\n", "c\n").unwrap_err();
+        assert!(
+            err.summary.contains("matches 2 places") && err.summary.contains("lines 1, 3"),
+            "{}",
+            err.summary
+        );
     }
 
     #[test]

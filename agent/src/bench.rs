@@ -2,15 +2,26 @@
 //! copy of its starting files with approval `auto`, then checked by the task's own script.
 //!
 //! A task is a folder: `repo/` (the starting files), `task.md` (the task as a user would type
-//! it), `verify.sh` (exit 0 iff the task is done; run with `sh` in the session's copy) and
-//! `oracle.jsonl` (one JSON string per line: the scripted reply of each turn). The figures of
-//! a session are read back from its journal, the same records undo reads.
+//! it), `verify.sh` (hidden from the model: exit 0 iff the task is done; run with `sh` in the
+//! session's copy; only it decides *solved*), optionally `oracle.jsonl` (one JSON string per
+//! line: the scripted reply of each turn, for `--engine oracle`) and optionally `check` (one
+//! command line, such as `python3 test_stats.py`: the check the model may see and run, like a
+//! repository's test suite). With a `check` the session runs it after DONE (`--verify`), and a
+//! failure is fed back to the model; `--no-check` leaves it out. The figures of a session are
+//! read back from its journal, the same records undo reads.
+//!
+//! With `--attempts N` a task runs as `bellows agent --attempts N` does ([`crate::attempts`]):
+//! up to N attempts, each in an isolated copy inside the task's copy, stopping at the first
+//! whose check passes (all N without a check, which then vote). `verify.sh` judges every
+//! attempt in its own copy, so the report has pass@1 (attempt 1 alone) and *solved within N*
+//! (any attempt) beside *solved* (the attempt the checker or the vote chose).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::policy::{ApprovalMode, Policy, ScriptedApprover};
-use crate::run::{AgentError, Config, StopReason};
+use crate::attempts::{Attempt, Choice, Watcher};
+use crate::policy::{ApprovalMode, Policy};
+use crate::run::{Config, StopReason};
 use crate::view::{Event, Quiet};
 use crate::workspace::Workspace;
 
@@ -27,10 +38,22 @@ pub enum BenchError {
         line: usize,
         error: String,
     },
+    #[error("{path}: {error}")]
+    Check { path: PathBuf, error: CheckError },
     #[error("no tasks (folders with task.md) under {0}")]
     NoTasks(PathBuf),
+    #[error("task {0} has no oracle.jsonl, so the oracle engine cannot run it")]
+    NoOracle(String),
     #[error("task {task}: {source}")]
-    Session { task: String, source: AgentError },
+    Session {
+        task: String,
+        source: Box<crate::attempts::AttemptError>,
+    },
+    #[error("task {task}: {source}")]
+    Attempts {
+        task: String,
+        source: Box<crate::attempts::AttemptsError>,
+    },
     #[error("task {task}: {source}")]
     Journal {
         task: String,
@@ -47,14 +70,54 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BenchError + '_ {
     }
 }
 
+/// Why a task's `check` file is not one command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    #[error("the check is empty; write one command line, e.g. `python3 test_stats.py`")]
+    Empty,
+    #[error("the check holds more than one line; write one command line")]
+    Lines,
+    #[error("{}", split_message(*.0))]
+    Split(codec::registry::SplitError),
+}
+
+fn split_message(e: codec::registry::SplitError) -> &'static str {
+    use codec::registry::SplitError;
+    match e {
+        SplitError::Unclosed => "a quote or a trailing backslash is not closed",
+        SplitError::ShellSyntax => {
+            "shell syntax (`|`, `&`, `;`, `<`, `>`, `` ` ``, `$(`, `(`, `)`) is not a command: \
+             the check runs without a shell (write `sh -c '...'` for one)"
+        }
+        SplitError::Newline => "the line holds a newline",
+    }
+}
+
+/// Parses a `check` file: one command line, split as a RUN line is (POSIX quoting, no shell).
+pub fn parse_check(text: &str) -> Result<Vec<String>, CheckError> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let line = lines.next().ok_or(CheckError::Empty)?;
+    if lines.next().is_some() {
+        return Err(CheckError::Lines);
+    }
+    match codec::registry::split_argv(line) {
+        Ok(argv) if argv.is_empty() => Err(CheckError::Empty),
+        Ok(argv) => Ok(argv),
+        Err(e) => Err(CheckError::Split(e)),
+    }
+}
+
 /// One task of the suite.
 #[derive(Debug, Clone)]
 pub struct Task {
     pub name: String,
     pub dir: PathBuf,
     pub prompt: String,
-    /// The oracle's reply for each turn, in order.
-    pub oracle: Vec<String>,
+    /// The oracle's reply for each turn, in order; `None` when the folder has no
+    /// `oracle.jsonl` (only a model can run the task).
+    pub oracle: Option<Vec<String>>,
+    /// The visible check (the `check` file's argv), run after DONE unless `--no-check`.
+    pub check: Option<Vec<String>>,
 }
 
 impl Task {
@@ -65,18 +128,31 @@ impl Task {
         };
         let prompt = read("task.md")?.trim().to_owned();
         let path = dir.join("oracle.jsonl");
-        let mut oracle = Vec::new();
-        for (k, line) in read("oracle.jsonl")?.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
+        let oracle = if path.exists() {
+            let mut oracle = Vec::new();
+            for (k, line) in read("oracle.jsonl")?.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let reply: String = serde_json::from_str(line).map_err(|e| BenchError::Oracle {
+                    path: path.clone(),
+                    line: k + 1,
+                    error: e.to_string(),
+                })?;
+                oracle.push(reply);
             }
-            let reply: String = serde_json::from_str(line).map_err(|e| BenchError::Oracle {
-                path: path.clone(),
-                line: k + 1,
-                error: e.to_string(),
-            })?;
-            oracle.push(reply);
-        }
+            Some(oracle)
+        } else {
+            None
+        };
+        let path = dir.join("check");
+        let check = if path.exists() {
+            let argv =
+                parse_check(&read("check")?).map_err(|error| BenchError::Check { path, error })?;
+            Some(argv)
+        } else {
+            None
+        };
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -86,21 +162,28 @@ impl Task {
             dir: dir.to_owned(),
             prompt,
             oracle,
+            check,
         })
     }
 }
 
 /// The oracle: a scripted engine that replays the task's `oracle.jsonl`, one reply per turn,
-/// then writes prose without an action. It must solve every task; it tests the harness.
-pub fn oracle_engine(task: &Task) -> models::ScriptedEngine {
+/// then writes prose without an action. It must solve every task that has one; it tests the
+/// harness. A task without `oracle.jsonl` is [`BenchError::NoOracle`] (the CLI skips it and
+/// says so).
+pub fn oracle_engine(task: &Task) -> Result<models::ScriptedEngine, BenchError> {
+    let replies = task
+        .oracle
+        .as_ref()
+        .ok_or_else(|| BenchError::NoOracle(task.name.clone()))?;
     let engine = models::ScriptedEngine::new(
         "oracle",
         models::Script::chunked("The oracle has nothing more to say.\n", 8),
     );
-    for reply in &task.oracle {
+    for reply in replies {
         engine.push(models::Script::chunked(reply, 8));
     }
-    engine
+    Ok(engine)
 }
 
 /// Every task folder (one holding `task.md`) directly under `dir`, sorted by name.
@@ -118,15 +201,28 @@ pub fn load_suite(dir: &Path) -> Result<Vec<Task>, BenchError> {
     dirs.iter().map(|d| Task::load(d)).collect()
 }
 
-/// What one task's session did.
+/// What one task's attempts did. `reason` and `verified` are the chosen attempt's (the first
+/// attempt's when none was chosen); the counts are summed over every attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskResult {
     pub name: String,
     /// The copy the session ran in: removed afterwards unless [`BenchConfig::keep`].
     pub copy: PathBuf,
-    pub reason: StopReason,
+    /// How the session ended; `None` when it failed (the engine, the journal).
+    pub reason: Option<StopReason>,
     /// `verify.sh` passed on the session's final tree.
     pub verified: bool,
+    /// Attempts run, of `allowed`.
+    pub attempts: u32,
+    pub allowed: u32,
+    /// The attempt chosen (numbered from 1): the first whose check passed, else the vote's.
+    pub chosen: Option<u32>,
+    /// Attempt 1 alone solved the task (DONE, and `verify.sh` passed in its copy).
+    pub pass1: bool,
+    /// Some attempt solved it, chosen or not.
+    pub within: bool,
+    /// DONEs the visible check rejected (fed back to the model).
+    pub check_rejected: u32,
     pub turns: u32,
     pub prompt_tokens: u64,
     pub generated_tokens: u64,
@@ -139,7 +235,8 @@ pub struct TaskResult {
     pub replies: u32,
     /// SEARCH/REPLACE and decoder repairs over all proposals.
     pub repairs: u32,
-    /// DONE refused because nothing had succeeded yet.
+    /// DONE refused as too early: nothing had succeeded yet (`premature_done`), or the tree
+    /// was as it started (`no_change`).
     pub premature_done: u32,
     /// Actions refused as echoes of the protocol's help text.
     pub echoes: u32,
@@ -152,8 +249,14 @@ impl TaskResult {
         TaskResult {
             name: name.to_owned(),
             copy: PathBuf::new(),
-            reason,
+            reason: Some(reason),
             verified,
+            attempts: 1,
+            allowed: 1,
+            chosen: None,
+            pass1: false,
+            within: false,
+            check_rejected: 0,
             turns,
             prompt_tokens: 0,
             generated_tokens: 0,
@@ -178,7 +281,26 @@ impl TaskResult {
     }
 
     fn done(&self) -> bool {
-        matches!(self.reason, StopReason::Done | StopReason::Verified)
+        matches!(self.reason, Some(StopReason::Done | StopReason::Verified))
+    }
+
+    /// The stop column: the stop reason, or `error` for a failed session.
+    pub fn stop(&self) -> &'static str {
+        self.reason.map_or("error", StopReason::as_str)
+    }
+
+    /// Adds `other`'s turns, tokens, conversions, refusals and check rejections to these.
+    fn add_counts(&mut self, other: &TaskResult) {
+        self.turns += other.turns;
+        self.prompt_tokens += other.prompt_tokens;
+        self.generated_tokens += other.generated_tokens;
+        self.evaluated_tokens += other.evaluated_tokens;
+        self.acted += other.acted;
+        self.replies += other.replies;
+        self.repairs += other.repairs;
+        self.premature_done += other.premature_done;
+        self.echoes += other.echoes;
+        self.check_rejected += other.check_rejected;
     }
 }
 
@@ -190,6 +312,23 @@ pub struct BenchConfig {
     pub keep: bool,
     /// How each task's commands (its `verify.sh` included) are confined.
     pub confinement: crate::sandbox::Confinement,
+    /// Attempts per task (at least 1): `--attempts`.
+    pub attempts: u32,
+    /// Run without the tasks' visible checks: `--no-check`.
+    pub no_check: bool,
+}
+
+impl BenchConfig {
+    /// One attempt per task, with the tasks' checks, copies removed.
+    pub fn new(session: Config, confinement: crate::sandbox::Confinement) -> BenchConfig {
+        BenchConfig {
+            session,
+            keep: false,
+            confinement,
+            attempts: 1,
+            no_check: false,
+        }
+    }
 }
 
 /// Runs `task` on `engine` in a fresh copy of its `repo/` and checks it with `verify.sh`.
@@ -220,46 +359,127 @@ pub async fn run_task(
     let mut cfg = bench.session.clone();
     cfg.task = task.prompt.clone();
     cfg.policy = Policy::new(ApprovalMode::Auto);
-    // The bench judges DONE itself, after the session, so `--verify` plays no part.
-    cfg.verify = None;
-    let started = Instant::now();
-    let outcome = crate::run::run(
-        engine,
-        &ws,
-        &cfg,
-        &mut ScriptedApprover::default(),
-        &mut Quiet,
-    )
-    .await
-    .map_err(|source| BenchError::Session {
-        task: task.name.clone(),
-        source,
-    })?;
-    let wall = started.elapsed();
+    // The visible check is the session's `--verify`: a DONE it rejects is fed back. Whether
+    // the task is solved is `verify.sh`'s call alone, after the session.
+    cfg.verify = if bench.no_check {
+        None
+    } else {
+        task.check.clone()
+    };
     let script = task
         .dir
         .join("verify.sh")
         .canonicalize()
         .map_err(io(&task.dir))?;
-    let verified = ws
-        .run(&["sh".to_owned(), script.display().to_string()])
-        .is_ok_and(|out| out.code == Some(0));
-    let journal = ws
-        .state_dir()
-        .join("sessions")
-        .join(&outcome.session)
-        .join("journal.jsonl");
-    let events = crate::journal::read_events(&journal).map_err(|source| BenchError::Journal {
-        task: task.name.clone(),
-        source,
-    })?;
-    let mut r = TaskResult {
-        copy: copy.clone(),
-        wall,
-        ..TaskResult::new(&task.name, outcome.reason, verified, outcome.turns)
+    let mut judge = Judge {
+        task,
+        script,
+        judged: Vec::new(),
+        error: None,
     };
-    tally_journal(&events, &mut r);
-    Ok(r)
+    let allowed = bench.attempts.max(1);
+    let started = Instant::now();
+    let attempts = crate::attempts::run_attempts(
+        engine, &ws, &cfg, allowed, bench.keep, &mut Quiet, &mut judge,
+    )
+    .await
+    .map_err(|source| BenchError::Attempts {
+        task: task.name.clone(),
+        source: Box::new(source),
+    })?;
+    let wall = started.elapsed();
+    if let Some(e) = judge.error {
+        return Err(e);
+    }
+    let choice = crate::attempts::choose(&attempts, cfg.verify.is_some());
+    if attempts.iter().all(|a| a.result.is_err())
+        && let Some(Attempt { result: Err(e), .. }) = attempts.into_iter().next()
+    {
+        // No attempt ran to its end: the harness failed, not the model.
+        return Err(BenchError::Session {
+            task: task.name.clone(),
+            source: Box::new(e),
+        });
+    }
+    Ok(summarize(task, &judge.judged, choice, allowed, copy, wall))
+}
+
+/// The task's result from its judged attempts (in the order they ran) and the choice.
+fn summarize(
+    task: &Task,
+    judged: &[TaskResult],
+    choice: Choice,
+    allowed: u32,
+    copy: PathBuf,
+    wall: Duration,
+) -> TaskResult {
+    let shown = choice
+        .winner()
+        .and_then(|i| judged.get(i))
+        .or(judged.first());
+    let mut r = TaskResult::new(&task.name, StopReason::MaxTurns, false, 0);
+    r.reason = shown.and_then(|j| j.reason);
+    r.verified = shown.is_some_and(|j| j.verified);
+    for j in judged {
+        r.add_counts(j);
+    }
+    r.copy = copy;
+    r.wall = wall;
+    r.attempts = judged.len() as u32;
+    r.allowed = allowed;
+    r.chosen = choice.winner().map(|i| i as u32 + 1);
+    r.pass1 = judged.first().is_some_and(TaskResult::solved);
+    r.within = judged.iter().any(TaskResult::solved);
+    r
+}
+
+/// Judges each attempt in its own copy, before the copy goes: `verify.sh`, and the figures
+/// of its journal.
+struct Judge<'a> {
+    task: &'a Task,
+    script: PathBuf,
+    /// One per attempt, in order.
+    judged: Vec<TaskResult>,
+    /// The first journal that could not be read.
+    error: Option<BenchError>,
+}
+
+impl Watcher for Judge<'_> {
+    fn finished(&mut self, attempt: &Attempt, copy: &Workspace) {
+        let verified = copy
+            .run(&["sh".to_owned(), self.script.display().to_string()])
+            .is_ok_and(|out| out.code == Some(0));
+        let (reason, turns) = match &attempt.result {
+            Ok(o) => (Some(o.reason), o.turns),
+            Err(_) => (None, 0),
+        };
+        let mut r = TaskResult::new(&self.task.name, StopReason::MaxTurns, verified, turns);
+        r.reason = reason;
+        r.wall = attempt.wall;
+        // Each copy holds the one session that ran in it (a failed one included).
+        let sessions = copy.state_dir().join("sessions");
+        let journal = std::fs::read_dir(&sessions)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("journal.jsonl"))
+            .find(|p| p.is_file());
+        match journal.map(|j| crate::journal::read_events(&j)) {
+            Some(Ok(events)) => tally_journal(&events, &mut r),
+            Some(Err(source)) => {
+                self.error.get_or_insert(BenchError::Journal {
+                    task: self.task.name.clone(),
+                    source,
+                });
+            }
+            // A session that failed before its journal existed (no room for the reply).
+            None => {}
+        }
+        if reason.is_none() {
+            r.turns = r.replies;
+        }
+        self.judged.push(r);
+    }
 }
 
 /// A task's copy, removed when dropped unless `keep`.
@@ -309,8 +529,13 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
                 pending = Some(*turn);
                 r.repairs += repairs.len() as u32;
             }
-            Event::Refused { why, .. } if why == "premature_done" => r.premature_done += 1,
+            // Both refuse a DONE as too early: before anything succeeded (plan mode), or on
+            // the tree as it started.
+            Event::Refused { why, .. } if why == "premature_done" || why == "no_change" => {
+                r.premature_done += 1
+            }
             Event::Refused { why, .. } if why == "echo" => r.echoes += 1,
+            Event::Verify { ok: false, .. } => r.check_rejected += 1,
             _ => {}
         }
     }
@@ -343,11 +568,21 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), BenchError> {
 }
 
 /// The per-task table and the totals, ending with `solved S/N, false successes F`.
+///
+/// `tries` is the attempts run, `pick` the one chosen (`-`: none qualified), `p@1` whether
+/// attempt 1 alone solved the task, `chk` the DONEs its visible check rejected; the result,
+/// `stop` and `early`…`repairs` describe the chosen attempt and all attempts summed
+/// respectively. *Solved* counts the chosen attempts that `verify.sh` passes; a false success
+/// is a chosen attempt whose accepted DONE `verify.sh` fails.
 pub fn report(results: &[TaskResult]) -> String {
     let mut s = format!(
-        "{:<24} {:<7} {:>5} {:>7} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5} {:>7} {:<9}\n",
+        "{:<24} {:<7} {:>5} {:>4} {:>3} {:>3} {:>5} {:>7} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5} {:>7} {:<9}\n",
         "task",
         "result",
+        "tries",
+        "pick",
+        "p@1",
+        "chk",
         "turns",
         "prompt",
         "gen",
@@ -359,11 +594,15 @@ pub fn report(results: &[TaskResult]) -> String {
         "repairs",
         "stop"
     );
-    let line = |name: &str, result: &str, r: &TaskResult, stop: &str| {
+    let line = |name: &str, result: &str, r: &TaskResult, pick: &str, p1: &str, stop: &str| {
         format!(
-            "{:<24} {:<7} {:>5} {:>7} {:>6} {:>6} {:>7.1} {:>7} {:>5} {:>5} {:>7} {:<9}\n",
+            "{:<24} {:<7} {:>5} {:>4} {:>3} {:>3} {:>5} {:>7} {:>6} {:>6} {:>7.1} {:>7} {:>5} {:>5} {:>7} {:<9}\n",
             name,
             result,
+            r.attempts,
+            pick,
+            p1,
+            r.check_rejected,
             r.turns,
             r.prompt_tokens,
             r.generated_tokens,
@@ -377,6 +616,7 @@ pub fn report(results: &[TaskResult]) -> String {
         )
     };
     let mut total = TaskResult::new("total", StopReason::Done, true, 0);
+    total.attempts = 0;
     let mut reasons = std::collections::BTreeMap::<&str, u32>::new();
     for r in results {
         let result = if r.solved() {
@@ -388,32 +628,34 @@ pub fn report(results: &[TaskResult]) -> String {
         } else {
             "no"
         };
-        s.push_str(&line(&r.name, result, r, r.reason.as_str()));
-        total.turns += r.turns;
-        total.prompt_tokens += r.prompt_tokens;
-        total.generated_tokens += r.generated_tokens;
-        total.evaluated_tokens += r.evaluated_tokens;
-        total.acted += r.acted;
-        total.replies += r.replies;
-        total.repairs += r.repairs;
-        total.premature_done += r.premature_done;
-        total.echoes += r.echoes;
+        let pick = r.chosen.map_or("-".to_owned(), |n| n.to_string());
+        let p1 = if r.pass1 { "y" } else { "n" };
+        s.push_str(&line(&r.name, result, r, &pick, p1, r.stop()));
+        total.add_counts(r);
+        total.attempts += r.attempts;
         total.wall += r.wall;
-        *reasons.entry(r.reason.as_str()).or_default() += 1;
+        *reasons.entry(r.stop()).or_default() += 1;
     }
-    let solved = results.iter().filter(|r| r.solved()).count();
-    let false_successes = results.iter().filter(|r| r.false_success()).count();
-    s.push_str(line("total", "", &total, "").trim_end());
+    let n = results.len();
+    let count = |f: fn(&TaskResult) -> bool| results.iter().filter(|r| f(r)).count();
+    let (solved, false_successes) = (count(TaskResult::solved), count(TaskResult::false_success));
+    let (pass1, within) = (count(|r| r.pass1), count(|r| r.within));
+    let allowed = results.iter().map(|r| r.allowed).max().unwrap_or(1);
+    s.push_str(line("total", "", &total, "", &pass1.to_string(), "").trim_end());
     s.push('\n');
     let reasons: Vec<String> = reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s.push_str(&format!("stop reasons: {}\n", reasons.join(", ")));
     s.push_str(&format!(
-        "refused: premature_done {}, echo {}\n",
-        total.premature_done, total.echoes
+        "refused: premature_done {}, echo {}; DONEs rejected by the check {}\n",
+        total.premature_done, total.echoes, total.check_rejected
     ));
     s.push_str(&format!(
-        "solved {solved}/{}, false successes {false_successes}\n",
-        results.len()
+        "pass@1 {pass1}/{n}, solved within {allowed} attempt{} {within}/{n}, attempts run {}\n",
+        if allowed == 1 { "" } else { "s" },
+        total.attempts
+    ));
+    s.push_str(&format!(
+        "solved {solved}/{n}, false successes {false_successes}\n"
     ));
     s
 }

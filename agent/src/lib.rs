@@ -9,6 +9,7 @@
 //! runs on [`models::ScriptedEngine`].
 
 pub mod act;
+pub mod attempts;
 pub mod bench;
 pub mod diff;
 mod guard;

@@ -24,6 +24,9 @@ pub struct Replay {
     /// and undo, never reuse one), echoes, premature DONEs, whether an action succeeded yet,
     /// and the stall and loop counts.
     pub tally: Tally,
+    /// The repository's fingerprint when the session first started (its first `start`
+    /// event's); `None` in journals older than the field.
+    pub start_tree: Option<String>,
 }
 
 /// One turn while it is read back.
@@ -48,17 +51,21 @@ struct Pending {
 /// how far the history is compacted from its last `prompt` event.
 pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay, JournalError> {
     let events = crate::journal::read_events(&journal.path())?;
-    let (task, task_message) = events
+    let (task, task_message, start_tree) = events
         .iter()
         .find_map(|e| match e {
             Event::Start {
-                task, task_message, ..
-            } => Some((task.clone(), task_message.clone())),
+                task,
+                task_message,
+                tree_sha256,
+                ..
+            } => Some((task.clone(), task_message.clone(), tree_sha256.clone())),
             _ => None,
         })
         .ok_or_else(|| JournalError::NoSession(journal.dir().to_owned()))?;
     // Journals older than the `task_message` field: the best that can be done is today's.
-    let task_message = task_message.unwrap_or_else(|| crate::prompt::task_message(ws, &task));
+    let task_message =
+        task_message.unwrap_or_else(|| crate::prompt::task_message(ws, &task, cfg.context_budget));
     let mut history = History::new(
         crate::prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
         task_message,
@@ -122,12 +129,15 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     t.valid_this_turn += 1;
                 }
             }
-            // As the loop counts them: an echo or a premature DONE is not a valid action.
-            Event::Refused { why, .. } if why == "echo" || why == "premature_done" => {
-                if why == "echo" {
-                    t.echoes += 1;
-                } else {
-                    t.premature_done += 1;
+            // As the loop counts them: an echo, a premature DONE or a DONE with nothing
+            // changed is not a valid action.
+            Event::Refused { why, .. }
+                if why == "echo" || why == "premature_done" || why == "no_change" =>
+            {
+                match why.as_str() {
+                    "echo" => t.echoes += 1,
+                    "premature_done" => t.premature_done += 1,
+                    _ => t.no_change += 1,
                 }
                 if let Some(p) = p
                     && p.valid
@@ -197,6 +207,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         history,
         last_turn,
         tally: t,
+        start_tree,
     })
 }
 

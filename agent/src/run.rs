@@ -9,7 +9,7 @@ use models::{Engine, GenEvent, GenerateRequest, Prompt, Sampling};
 use crate::act::{self, Observation, Plan};
 use crate::history::{History, TurnRecord};
 use crate::journal::{Journal, JournalError};
-use crate::policy::{Approval, Approver, Policy, Verdict};
+use crate::policy::{Approval, ApprovalMode, Approver, Policy, Verdict};
 use crate::prompt::{self, GrammarChoice};
 use crate::view::{Event, View};
 use crate::workspace::Workspace;
@@ -68,6 +68,10 @@ pub struct Config {
     pub reply_reserve: u32,
     /// Characters of one observation's output before head/tail truncation.
     pub output_budget: usize,
+    /// Characters of the first message's start context (repository map, and the files the
+    /// task names or whose identifiers it mentions); never more than half the prompt's room
+    /// (at about three characters a token).
+    pub context_budget: usize,
     /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
     pub interrupt: crate::Interrupt,
 }
@@ -88,6 +92,7 @@ impl Config {
             token_budget: None,
             reply_reserve: 512,
             output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
+            context_budget: prompt::DEFAULT_CONTEXT_BUDGET,
             interrupt: crate::Interrupt::new(),
         }
     }
@@ -115,8 +120,11 @@ pub struct Outcome {
     pub false_successes: u32,
     /// Actions refused as echoes of the protocol's help text.
     pub echoes: u32,
-    /// DONE refused because no action had succeeded yet in the session.
+    /// DONE refused because no action had succeeded yet in the session (plan mode).
     pub premature_done: u32,
+    /// DONE refused because nothing in the repository changed since the session started
+    /// (every mode that allows changes).
+    pub no_change: u32,
     pub tokens: u64,
 }
 
@@ -128,9 +136,15 @@ pub async fn run(
     approver: &mut dyn Approver,
     view: &mut dyn View,
 ) -> Result<Outcome, AgentError> {
-    let task_message = prompt::task_message(ws, &cfg.task);
+    let context = context_chars(engine, cfg);
+    let task_message = prompt::task_message(ws, &cfg.task, context);
+    let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
-    let mut s = Session::start(engine, ws, cfg, approver, view, journal, &task_message)?;
+    let begin = Begin {
+        task_message: &task_message,
+        tree,
+    };
+    let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     let history = History::new(
         prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
         task_message,
@@ -155,7 +169,16 @@ pub async fn resume(
     cfg.task = replay.task.clone();
     let cfg = &cfg;
     let task_message = replay.history.task.clone();
-    let mut s = Session::start(engine, ws, cfg, approver, view, journal, &task_message)?;
+    // The tree as the session first started: a DONE after resuming is judged against it.
+    let tree = replay
+        .start_tree
+        .clone()
+        .unwrap_or_else(|| act::tree_fingerprint(ws));
+    let begin = Begin {
+        task_message: &task_message,
+        tree,
+    };
+    let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
     // uninterrupted one would have.
     s.tally = replay.tally;
@@ -229,6 +252,13 @@ fn prompt_budget(engine: &dyn Engine, cfg: &Config) -> Result<usize, AgentError>
     }
 }
 
+/// Characters the first message's start context may take: [`Config::context_budget`], and
+/// never more than half the prompt's room at about three characters a token.
+pub(crate) fn context_chars(engine: &dyn Engine, cfg: &Config) -> usize {
+    let room = engine.info().n_ctx.saturating_sub(cfg.reply_reserve) as usize;
+    cfg.context_budget.min(room * 3 / 2)
+}
+
 /// What acting on one proposal led to.
 enum Step {
     Observed(Observation),
@@ -248,8 +278,10 @@ pub struct Tally {
     pub(crate) tokens: u64,
     pub(crate) false_successes: u32,
     pub(crate) echoes: u32,
-    /// DONE proposals refused because no action had succeeded yet.
+    /// DONE proposals refused because no action had succeeded yet (plan mode).
     pub(crate) premature_done: u32,
+    /// DONE proposals refused because the repository had not changed (writing modes).
+    pub(crate) no_change: u32,
     /// Some action of the session succeeded (a read answered, a change committed, a command
     /// exited 0); until then a DONE is refused as premature.
     pub(crate) acted: bool,
@@ -292,6 +324,14 @@ impl Tally {
     }
 }
 
+/// What a session starts from, as its `start` event journals it.
+struct Begin<'m> {
+    /// The first user message.
+    task_message: &'m str,
+    /// [`act::tree_fingerprint`] when the session first started.
+    tree: String,
+}
+
 /// Everything the loop's helpers share.
 struct Session<'a> {
     engine: &'a dyn Engine,
@@ -306,6 +346,9 @@ struct Session<'a> {
     turn: u32,
     /// Decoder failure kinds of the current turn, told to the model when it has no action.
     malformed: Vec<String>,
+    /// [`act::tree_fingerprint`] when the session first started: a DONE in a mode that
+    /// allows changes is refused while the tree still has it.
+    start_tree: String,
 }
 
 impl<'a> Session<'a> {
@@ -316,7 +359,7 @@ impl<'a> Session<'a> {
         approver: &'a mut dyn Approver,
         view: &'a mut dyn View,
         journal: Journal,
-        task_message: &str,
+        begin: Begin<'_>,
     ) -> Result<Session<'a>, AgentError> {
         let mut s = Session {
             engine,
@@ -330,6 +373,7 @@ impl<'a> Session<'a> {
             tally: Tally::default(),
             turn: 0,
             malformed: Vec::new(),
+            start_tree: begin.tree,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -341,7 +385,8 @@ impl<'a> Session<'a> {
             started_unix_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            task_message: Some(task_message.to_owned()),
+            task_message: Some(begin.task_message.to_owned()),
+            tree_sha256: Some(s.start_tree.clone()),
         })?;
         Ok(s)
     }
@@ -362,6 +407,7 @@ impl<'a> Session<'a> {
             false_successes: t.false_successes,
             echoes: t.echoes,
             premature_done: t.premature_done,
+            no_change: t.no_change,
             tokens: t.tokens,
         };
         self.emit(Event::Stop {
@@ -504,16 +550,30 @@ impl<'a> Session<'a> {
             })?;
             return self.observed(action, echo_observation(), false);
         }
-        // Small models under a strict grammar answer DONE on turn 1 without doing anything: a
-        // DONE before any action succeeded is refused (counted, not a stop, not a valid action,
-        // so a model that only ever says DONE stalls).
-        if matches!(action, Action::Done { .. }) && !self.tally.acted {
-            self.tally.premature_done += 1;
-            self.emit(Event::Refused {
-                turn,
-                why: "premature_done".to_owned(),
-            })?;
-            return self.observed(action, premature_done_observation(), false);
+        // Small models answer DONE without doing anything, or after only reading. Where the
+        // mode allows changes, a DONE while the repository is as it was at the start is
+        // refused (`no_change`); in plan mode, a DONE before any action succeeded
+        // (`premature_done`). Either is counted, is not a stop and not a valid action, so a
+        // model that only ever says DONE stalls.
+        if matches!(action, Action::Done { .. }) {
+            let refusal = if self.cfg.policy.mode == ApprovalMode::Plan {
+                (!self.tally.acted).then(|| {
+                    self.tally.premature_done += 1;
+                    ("premature_done", premature_done_observation())
+                })
+            } else {
+                (act::tree_fingerprint(self.ws) == self.start_tree).then(|| {
+                    self.tally.no_change += 1;
+                    ("no_change", no_change_observation())
+                })
+            };
+            if let Some((why, obs)) = refusal {
+                self.emit(Event::Refused {
+                    turn,
+                    why: why.to_owned(),
+                })?;
+                return self.observed(action, obs, false);
+            }
         }
         self.tally.valid_this_turn += 1;
         let verdict = self.cfg.policy.verdict(action);
@@ -565,11 +625,12 @@ impl<'a> Session<'a> {
         let obs = match plan {
             Plan::Run { argv } => self.run_argv(&argv),
             Plan::Change {
+                summary,
                 changes,
                 dirs,
                 repairs,
                 diff,
-            } => self.commit(&changes, &dirs, &repairs, diff)?,
+            } => self.commit(summary, &changes, &dirs, &repairs, diff)?,
             Plan::Observed(_) | Plan::Done { .. } => unreachable_plan(),
         };
         self.observed(action, obs, true)
@@ -614,14 +675,22 @@ impl<'a> Session<'a> {
                 hint: Some("run something faster, or narrow the command".to_owned()),
             }
         } else {
+            let ok = out.code == Some(0);
+            let mut summary = match out.code {
+                Some(c) => format!("exit code {c}"),
+                None => "ended by a signal".to_owned(),
+            };
+            if out.output.trim().is_empty() {
+                summary.push_str(", no output");
+            }
             Observation {
-                ok: out.code == Some(0),
-                summary: match out.code {
-                    Some(c) => format!("exit code {c}"),
-                    None => "ended by a signal".to_owned(),
-                },
+                ok,
+                summary,
                 output: out.output,
-                hint: None,
+                hint: (!ok).then(|| {
+                    "the command failed: read its output, fix the cause, then RUN it again"
+                        .to_owned()
+                }),
             }
         };
         // A command that rewrote git's hooks or config did something git would run later,
@@ -641,6 +710,7 @@ impl<'a> Session<'a> {
     /// Saves pre-images, revalidates and writes, then journals each file's commit.
     fn commit(
         &mut self,
+        summary: String,
         changes: &[act::FileChange],
         dirs: &[String],
         repairs: &[&'static str],
@@ -686,12 +756,7 @@ impl<'a> Session<'a> {
             })?;
             return Ok(failure.observation);
         }
-        let paths: Vec<&str> = changes
-            .iter()
-            .map(|c| c.path.as_str())
-            .chain(dirs.iter().map(String::as_str))
-            .collect();
-        let mut obs = Observation::ok(format!("changed {}", paths.join(", ")), diff);
+        let mut obs = Observation::ok(summary, diff);
         if !repairs.is_empty() {
             obs.hint = Some(format!(
                 "SEARCH matched after repair: {}",
@@ -810,6 +875,16 @@ pub(crate) fn loop_key(
     hint: &Option<String>,
 ) -> String {
     format!("{action}\n{ok}\n{summary}\n{output}\n{hint:?}")
+}
+
+fn no_change_observation() -> Observation {
+    Observation::error(
+        "DONE refused: nothing in the repository has changed since the session started",
+        Some(
+            "the task needs a change: EDIT the lines to change (or CREATE the file whole), \
+             then DONE",
+        ),
+    )
 }
 
 fn premature_done_observation() -> Observation {

@@ -29,6 +29,12 @@ pub enum Event {
         /// after its changes altered the file list. Absent in older journals.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         task_message: Option<String>,
+        /// The repository's fingerprint when the session first started
+        /// (`act::tree_fingerprint`; a resumed run repeats its first run's): a DONE in a mode
+        /// that allows changes is refused while the tree still has it. Absent in older
+        /// journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree_sha256: Option<String>,
     },
     /// The prompt of a turn: its size with the engine's tokenizer, and how history was
     /// compacted to fit.
@@ -65,7 +71,8 @@ pub enum Event {
         kind: String,
         raw: String,
     },
-    /// An action refused before any preview (`echo`, `policy`, `premature_done`).
+    /// An action refused before any preview (`echo`, `policy`, `premature_done`,
+    /// `no_change`).
     Refused {
         turn: u32,
         why: String,
@@ -329,6 +336,7 @@ mod tests {
                 n_ctx: 512,
                 started_unix_ms: 1_700_000_000_000,
                 task_message: Some(s("Task: t")),
+                tree_sha256: Some(s("0").repeat(64)),
             },
             Event::Prompt {
                 turn: 1,

@@ -1,12 +1,13 @@
 //! The task benchmark's harness: the oracle (each task's scripted replies) must solve every
 //! task of `benches/agent-tasks` with no false success, and a DONE that `verify.sh` rejects
-//! must count as a false success.
+//! must count as a false success. A task's visible check feeds a DONE it rejects back to the
+//! model; `--attempts` reports pass@1 and solved within N beside solved.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use agent::bench::{self, BenchConfig, Task};
+use agent::bench::{self, BenchConfig, BenchError, Task};
 use agent::{ApprovalMode, Config, Policy, StopReason};
 
 fn suite_dir() -> PathBuf {
@@ -17,34 +18,58 @@ fn config() -> BenchConfig {
     let mut session = Config::new("", Policy::new(ApprovalMode::Ask));
     session.max_turns = 12;
     session.reply_reserve = 512;
-    BenchConfig {
-        session,
-        keep: false,
-        confinement: Default::default(),
-    }
+    BenchConfig::new(session, Default::default())
+}
+
+/// Without the tasks' visible checks: a DONE is accepted as it comes.
+fn unchecked() -> BenchConfig {
+    let mut c = config();
+    c.no_check = true;
+    c
 }
 
 fn run(task: &Task) -> bench::TaskResult {
+    run_with(task, &config())
+}
+
+fn run_with(task: &Task, cfg: &BenchConfig) -> bench::TaskResult {
+    let engine = bench::oracle_engine(task).unwrap();
+    run_on(&engine, task, cfg).unwrap()
+}
+
+fn run_on(
+    engine: &models::ScriptedEngine,
+    task: &Task,
+    cfg: &BenchConfig,
+) -> Result<bench::TaskResult, BenchError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let engine = bench::oracle_engine(task);
-    rt.block_on(bench::run_task(&engine, task, &config()))
-        .unwrap()
+    rt.block_on(bench::run_task(engine, task, cfg))
 }
 
 #[test]
 fn the_oracle_solves_every_task_without_a_false_success() {
-    let tasks = bench::load_suite(&suite_dir()).unwrap();
+    // Tasks without oracle.jsonl are for models only.
+    let tasks: Vec<Task> = bench::load_suite(&suite_dir())
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.oracle.is_some())
+        .collect();
     assert!(tasks.len() >= 12, "{} tasks", tasks.len());
     let results: Vec<_> = tasks.iter().map(run).collect();
     let report = bench::report(&results);
     for (task, r) in tasks.iter().zip(&results) {
         assert!(r.solved(), "{} not solved:\n{report}", task.name);
+        assert!(
+            r.pass1 && r.within && r.check_rejected == 0,
+            "{}",
+            task.name
+        );
         assert_eq!(
             r.turns as usize,
-            task.oracle.len(),
+            task.oracle.as_ref().unwrap().len(),
             "{}: every oracle reply is one turn",
             task.name
         );
@@ -79,11 +104,11 @@ fn a_task_copy_is_removed_afterwards_unless_kept() {
         .enable_all()
         .build()
         .unwrap();
-    let engine = bench::oracle_engine(&task);
-    assert!(
-        rt.block_on(bench::run_task(&engine, &failing, &cfg))
-            .is_err()
-    );
+    let engine = bench::oracle_engine(&task).unwrap();
+    assert!(matches!(
+        rt.block_on(bench::run_task(&engine, &failing, &cfg)),
+        Err(BenchError::Session { .. })
+    ));
     let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .flatten()
@@ -107,13 +132,15 @@ fn every_task_starts_unsolved() {
     // A verify.sh that already passes on the starting files would make its task free.
     for task in bench::load_suite(&suite_dir()).unwrap() {
         let mut t = task.clone();
-        // A look first: a DONE before any action succeeded is refused as premature.
-        t.oracle = vec![
-            "LIST\n".to_owned(),
-            "Nothing to do.\nDONE nothing\n".to_owned(),
-        ];
-        let r = run(&t);
-        assert_eq!(r.reason, StopReason::Done, "{}", task.name);
+        // A change that is no fix first: a DONE while the repository is untouched is
+        // refused (`no_change`).
+        t.oracle = Some(vec![
+            NOTE.to_owned(),
+            "Nothing else to do.\nDONE nothing\n".to_owned(),
+        ]);
+        // Unchecked, so that the DONE is accepted whatever the task's check says.
+        let r = run_with(&t, &unchecked());
+        assert_eq!(r.reason, Some(StopReason::Done), "{}", task.name);
         assert!(!r.verified, "{}: verify.sh passes untouched", task.name);
         assert!(r.false_success() && !r.solved(), "{}", task.name);
     }
@@ -124,9 +151,9 @@ fn a_session_without_done_is_neither_solved_nor_a_false_success() {
     let task = Task::load(&suite_dir().join("create-file")).unwrap();
     let mut t = task.clone();
     // The right file, but no DONE: the session stalls on the fallback prose.
-    t.oracle.pop();
+    t.oracle.as_mut().unwrap().pop();
     let r = run(&t);
-    assert_eq!(r.reason, StopReason::Stall);
+    assert_eq!(r.reason, Some(StopReason::Stall));
     assert!(r.verified && !r.solved() && !r.false_success());
     let report = bench::report(&[r]);
     assert!(report.contains("tree-ok") && report.ends_with("solved 0/1, false successes 0\n"));
@@ -151,13 +178,14 @@ fn rewriting_a_tasks_test_file_does_not_solve_it() {
                 _ => "echo ok",
             };
             let mut t = task.clone();
-            t.oracle = vec![
+            t.oracle = Some(vec![
                 format!("DELETE {name}\n"),
                 format!("CREATE {name}\n<<<<<<< SEARCH\n=======\n{passing}\n>>>>>>> REPLACE\n"),
                 "DONE the tests pass\n".to_owned(),
-            ];
-            let r = run(&t);
-            assert_eq!(r.reason, StopReason::Done, "{}: {name}", task.name);
+            ]);
+            // Unchecked: a check that runs the rewritten test would pass it too.
+            let r = run_with(&t, &unchecked());
+            assert_eq!(r.reason, Some(StopReason::Done), "{}: {name}", task.name);
             assert!(
                 r.false_success() && !r.verified,
                 "{}: replacing {name} with a test that always passes solved the task",
@@ -167,4 +195,204 @@ fn rewriting_a_tasks_test_file_does_not_solve_it() {
         }
     }
     assert!(checked >= 2, "only {checked} task test files found");
+}
+
+/// A task folder under the system temp dir (removed when dropped): `greet.sh` says `helo`
+/// where its test wants `hello`. `check` and `oracle` are written when given.
+fn greet_task(check: Option<&str>, oracle: Option<&[&str]>) -> (tempfile::TempDir, Task) {
+    let dir = tempfile::Builder::new()
+        .prefix("bellows-bench-task-")
+        .tempdir()
+        .unwrap();
+    let write = |path: &str, text: &str| {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("repo/greet.sh", "echo helo\n");
+    write(
+        "repo/test_greet.sh",
+        "[ \"$(sh greet.sh)\" = hello ] || { echo \"greet.sh says $(sh greet.sh)\"; exit 1; }\n",
+    );
+    write("task.md", "sh test_greet.sh fails. Fix greet.sh.\n");
+    write(
+        "verify.sh",
+        "grep -qx 'echo hello' greet.sh && sh test_greet.sh\n",
+    );
+    if let Some(check) = check {
+        write("check", &format!("{check}\n"));
+    }
+    if let Some(replies) = oracle {
+        let lines: Vec<String> = replies
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap())
+            .collect();
+        write("oracle.jsonl", &(lines.join("\n") + "\n"));
+    }
+    let task = Task::load(dir.path()).unwrap();
+    (dir, task)
+}
+
+const FIX: &str =
+    "EDIT greet.sh\n<<<<<<< SEARCH\necho helo\n=======\necho hello\n>>>>>>> REPLACE\n";
+
+/// A change that fixes nothing: a DONE after it reaches the check (a DONE while the
+/// repository is untouched is refused before any check runs).
+const NOTE: &str = "CREATE notes.txt\n<<<<<<< SEARCH\n=======\nlooked at it\n>>>>>>> REPLACE\n";
+
+/// No copy of the task folder `task` is left under the system temp dir.
+fn no_copies_left(task: &Path) {
+    let name = task.file_name().unwrap().to_string_lossy().into_owned();
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("bellows-bench-") && n.ends_with(&name) && n != name
+        })
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_tasks_check_feeds_a_premature_done_back_and_the_session_then_solves_it() {
+    let oracle = [NOTE, "DONE it greets\n", FIX, "DONE fixed the typo\n"];
+    let (dir, task) = greet_task(Some("sh test_greet.sh"), Some(&oracle));
+    assert_eq!(
+        task.check.as_deref(),
+        Some(&["sh".to_owned(), "test_greet.sh".to_owned()][..])
+    );
+    let engine = bench::oracle_engine(&task).unwrap();
+    let r = run_on(&engine, &task, &config()).unwrap();
+    assert_eq!((r.reason, r.turns), (Some(StopReason::Verified), 4));
+    assert!(r.solved() && !r.false_success());
+    assert_eq!(r.check_rejected, 1);
+    // The model was told why: the check's failure, its output included.
+    let seen = engine.seen.lock().unwrap();
+    let third = format!("{:?}", seen[2].prompt);
+    assert!(
+        third.contains("DONE (it greets) rejected") && third.contains("greet.sh says helo"),
+        "{third}"
+    );
+    let report = bench::report(&[r]);
+    assert!(report.contains("DONEs rejected by the check 1"), "{report}");
+    // Without the check the first DONE is accepted: a false success, and not one the check
+    // rejected.
+    let r = run_with(&task, &unchecked());
+    assert_eq!(r.reason, Some(StopReason::Done));
+    assert!(r.false_success() && r.check_rejected == 0);
+    let report = bench::report(&[r]);
+    assert!(
+        report.ends_with("solved 0/1, false successes 1\n"),
+        "{report}"
+    );
+    no_copies_left(dir.path());
+}
+
+#[test]
+fn a_task_without_an_oracle_loads_and_runs_on_a_model_but_not_on_the_oracle() {
+    let (dir, task) = greet_task(None, None);
+    assert!(task.oracle.is_none() && task.check.is_none());
+    assert!(matches!(
+        bench::oracle_engine(&task),
+        Err(BenchError::NoOracle(ref name)) if *name == task.name
+    ));
+    // Any other engine runs it.
+    let engine = models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4));
+    for reply in [FIX, "DONE fixed\n"] {
+        engine.push(models::Script::chunked(reply, 5));
+    }
+    let r = run_on(&engine, &task, &config()).unwrap();
+    assert!(r.solved(), "{}", bench::report(&[r]));
+    no_copies_left(dir.path());
+}
+
+#[test]
+fn a_check_that_is_not_one_command_line_is_refused_naming_its_file() {
+    for (check, why) in [
+        ("sh test_greet.sh | tee out", "shell syntax"),
+        ("'sh test_greet.sh", "not closed"),
+        ("sh a\nsh b", "more than one line"),
+        ("   ", "empty"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("task.md"), "t\n").unwrap();
+        std::fs::write(dir.path().join("check"), check).unwrap();
+        let err = Task::load(dir.path()).unwrap_err();
+        assert!(matches!(err, BenchError::Check { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&dir.path().join("check").display().to_string()) && msg.contains(why),
+            "{check:?}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn attempts_stop_at_the_first_passing_check_and_report_pass_at_1_apart() {
+    let (dir, task) = greet_task(Some("sh test_greet.sh"), None);
+    // Attempt 1 says DONE untouched (rejected), then stalls; attempt 2 fixes it; attempt 3
+    // never runs.
+    let engine = models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4));
+    for reply in [
+        NOTE,
+        "DONE looks fine\n",
+        "hmm\n",
+        "hmm\n",
+        "hmm\n",
+        FIX,
+        "DONE fixed\n",
+    ] {
+        engine.push(models::Script::chunked(reply, 5));
+    }
+    let mut cfg = config();
+    cfg.attempts = 3;
+    let r = run_on(&engine, &task, &cfg).unwrap();
+    let report = bench::report(std::slice::from_ref(&r));
+    assert_eq!(
+        (r.attempts, r.allowed, r.chosen),
+        (2, 3, Some(2)),
+        "{report}"
+    );
+    assert!(r.solved() && !r.pass1 && r.within && !r.false_success());
+    assert_eq!(r.reason, Some(StopReason::Verified));
+    // Turns and tokens are both attempts'.
+    assert_eq!((r.turns, r.check_rejected, r.replies), (7, 1, 7));
+    assert!(
+        report.contains("pass@1 0/1, solved within 3 attempts 1/1, attempts run 2"),
+        "{report}"
+    );
+    assert!(report.ends_with("solved 1/1, false successes 0\n"));
+    no_copies_left(dir.path());
+}
+
+#[test]
+fn without_a_check_attempts_vote_and_a_wrong_majority_is_a_false_success() {
+    let wrong = "EDIT greet.sh\n<<<<<<< SEARCH\necho helo\n=======\necho hullo\n>>>>>>> REPLACE\n";
+    for (replies, solved) in [
+        // One wrong, two right: the right change wins the vote, though attempt 1 failed.
+        ([wrong, FIX, FIX], true),
+        // Two wrong, one right: the wrong change wins; solved within 3, not solved.
+        ([wrong, wrong, FIX], false),
+    ] {
+        let (dir, task) = greet_task(None, None);
+        let engine = models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4));
+        for reply in replies {
+            engine.push(models::Script::chunked(reply, 5));
+            engine.push(models::Script::chunked("DONE fixed\n", 5));
+        }
+        let mut cfg = config();
+        cfg.attempts = 3;
+        let r = run_on(&engine, &task, &cfg).unwrap();
+        let report = bench::report(std::slice::from_ref(&r));
+        assert_eq!(r.attempts, 3, "{report}");
+        assert!(!r.pass1 && r.within, "{report}");
+        assert_eq!(
+            (r.solved(), r.false_success()),
+            (solved, !solved),
+            "{report}"
+        );
+        assert_eq!(r.chosen, Some(if solved { 2 } else { 1 }));
+        no_copies_left(dir.path());
+    }
 }

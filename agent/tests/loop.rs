@@ -124,6 +124,19 @@ fn prompts(engine: &ScriptedEngine) -> Vec<String> {
 const EDIT_A: &str =
     "I will fix it.\nEDIT a.txt\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n";
 
+/// A change that is no fix: a DONE after it is not refused for want of a change.
+const NOTE: &str = "CREATE notes.txt\n<<<<<<< SEARCH\n=======\nlooked\n>>>>>>> REPLACE\n";
+
+/// The session ended because nothing had changed: its one DONE was refused (`no_change`)
+/// and it stalled after.
+fn refused_unchanged(out: &Outcome) {
+    assert_eq!(
+        (out.reason, out.no_change),
+        (StopReason::Stall, 1),
+        "{out:?}"
+    );
+}
+
 #[test]
 fn done_stops_after_an_edit_is_committed_atomically() {
     let dir = repo("done", &[("a.txt", "keep\nold\n")]);
@@ -161,7 +174,7 @@ fn done_stops_after_an_edit_is_committed_atomically() {
 #[test]
 fn failing_verify_is_fed_back_as_a_false_success_then_verified() {
     let dir = repo("verify", &[("a.txt", "old\n")]);
-    let e = engine(&["READ a.txt\n", "DONE already fine\n", EDIT_A, "DONE now\n"]);
+    let e = engine(&[NOTE, "DONE already fine\n", EDIT_A, "DONE now\n"]);
     let mut c = cfg(ApprovalMode::Auto);
     c.verify = Some(vec![
         "grep".into(),
@@ -177,7 +190,8 @@ fn failing_verify_is_fed_back_as_a_false_success_then_verified() {
 }
 
 #[test]
-fn done_before_any_action_succeeded_is_refused_as_premature() {
+fn done_before_any_action_succeeded_is_refused_as_premature_in_plan_mode() {
+    // In modes that allow changes the `no_change` rule supersedes this one (tests/harness.rs).
     let dir = repo("premature", &[("a.txt", "old\n")]);
     // A DONE on turn 1, a DONE after a failed read: both refused; a DONE after a read that
     // succeeded ends the session.
@@ -188,7 +202,7 @@ fn done_before_any_action_succeeded_is_refused_as_premature() {
         "READ a.txt\n",
         "DONE read it\n",
     ]);
-    let mut c = cfg(ApprovalMode::Auto);
+    let mut c = cfg(ApprovalMode::Plan);
     c.stall_turns = 5;
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
     assert_eq!((out.reason, out.turns), (StopReason::Done, 5));
@@ -216,7 +230,7 @@ fn done_before_any_action_succeeded_is_refused_as_premature() {
 
     // A model that only ever says DONE is not done: it stalls, with every DONE counted.
     let e = engine(&["DONE\n", "DONE\n", "DONE\n"]);
-    let mut c = cfg(ApprovalMode::Auto);
+    let mut c = cfg(ApprovalMode::Plan);
     c.stall_turns = 3;
     let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
     assert_eq!(
@@ -356,7 +370,8 @@ fn a_declined_action_becomes_an_observation_not_an_exit() {
     let e = engine(&[EDIT_A, "LIST\n", "DONE\n"]);
     let mut approver = ScriptedApprover::new([Approval::No]);
     let out = session(&e, &dir, &cfg(ApprovalMode::Ask), &mut approver);
-    assert_eq!(out.reason, StopReason::Done);
+    // The declined edit changed nothing, so the DONE is refused.
+    refused_unchanged(&out);
     assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "old\n");
     assert!(prompts(&e)[1].contains("the user declined"));
 }
@@ -429,7 +444,7 @@ fn each_confinement_escape_is_refused() {
         &cfg(ApprovalMode::Auto),
         &mut ScriptedApprover::default(),
     );
-    assert_eq!(out.reason, StopReason::Done);
+    refused_unchanged(&out);
     assert!(!dir.parent().unwrap().join("escape.txt").exists());
     assert!(dir.join(".git/config").exists());
     let p = prompts(&e);
@@ -463,8 +478,16 @@ fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
         .collect();
     keys.sort();
     assert!(
-        keys.iter()
-            .all(|k| ["HOME", "LANG", "PATH", "TMPDIR", "TMP", "TEMP"].contains(k)),
+        keys.iter().all(|k| [
+            "HOME",
+            "LANG",
+            "PATH",
+            "PYTHONDONTWRITEBYTECODE",
+            "TMPDIR",
+            "TMP",
+            "TEMP"
+        ]
+        .contains(k)),
         "{keys:?}"
     );
     // Ctrl-C ends a running command at once, as if by a signal.
@@ -480,14 +503,16 @@ fn run_has_a_timeout_an_output_cap_and_a_scrubbed_environment() {
         &cfg(ApprovalMode::Auto),
         &mut ScriptedApprover::default(),
     );
-    assert_eq!(out.reason, StopReason::Done);
+    refused_unchanged(&out);
     assert!(prompts(&e)[1].contains("timed out after"));
 }
 
 #[test]
 fn help_text_echoes_are_refused_and_counted() {
     let dir = repo("echo", &[("path", "not to be read\n")]);
+    // A change first, so that a DONE taken from the help text would be accepted.
     let e = engine(&[
+        NOTE,
         "READ path\n",
         "RUN program args\n",
         "DONE summary\n",
@@ -509,11 +534,11 @@ fn help_text_echoes_are_refused_and_counted() {
     let refused = events(&j, "refused");
     assert_eq!(refused.iter().filter(|r| r["why"] == "echo").count(), 4);
 
-    assert_eq!(out.turns, 6);
+    assert_eq!(out.turns, 7);
     let p = prompts(&e);
-    assert!(p[1].contains("example from the instructions"));
+    assert!(p[2].contains("example from the instructions"));
     assert!(
-        p[4].contains("example from the instructions"),
+        p[5].contains("example from the instructions"),
         "the native echo too"
     );
     assert!(!p.concat().contains("not to be read"));
@@ -531,7 +556,8 @@ fn help_text_echoes_are_refused_and_counted() {
         &cfg(ApprovalMode::Auto),
         &mut ScriptedApprover::default(),
     );
-    assert_eq!((out.reason, out.echoes), (StopReason::Done, 2));
+    assert_eq!(out.echoes, 2);
+    refused_unchanged(&out);
     assert!(!dir.join("new.py").exists());
 
     // Echoes count towards a stall: they are not valid actions.
@@ -554,7 +580,8 @@ fn help_text_echoes_are_refused_and_counted() {
         &cfg(ApprovalMode::Auto),
         &mut ScriptedApprover::default(),
     );
-    assert_eq!((out.reason, out.echoes), (StopReason::Done, 2), "{help}");
+    assert_eq!(out.echoes, 2, "{help}");
+    refused_unchanged(&out);
     let j = journal(&dir, &out);
     let refused = events(&j, "refused");
     assert_eq!(refused.iter().filter(|r| r["why"] == "echo").count(), 2);
@@ -782,7 +809,7 @@ fn secrets_in_output_are_redacted_before_the_model_sees_them() {
     let out = session(
         &e,
         &dir,
-        &cfg(ApprovalMode::Auto),
+        &cfg(ApprovalMode::Plan),
         &mut ScriptedApprover::default(),
     );
     assert_eq!(out.reason, StopReason::Done);
@@ -969,7 +996,7 @@ fn a_malformed_command_is_told_to_the_model_by_kind() {
         &cfg(ApprovalMode::Auto),
         &mut ScriptedApprover::default(),
     );
-    assert_eq!(out.reason, StopReason::Done);
+    refused_unchanged(&out);
     assert!(prompts(&e)[1].contains("a command could not be read (bad_verb_line)"));
     assert_eq!(events(&journal(&dir, &out), "malformed").len(), 1);
 }
@@ -1103,7 +1130,9 @@ fn resume_keeps_the_stall_and_loop_counts() {
         (StopReason::Loop, 4, 1)
     );
 
-    // And a resumed session remembers that an action succeeded: DONE is not premature.
+    // And a resumed session remembers that an action succeeded: in plan mode, DONE is not
+    // premature.
+    c.policy = Policy::new(ApprovalMode::Plan);
     let out = resume_in(&engine(&["DONE read it\n"]), &dir, &c, &cut.session);
     assert_eq!((out.reason, out.premature_done), (StopReason::Done, 0));
 }

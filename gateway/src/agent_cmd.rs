@@ -59,11 +59,12 @@ pub struct PromoteArgs {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
-    /// The suite: one folder per task with repo/, task.md, verify.sh and oracle.jsonl.
+    /// The suite: one folder per task with repo/, task.md, verify.sh, and optionally
+    /// oracle.jsonl (the oracle's replies) and check (a visible check run after DONE).
     #[arg(default_value = "benches/agent-tasks")]
     pub dir: PathBuf,
     /// llama (the in-process model) or oracle (each task's scripted replies; tests the
-    /// harness, and must solve every task).
+    /// harness, and must solve every task; tasks without oracle.jsonl are skipped).
     #[arg(long, default_value = "llama", value_parser = ["llama", "oracle"])]
     pub engine: String,
     #[command(flatten)]
@@ -88,6 +89,13 @@ pub struct BenchArgs {
     /// Keep each task's copy under the system temp dir.
     #[arg(long)]
     pub keep: bool,
+    /// Attempts per task, as `bellows agent --attempts`: stop at the first whose check passes
+    /// (all N without a check, then a vote); reports pass@1 and solved within N.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempts: u32,
+    /// Ignore the tasks' visible `check` files: DONE is accepted unchecked.
+    #[arg(long)]
+    pub no_check: bool,
 }
 
 /// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
@@ -238,6 +246,18 @@ pub struct RunArgs {
     /// `bellows agent promote ID` applies the result, `bellows agent discard ID` removes it.
     #[arg(long, conflicts_with = "resume")]
     pub isolate: bool,
+    /// Make N independent attempts, each in its own isolated copy, at rising temperatures
+    /// (the profile's, then 0.4, 0.7, 0.9, 1.0…) and seeds. With --verify the first attempt
+    /// that passes it wins; without, the attempts that end with DONE vote by their changes.
+    /// The winner's diff is asked for (promoted at once under --approval auto); the other
+    /// copies are removed. Inside an attempt edits are not asked for, and outside auto the
+    /// commands --allow-run does not match are declined.
+    #[arg(long, value_name = "N", conflicts_with_all = ["resume", "isolate"],
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempts: Option<u32>,
+    /// Keep every attempt's copy (`bellows agent promote ID` / `discard ID` later).
+    #[arg(long, requires = "attempts")]
+    pub keep_attempts: bool,
     /// One JSON event per line on stdout instead of the readable view.
     #[arg(long)]
     pub json: bool,
@@ -392,6 +412,28 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
             eprintln!("\ninterrupted: stopping the session (Ctrl-C again to exit now)");
         }
     });
+    if let Some(n) = a.attempts {
+        if mode == ApprovalMode::Plan {
+            anyhow::bail!(
+                "--attempts makes changes to choose from: use --approval ask, edits or auto"
+            );
+        }
+        let report = runtime.block_on(agent::attempts::attempt(
+            &engine,
+            &ws,
+            &cfg,
+            n,
+            a.keep_attempts,
+            &mut approver,
+            view.as_mut(),
+            &mut Announce,
+        ))?;
+        eprint!("{}", report.summary());
+        let chosen = report.choice.winner().is_some();
+        return Ok(i32::from(
+            !chosen || report.settled == agent::attempts::Settled::Declined,
+        ));
+    }
     let outcome = match &a.resume {
         Some(id) => runtime.block_on(agent::resume(
             &engine,
@@ -409,8 +451,26 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     })
 }
 
+/// Says on stderr which attempt starts and how each ended.
+struct Announce;
+
+impl agent::attempts::Watcher for Announce {
+    fn starting(&mut self, number: u32, of: u32, copy: &Workspace, sampling: &models::Sampling) {
+        eprintln!(
+            "attempt {number}/{of} in {} (temperature {}, seed {})",
+            copy.root().display(),
+            sampling.temperature,
+            sampling.seed.unwrap_or_default()
+        );
+    }
+
+    fn finished(&mut self, attempt: &agent::attempts::Attempt, _copy: &Workspace) {
+        eprintln!("{}", attempt.summary());
+    }
+}
+
 /// `bellows agent bench`: every task on a fresh copy, approval `auto`; exit 0 when every task
-/// is solved.
+/// run is solved.
 fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let mut tasks = agent::bench::load_suite(&b.dir)?;
     if let Some(only) = &b.only {
@@ -432,34 +492,48 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
             Some(engine)
         }
     };
-    let bench = agent::bench::BenchConfig {
-        session: cfg,
-        keep: b.keep,
-        confinement: b.sandbox.confinement(),
-    };
+    let mut bench = agent::bench::BenchConfig::new(cfg, b.sandbox.confinement());
+    bench.keep = b.keep;
+    bench.attempts = b.attempts;
+    bench.no_check = b.no_check;
     announce(bench.confinement, Path::new("each task's temporary copy"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let mut results = Vec::new();
+    let mut skipped = Vec::new();
     for task in &tasks {
         let result = match &llama {
             Some(engine) => runtime.block_on(agent::bench::run_task(engine, task, &bench))?,
-            None => {
-                let oracle = agent::bench::oracle_engine(task);
-                runtime.block_on(agent::bench::run_task(&oracle, task, &bench))?
-            }
+            None => match agent::bench::oracle_engine(task) {
+                Ok(oracle) => runtime.block_on(agent::bench::run_task(&oracle, task, &bench))?,
+                // The oracle replays a script: a task without one is not run, and said so.
+                Err(agent::bench::BenchError::NoOracle(name)) => {
+                    eprintln!("{name}: skipped (no oracle.jsonl)");
+                    skipped.push(name);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            },
         };
         eprintln!(
-            "{}: {} ({} turns, verify {})",
+            "{}: {} ({} turns, {} attempts, verify {})",
             task.name,
-            result.reason.as_str(),
+            result.stop(),
             result.turns,
+            result.attempts,
             if result.verified { "ok" } else { "fails" }
         );
         results.push(result);
     }
     print!("{}", agent::bench::report(&results));
+    if !skipped.is_empty() {
+        println!(
+            "skipped {} tasks without oracle.jsonl: {}",
+            skipped.len(),
+            skipped.join(", ")
+        );
+    }
     Ok(i32::from(!results.iter().all(|r| r.solved())))
 }
 
@@ -504,6 +578,35 @@ mod tests {
             panic!("not bench");
         };
         assert!(b.sandbox.unsandboxed_run && !b.sandbox.allow_net);
+    }
+
+    /// `--attempts` takes a positive count, makes its own isolated copies (so neither
+    /// `--isolate` nor `--resume` goes with it), and `--keep-attempts` needs it; the bench's
+    /// `--attempts` and `--no-check` parse.
+    #[test]
+    fn attempts_flags_parse_and_conflict_where_they_should() {
+        let a = parse(&["task", "--attempts", "4", "--keep-attempts"]).expect("parse");
+        assert_eq!((a.run.attempts, a.run.keep_attempts), (Some(4), true));
+        for bad in [
+            &["task", "--attempts", "0"][..],
+            &["task", "--attempts", "2", "--isolate"],
+            &["--resume", "x", "--attempts", "2"],
+            &["task", "--keep-attempts"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} parsed");
+        }
+        let Some(AgentCommand::Bench(b)) = parse(&["bench", "--attempts", "5", "--no-check"])
+            .expect("parse")
+            .command
+        else {
+            panic!("not bench");
+        };
+        assert_eq!((b.attempts, b.no_check), (5, true));
+        let Some(AgentCommand::Bench(b)) = parse(&["bench"]).expect("parse").command else {
+            panic!("not bench");
+        };
+        assert_eq!((b.attempts, b.no_check), (1, false));
+        assert!(parse(&["bench", "--attempts", "0"]).is_err());
     }
 
     /// A tuned profile's action limit and prompt style reach the agent unless a flag says

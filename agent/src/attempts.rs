@@ -1,0 +1,566 @@
+//! `bellows agent --attempts N`: several independent attempts at one task, and a checker (or a
+//! vote) that picks one. A small model's first try often fails where one of a few cheap tries
+//! succeeds; with a check that tells them apart, pass@k is what the user gets.
+//!
+//! Each attempt is a whole session ([`crate::run::run`]) in an isolated copy of the repository
+//! ([`crate::isolate::isolate`], under `.bellows/isolated/ID/`), so its journal, undo and
+//! `bellows agent promote` / `discard` work per attempt and the real tree is untouched until
+//! the winner is settled. Attempt `k` samples at [`temperature`]`(k)` with seed
+//! `base + k - 1` ([`sampling`]).
+//!
+//! Choosing ([`choose`]): with a check (`--verify`, [`Config::verify`]) the first attempt whose
+//! check passed wins, and no further attempt runs once one has. Without one every attempt runs,
+//! and those that ended with DONE vote by their resulting changes: attempts whose changed
+//! files hold identical bytes (and modes, and link targets) against the base form a group, the
+//! largest group wins (on a tie, the group whose first member ran first, being the coolest
+//! sample), and the report says how many attempts agreed.
+//!
+//! Settling ([`settle`]): the winner's changes are shown as one diff and asked for through the
+//! [`Approver`] (approval `ask` or `edits`) or promoted at once (`auto`); every copy is then
+//! discarded unless `keep`. An attempt that fails (the engine, the journal) is recorded and
+//! the others still run; a failure of the repository itself (isolation, removing a copy) ends
+//! the run, after removing the copies made so far.
+//!
+//! The attempts run one after another over the [`Engine`] trait. When the engine can run
+//! several sequences in one context (llama.cpp's parallel slots), they will run side by side,
+//! sharing the evaluated prompt prefix: the system prompt and the task's first message are the
+//! same bytes for every attempt, so the prefix is evaluated once.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use models::{Engine, Sampling};
+
+use crate::isolate::{self, Change, IsolateError};
+use crate::policy::{Approval, ApprovalMode, Approver, Policy};
+use crate::run::{AgentError, Config, Outcome, StopReason};
+use crate::view::{Event, View};
+use crate::workspace::Workspace;
+
+/// The temperatures of attempts 2, 3 and 4; attempt 5 on samples at [`HOTTEST`].
+pub const LATER_TEMPERATURES: [f32; 3] = [0.4, 0.7, 0.9];
+/// The temperature of every attempt after the schedule's end.
+pub const HOTTEST: f32 = 1.0;
+/// The first attempt's seed when the profile sets none, so that a run can be repeated.
+pub const DEFAULT_SEED: u32 = 0x5eed;
+
+/// The temperature schedule: attempt 1 (numbered from 1) samples at the profile's
+/// temperature `base` (often 0, greedy: the model's best single guess); attempts 2, 3 and 4
+/// at 0.4, 0.7 and 0.9, later ones at 1.0 — but never cooler than `base`, so a profile that
+/// samples hot is not cooled down by its retries.
+pub fn temperature(number: u32, base: f32) -> f32 {
+    if number <= 1 {
+        return base;
+    }
+    let scheduled = usize::try_from(number - 2)
+        .ok()
+        .and_then(|i| LATER_TEMPERATURES.get(i).copied())
+        .unwrap_or(HOTTEST);
+    scheduled.max(base)
+}
+
+/// Attempt `number`'s sampling: `base` with the scheduled [`temperature`] and seed
+/// `base.seed (else DEFAULT_SEED) + number - 1`, so no two attempts share a seed.
+pub fn sampling(base: &Sampling, number: u32) -> Sampling {
+    let first = base.seed.unwrap_or(DEFAULT_SEED);
+    Sampling {
+        temperature: temperature(number, base.temperature),
+        seed: Some(first.wrapping_add(number.saturating_sub(1))),
+        ..base.clone()
+    }
+}
+
+/// The policy each attempt's session runs under. An attempt works in a disposable copy, so
+/// its edits need nobody's approval (`ask` runs as `edits`: edits automatic, commands still
+/// asked unless `--allow-run` matches); what reaches the real tree is asked for once, as the
+/// winner's diff. `plan`, `edits` and `auto` are unchanged.
+pub fn attempt_policy(policy: &Policy) -> Policy {
+    let mut p = policy.clone();
+    if p.mode == ApprovalMode::Ask {
+        p.mode = ApprovalMode::Edits;
+    }
+    p
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AttemptsError {
+    /// Isolating attempt `number` failed; `left` names the earlier copies that could not be
+    /// removed (normally none).
+    #[error("attempt {number}: {source}{}", left_over(.left))]
+    Isolate {
+        number: u32,
+        source: IsolateError,
+        left: Vec<String>,
+    },
+    #[error("removing the copy of attempt {number} ({copy}): {source}")]
+    Discard {
+        number: u32,
+        copy: String,
+        source: IsolateError,
+    },
+    /// Promoting the winner failed; its copy is kept, the others removed (but `left`).
+    #[error(
+        "promoting attempt {number} failed: {source}; its copy is kept: \
+         `bellows agent promote {copy}` (with --force to overwrite) or `bellows agent discard {copy}`{}",
+        left_over(.left)
+    )]
+    Promote {
+        number: u32,
+        copy: String,
+        source: IsolateError,
+        left: Vec<String>,
+    },
+}
+
+fn left_over(left: &[String]) -> String {
+    if left.is_empty() {
+        String::new()
+    } else {
+        format!(" (copies not removed: {})", left.join(", "))
+    }
+}
+
+/// Why one attempt has no result to vote with. The other attempts run regardless.
+#[derive(Debug, thiserror::Error)]
+pub enum AttemptError {
+    #[error(transparent)]
+    Session(#[from] AgentError),
+    #[error("reading its changes: {0}")]
+    Changes(#[from] IsolateError),
+}
+
+/// One attempt, as it ended.
+#[derive(Debug)]
+pub struct Attempt {
+    /// Numbered from 1, in the order they ran.
+    pub number: u32,
+    /// The isolated copy's id (`bellows agent promote ID`).
+    pub copy: String,
+    /// The copy's root.
+    pub root: PathBuf,
+    pub sampling: Sampling,
+    pub result: Result<Outcome, AttemptError>,
+    /// What promoting it would do, sorted by path; empty when it failed.
+    pub changes: Vec<Change>,
+    /// The changes with what each leaves behind (bytes' sha256 and mode, link target): equal
+    /// keys mean identical resulting trees, which is what [`choose`] votes by.
+    pub key: String,
+    pub wall: Duration,
+}
+
+impl Attempt {
+    /// How the session ended, or `None` when it failed.
+    pub fn reason(&self) -> Option<StopReason> {
+        self.result.as_ref().ok().map(|o| o.reason)
+    }
+
+    /// It ended with an accepted DONE (checked or not).
+    pub fn done(&self) -> bool {
+        matches!(self.reason(), Some(StopReason::Done | StopReason::Verified))
+    }
+
+    /// It ended with a DONE its check passed.
+    pub fn passed(&self) -> bool {
+        self.reason() == Some(StopReason::Verified)
+    }
+
+    /// One line: number, sampling, how it ended, what it changed.
+    pub fn summary(&self) -> String {
+        let how = match &self.result {
+            Ok(o) => format!("{} after {} turns", o.reason.as_str(), o.turns),
+            Err(e) => format!("failed: {e}"),
+        };
+        let files = match self.changes.len() {
+            0 => "no changes".to_owned(),
+            1 => "1 path changed".to_owned(),
+            n => format!("{n} paths changed"),
+        };
+        format!(
+            "attempt {} (temperature {}, seed {}): {how}, {files}",
+            self.number,
+            self.sampling.temperature,
+            self.sampling.seed.unwrap_or_default()
+        )
+    }
+}
+
+/// Told about each attempt as it starts and ends; the CLI prints, the bench judges each
+/// attempt's copy with the task's hidden `verify.sh` before it goes.
+pub trait Watcher {
+    /// Attempt `number` of at most `of` is about to run in `copy`.
+    fn starting(&mut self, _number: u32, _of: u32, _copy: &Workspace, _sampling: &Sampling) {}
+    /// `attempt` ended; its copy still exists.
+    fn finished(&mut self, _attempt: &Attempt, _copy: &Workspace) {}
+}
+
+/// A watcher that does nothing.
+#[derive(Debug, Default)]
+pub struct Unwatched;
+
+impl Watcher for Unwatched {}
+
+/// Runs up to `n` attempts at `cfg.task`, one after another, each in its own isolated copy of
+/// `ws` with [`sampling`]`(&cfg.sampling, k)` and [`attempt_policy`]. With a check
+/// (`cfg.verify`) it stops after the first attempt whose check passed. It also stops early
+/// when `cfg.interrupt` fired. Every copy is left in place for [`settle`]; on an error, the
+/// copies made so far are removed first (unless `keep`).
+pub async fn run_attempts(
+    engine: &dyn Engine,
+    ws: &Workspace,
+    cfg: &Config,
+    n: u32,
+    keep: bool,
+    view: &mut dyn View,
+    watcher: &mut dyn Watcher,
+) -> Result<Vec<Attempt>, AttemptsError> {
+    let mut attempts: Vec<Attempt> = Vec::new();
+    for number in 1..=n.max(1) {
+        if cfg.interrupt.fired() {
+            break;
+        }
+        let (copy, mut copy_ws) = match isolate::isolate(ws) {
+            Ok(made) => made,
+            Err(source) => {
+                let left = discard_all(ws, &attempts, None, keep);
+                return Err(AttemptsError::Isolate {
+                    number,
+                    source,
+                    left: left.into_iter().map(|(copy, _)| copy).collect(),
+                });
+            }
+        };
+        copy_ws.confinement = ws.confinement;
+        let mut session = cfg.clone();
+        session.sampling = sampling(&cfg.sampling, number);
+        session.policy = attempt_policy(&cfg.policy);
+        watcher.starting(number, n.max(1), &copy_ws, &session.sampling);
+        let started = Instant::now();
+        let result = crate::run::run(engine, &copy_ws, &session, &mut Unattended, view).await;
+        let wall = started.elapsed();
+        let (result, changes) = match result {
+            Ok(outcome) => match isolate::changes(ws, &copy) {
+                Ok(changes) => (Ok(outcome), changes),
+                Err(e) => (Err(AttemptError::Changes(e)), Vec::new()),
+            },
+            Err(e) => (Err(AttemptError::Session(e)), Vec::new()),
+        };
+        let key = change_key(&copy_ws, &changes);
+        let attempt = Attempt {
+            number,
+            copy,
+            root: copy_ws.root().to_owned(),
+            sampling: session.sampling,
+            result,
+            changes,
+            key,
+            wall,
+        };
+        watcher.finished(&attempt, &copy_ws);
+        let passed = attempt.passed();
+        attempts.push(attempt);
+        if passed {
+            break;
+        }
+    }
+    Ok(attempts)
+}
+
+/// The approver of an attempt's session: nobody watches a copy, so whatever it would ask
+/// (in `edits` mode, a command `--allow-run` does not match) is declined, and the model hears so.
+#[derive(Debug)]
+struct Unattended;
+
+impl Approver for Unattended {
+    fn approve(&mut self, _action: &codec::Action, _preview: &str) -> Approval {
+        Approval::No
+    }
+}
+
+/// The vote key of a copy's changes: each path with the sha256 and mode of what the copy
+/// holds there, its link target, or its deletion.
+fn change_key(copy: &Workspace, changes: &[Change]) -> String {
+    let mut key = String::new();
+    for c in changes {
+        match c {
+            Change::Write(path) => {
+                // An unreadable file votes with no other attempt's file.
+                let hash = std::fs::read(copy.root().join(path))
+                    .map_or_else(|e| format!("unreadable ({e})"), |b| crate::act::sha256(&b));
+                let mode = copy.mode(path).unwrap_or_default();
+                key.push_str(&format!("write {path} {hash} {mode:o}\n"));
+            }
+            Change::Link { path, target } => {
+                key.push_str(&format!("link {path} {}\n", target.display()))
+            }
+            Change::Delete(path) => key.push_str(&format!("delete {path}\n")),
+        }
+    }
+    key
+}
+
+/// Which attempt wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// `attempts[index]` is the first whose check passed.
+    Checked { index: usize },
+    /// No check: `attempts[index]` is the first of the largest group of DONE attempts with
+    /// identical changes, `agreed` attempts strong, out of `of` run.
+    Voted {
+        index: usize,
+        agreed: usize,
+        of: usize,
+    },
+    /// No attempt passed its check (or, without one, finished with DONE).
+    Nothing,
+}
+
+impl Choice {
+    pub fn winner(&self) -> Option<usize> {
+        match *self {
+            Choice::Checked { index } | Choice::Voted { index, .. } => Some(index),
+            Choice::Nothing => None,
+        }
+    }
+}
+
+/// Picks the winner of `attempts`; `checked` says whether they ran with a check.
+pub fn choose(attempts: &[Attempt], checked: bool) -> Choice {
+    if checked {
+        return match attempts.iter().position(Attempt::passed) {
+            Some(index) => Choice::Checked { index },
+            None => Choice::Nothing,
+        };
+    }
+    // Groups in order of their first member, so that the strict `>` keeps the earliest on a tie.
+    let mut groups: Vec<(&str, usize, usize)> = Vec::new();
+    for (i, a) in attempts.iter().enumerate().filter(|(_, a)| a.done()) {
+        match groups.iter_mut().find(|(k, _, _)| *k == a.key) {
+            Some(g) => g.2 += 1,
+            None => groups.push((&a.key, i, 1)),
+        }
+    }
+    let mut best: Option<(usize, usize)> = None;
+    for (_, first, size) in groups {
+        if best.is_none_or(|(_, n)| size > n) {
+            best = Some((first, size));
+        }
+    }
+    match best {
+        Some((index, agreed)) => Choice::Voted {
+            index,
+            agreed,
+            of: attempts.len(),
+        },
+        None => Choice::Nothing,
+    }
+}
+
+/// What happened to the winner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// Its changes were applied to the real tree.
+    Promoted(Vec<Change>),
+    /// The user declined its diff.
+    Declined,
+    /// No winner, a winner that changed nothing, or an interrupted run: nothing applied.
+    Nothing,
+}
+
+/// One run of `--attempts`: every attempt, the choice and what became of it.
+#[derive(Debug)]
+pub struct Report {
+    pub attempts: Vec<Attempt>,
+    /// The attempts ran with a check (`--verify`).
+    pub checked: bool,
+    pub choice: Choice,
+    pub settled: Settled,
+    /// The copies still on disk (`keep`, or an interrupted run): their ids.
+    pub kept: Vec<String>,
+    /// Copies that should have been removed and could not be, with why.
+    pub not_removed: Vec<String>,
+}
+
+impl Report {
+    /// One line per attempt, then the choice and what became of it.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        for a in &self.attempts {
+            s.push_str(&a.summary());
+            s.push('\n');
+        }
+        let n = self.attempts.len();
+        let number = |i: usize| self.attempts.get(i).map_or(0, |a| a.number);
+        match self.choice {
+            Choice::Checked { index } => s.push_str(&format!(
+                "chosen: attempt {} of {n}, the first whose check passed\n",
+                number(index)
+            )),
+            Choice::Voted { index, agreed, of } => s.push_str(&format!(
+                "chosen: attempt {}, {agreed}/{of} attempts agreed on its changes\n",
+                number(index)
+            )),
+            Choice::Nothing if self.checked => {
+                s.push_str(&format!("no attempt of {n} passed its check\n"))
+            }
+            Choice::Nothing => s.push_str(&format!("no attempt of {n} ended with DONE\n")),
+        }
+        match &self.settled {
+            Settled::Promoted(changes) => {
+                s.push_str(&format!("promoted {} paths\n", changes.len()));
+            }
+            Settled::Declined => s.push_str("declined: nothing applied\n"),
+            Settled::Nothing => s.push_str("nothing applied\n"),
+        }
+        if !self.kept.is_empty() {
+            s.push_str(&format!("copies kept: {}\n", self.kept.join(", ")));
+        }
+        for e in &self.not_removed {
+            s.push_str(&format!("{e}\n"));
+        }
+        s
+    }
+}
+
+/// Shows the winner's changes (against the real tree) as one diff, then asks `approver`
+/// unless `mode` is `auto`, and promotes them. A failed promotion keeps the winner's copy
+/// and says how to promote it by hand; the other copies are removed then.
+pub fn settle(
+    ws: &Workspace,
+    attempts: &[Attempt],
+    choice: Choice,
+    mode: ApprovalMode,
+    approver: &mut dyn Approver,
+    view: &mut dyn View,
+    keep: bool,
+) -> Result<Settled, AttemptsError> {
+    let Some(winner) = choice.winner().and_then(|i| attempts.get(i)) else {
+        return Ok(Settled::Nothing);
+    };
+    if winner.changes.is_empty() {
+        return Ok(Settled::Nothing);
+    }
+    let shown = preview(ws, winner);
+    view.show(&Event::Preview {
+        turn: 0,
+        shown: shown.clone(),
+    });
+    let approved = match mode {
+        ApprovalMode::Auto => true,
+        ApprovalMode::Plan => false,
+        ApprovalMode::Ask | ApprovalMode::Edits => {
+            // The approver judges actions; promoting is presented as the `promote` tool with
+            // the copy it would apply.
+            let action = codec::Action::Client {
+                name: "promote".to_owned(),
+                arguments: serde_json::json!({ "attempt": winner.number, "copy": winner.copy }),
+            };
+            approver.approve(&action, &shown) == Approval::Yes
+        }
+    };
+    if !approved {
+        return Ok(Settled::Declined);
+    }
+    match isolate::promote(ws, &winner.copy, false) {
+        Ok(changes) => Ok(Settled::Promoted(changes)),
+        Err(source) => {
+            // The winner stays for a promotion by hand; the losers go (unless kept).
+            let left = discard_all(ws, attempts, Some(winner.number), keep);
+            Err(AttemptsError::Promote {
+                number: winner.number,
+                copy: winner.copy.clone(),
+                source,
+                left: left.into_iter().map(|(copy, _)| copy).collect(),
+            })
+        }
+    }
+}
+
+/// The winner's changes as one unified diff against the real tree.
+fn preview(ws: &Workspace, winner: &Attempt) -> String {
+    let text = |bytes: Option<Vec<u8>>| bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
+    let mut out = format!("attempt {} ({}):\n", winner.number, winner.copy);
+    for c in &winner.changes {
+        let old = text(ws.read(c.path()).ok().flatten());
+        match c {
+            Change::Write(path) => {
+                let new = text(std::fs::read(winner.root.join(path)).ok());
+                out.push_str(&crate::diff::unified(path, old.as_deref(), new.as_deref()));
+            }
+            Change::Delete(path) => {
+                out.push_str(&crate::diff::unified(path, old.as_deref(), None));
+            }
+            Change::Link { path, target } => {
+                out.push_str(&format!("link {path} -> {}\n", target.display()));
+            }
+        }
+    }
+    out
+}
+
+/// Removes every attempt's copy but attempt `except`'s, unless `keep`. Tries them all; returns
+/// those it could not remove, with why.
+fn discard_all(
+    ws: &Workspace,
+    attempts: &[Attempt],
+    except: Option<u32>,
+    keep: bool,
+) -> Vec<(String, AttemptsError)> {
+    if keep {
+        return Vec::new();
+    }
+    let mut failed = Vec::new();
+    for a in attempts.iter().filter(|a| Some(a.number) != except) {
+        if let Err(source) = isolate::discard(ws, &a.copy) {
+            let e = AttemptsError::Discard {
+                number: a.number,
+                copy: a.copy.clone(),
+                source,
+            };
+            failed.push((a.copy.clone(), e));
+        }
+    }
+    failed
+}
+
+/// `bellows agent --attempts N`: [`run_attempts`], [`choose`], [`settle`] under
+/// `cfg.policy.mode`, then every copy removed unless `keep`. An interrupted run (Ctrl-C)
+/// applies nothing and keeps its copies, for `bellows agent promote` by hand.
+#[allow(clippy::too_many_arguments)]
+pub async fn attempt(
+    engine: &dyn Engine,
+    ws: &Workspace,
+    cfg: &Config,
+    n: u32,
+    keep: bool,
+    approver: &mut dyn Approver,
+    view: &mut dyn View,
+    watcher: &mut dyn Watcher,
+) -> Result<Report, AttemptsError> {
+    let attempts = run_attempts(engine, ws, cfg, n, keep, view, watcher).await?;
+    let choice = choose(&attempts, cfg.verify.is_some());
+    let interrupted = cfg.interrupt.fired();
+    let settled = if interrupted {
+        Settled::Nothing
+    } else {
+        settle(ws, &attempts, choice, cfg.policy.mode, approver, view, keep)?
+    };
+    let keep = keep || interrupted;
+    // Reported, not raised: by now the winner may be promoted, which an error would hide.
+    let not_removed = discard_all(ws, &attempts, None, keep)
+        .into_iter()
+        .map(|(_, e)| e.to_string())
+        .collect();
+    let kept = if keep {
+        attempts.iter().map(|a| a.copy.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Report {
+        attempts,
+        checked: cfg.verify.is_some(),
+        choice,
+        settled,
+        kept,
+        not_removed,
+    })
+}
