@@ -240,6 +240,8 @@ pub struct TaskResult {
     pub premature_done: u32,
     /// Actions refused as echoes of the protocol's help text.
     pub echoes: u32,
+    /// Replies cut because they repeated a block of lines (failure kind `repetition`).
+    pub repetitions: u32,
     pub wall: Duration,
 }
 
@@ -266,6 +268,7 @@ impl TaskResult {
             repairs: 0,
             premature_done: 0,
             echoes: 0,
+            repetitions: 0,
             wall: Duration::ZERO,
         }
     }
@@ -300,6 +303,7 @@ impl TaskResult {
         self.repairs += other.repairs;
         self.premature_done += other.premature_done;
         self.echoes += other.echoes;
+        self.repetitions += other.repetitions;
         self.check_rejected += other.check_rejected;
     }
 }
@@ -535,6 +539,7 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
                 r.premature_done += 1
             }
             Event::Refused { why, .. } if why == "echo" => r.echoes += 1,
+            Event::Malformed { kind, .. } if kind == "repetition" => r.repetitions += 1,
             Event::Verify { ok: false, .. } => r.check_rejected += 1,
             _ => {}
         }
@@ -646,8 +651,9 @@ pub fn report(results: &[TaskResult]) -> String {
     let reasons: Vec<String> = reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s.push_str(&format!("stop reasons: {}\n", reasons.join(", ")));
     s.push_str(&format!(
-        "refused: premature_done {}, echo {}; DONEs rejected by the check {}\n",
-        total.premature_done, total.echoes, total.check_rejected
+        "refused: premature_done {}, echo {}; DONEs rejected by the check {}; replies cut for \
+         repeating {}\n",
+        total.premature_done, total.echoes, total.check_rejected, total.repetitions
     ));
     s.push_str(&format!(
         "pass@1 {pass1}/{n}, solved within {allowed} attempt{} {within}/{n}, attempts run {}\n",

@@ -446,13 +446,21 @@ impl<'a> Session<'a> {
         let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), Arc::clone(&self.registry));
         let (mut raw, mut proposals, mut events) = (String::new(), Vec::new(), Vec::new());
         let mut timings = models::Timings::default();
+        let mut cut: Option<String> = None;
         while let Some(ev) = generation.next().await {
             match ev {
-                GenEvent::Text { piece, .. } if proposals.len() < limit => {
+                GenEvent::Text { piece, .. } if proposals.len() < limit && cut.is_none() => {
                     raw.push_str(&piece);
                     decoder.feed_into(&piece, &mut events);
                     self.decoded(&mut events, &mut proposals)?;
                     if proposals.len() >= limit {
+                        generation.halt();
+                    } else if piece.contains('\n')
+                        && let Some(block) = repeating_tail(&raw)
+                    {
+                        // A small model that repeats a block repeats it until its tokens run
+                        // out: stop it here and tell it so.
+                        cut = Some(block.to_owned());
                         generation.halt();
                     }
                 }
@@ -470,6 +478,16 @@ impl<'a> Session<'a> {
             self.decoded(&mut events, &mut proposals)?;
         }
         proposals.truncate(limit);
+        if let Some(block) = cut {
+            // A named failure like the decoder's, so history (live and resumed) tells the
+            // model, and the bench counts it.
+            self.malformed.push(REPETITION.to_owned());
+            self.journal.record(&Event::Malformed {
+                turn,
+                kind: REPETITION.to_owned(),
+                raw: block,
+            })?;
+        }
         self.tally.tokens += u64::from(timings.prompt_tokens) + u64::from(timings.generated_tokens);
         self.emit(Event::Reply {
             turn,
@@ -833,7 +851,13 @@ pub(crate) fn turn_record(
             Some((&artifacts, &name)),
         ));
     }
-    if observations.is_empty() && !malformed.is_empty() {
+    if observations.is_empty() && malformed.iter().any(|k| k == REPETITION) {
+        text.push_str(
+            "[error] your reply repeated the same lines over and over, and was cut\nhint: \
+             write one command, once; if you are stuck, READ the file again or try another \
+             change\n",
+        );
+    } else if observations.is_empty() && !malformed.is_empty() {
         text.push_str(&format!(
             "[error] a command could not be read ({})\nhint: write each command exactly as \
              the instructions show, one per line\n",
@@ -899,4 +923,62 @@ fn premature_done_observation() -> Observation {
 fn unreachable_plan() -> Observation {
     // `act` returns early for these plans before any approval, so this is never reached.
     Observation::error("internal: plan already handled", None)
+}
+
+/// The failure kind of a reply cut because it repeated itself.
+pub(crate) const REPETITION: &str = "repetition";
+
+/// The block of whole lines a reply ends by repeating, if it does: the last `k` lines (1 to 8)
+/// written three times in a row (four for a single line), holding at least 8 characters that
+/// are not whitespace. Code can repeat a short line or two; a block that comes back whole
+/// three times is a model stuck in a loop.
+pub(crate) fn repeating_tail(text: &str) -> Option<&str> {
+    let done = &text[..text.rfind('\n')? + 1];
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(done.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    // `starts` ends with `done.len()`: line `i` is `done[starts[i]..starts[i + 1]]`.
+    let lines = starts.len() - 1;
+    let line = |i: usize| &done[starts[i]..starts[i + 1]];
+    for k in 1..=8usize {
+        let copies = if k == 1 { 4 } else { 3 };
+        if lines < k * copies {
+            break;
+        }
+        let first = lines - k * copies;
+        let same = (0..k).all(|j| (1..copies).all(|c| line(first + j) == line(first + c * k + j)));
+        let block = &done[starts[lines - k]..];
+        let content = block.chars().filter(|c| !c.is_whitespace()).count();
+        if same && content >= 8 {
+            return Some(block);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeating_tail;
+
+    #[test]
+    fn a_block_written_three_times_is_a_repeating_tail_and_code_is_not() {
+        let looped = "Here:\ndef add(a, b):\n    return a + b\n".to_owned()
+            + &"def add(a, b):\n    return a + b\n".repeat(2);
+        assert_eq!(
+            repeating_tail(&looped),
+            Some("def add(a, b):\n    return a + b\n")
+        );
+        // An unfinished last line does not count until it ends.
+        assert!(repeating_tail(&(looped.clone() + "def ad")).is_some());
+        // One line needs four copies; short or blank lines never count.
+        assert_eq!(repeating_tail(&"print(x)\n".repeat(3)), None);
+        assert_eq!(repeating_tail(&"print(x)\n".repeat(4)), Some("print(x)\n"));
+        assert_eq!(repeating_tail(&"}\n".repeat(9)), None);
+        assert_eq!(repeating_tail(&"\n\n\n\n\n\n"), None);
+        // Twice is not a loop, and ordinary code is not either.
+        assert_eq!(repeating_tail(&"x = 1\ny = 2\n".repeat(2)), None);
+        let code = "def f():\n    a = 1\n    b = 2\n    return a + b\n\nprint(f())\n";
+        assert_eq!(repeating_tail(code), None);
+        assert_eq!(repeating_tail("no newline at all"), None);
+    }
 }

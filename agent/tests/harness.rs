@@ -620,3 +620,36 @@ fn a_named_test_brings_the_modules_it_imports_two_deep() {
         "{m}"
     );
 }
+
+#[test]
+fn a_reply_that_repeats_a_block_is_cut_counted_and_told() {
+    let dir = repo(
+        "repeat",
+        &[("calc.py", "def add(a, b):\n    return a - b\n")],
+    );
+    let block = "    return a + b\n    # fixed the sign\n";
+    let looping = format!("The fix:\n{}", block.repeat(40));
+    let e = engine(&[&looping]);
+    let mut c = cfg("Fix add in calc.py");
+    c.max_turns = 2;
+    let out = session(&e, dir.path(), &c);
+    let journal = events(dir.path(), &out.session);
+    let raw = journal
+        .iter()
+        .find_map(|ev| match ev {
+            Event::Reply { turn: 1, raw, .. } => Some(raw.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // Halted at the third copy, not after forty.
+    assert!(raw.len() < looping.len() / 4, "{} bytes kept", raw.len());
+    assert!(raw.ends_with(&block.repeat(3)), "{raw:?}");
+    let cut: Vec<_> = journal
+        .iter()
+        .filter(|ev| matches!(ev, Event::Malformed { kind, .. } if kind == "repetition"))
+        .collect();
+    assert_eq!(cut.len(), 1, "{journal:?}");
+    // The next prompt tells the model why.
+    let p = prompts(&e);
+    assert!(p[1].contains("repeated the same lines"), "{}", p[1]);
+}

@@ -234,6 +234,10 @@ pub struct RunArgs {
     /// Tokens kept free for each reply (its max_tokens).
     #[arg(long, default_value_t = 512)]
     pub reply_reserve: u32,
+    /// Characters of start context in the first message (repository map, the files the task
+    /// names, files holding its identifiers); capped at what the context window leaves.
+    #[arg(long, default_value_t = agent::prompt::DEFAULT_CONTEXT_BUDGET)]
+    pub context_budget: usize,
     /// Seconds a RUN may take before it is killed.
     #[arg(long, default_value_t = 60)]
     pub run_timeout: u64,
@@ -391,6 +395,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.loop_repeats = a.loop_repeats;
     cfg.token_budget = a.token_budget;
     cfg.reply_reserve = a.reply_reserve;
+    cfg.context_budget = a.context_budget;
     let mut view: Box<dyn View> = if a.json {
         Box::new(JsonLines)
     } else {
