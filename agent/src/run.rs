@@ -974,7 +974,7 @@ mod tests {
         assert_eq!(repeating_tail(&"print(x)\n".repeat(3)), None);
         assert_eq!(repeating_tail(&"print(x)\n".repeat(4)), Some("print(x)\n"));
         assert_eq!(repeating_tail(&"}\n".repeat(9)), None);
-        assert_eq!(repeating_tail(&"\n\n\n\n\n\n"), None);
+        assert_eq!(repeating_tail("\n\n\n\n\n\n"), None);
         // Twice is not a loop, and ordinary code is not either.
         assert_eq!(repeating_tail(&"x = 1\ny = 2\n".repeat(2)), None);
         let code = "def f():\n    a = 1\n    b = 2\n    return a + b\n\nprint(f())\n";
