@@ -34,7 +34,13 @@ fn agent_needs_a_task_and_undo_needs_a_session() {
 fn agent_bench_with_the_oracle_reports_solved_tasks() {
     let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/agent-tasks");
     let out = bellows(&[
-        "agent", "bench", suite, "--engine", "oracle", "--only", "rename",
+        "agent",
+        "bench",
+        suite,
+        "--engine",
+        "oracle",
+        "--only",
+        "rename-function",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
