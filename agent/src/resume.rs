@@ -168,13 +168,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     // An echo refused as prose has no proposal: its action is empty, as live.
                     let action = p.action.take().unwrap_or_default();
                     if p.valid && !p.verifying {
-                        t.saw(loop_key(
-                            &action,
-                            obs.ok,
-                            &obs.summary,
-                            &obs.output,
-                            &obs.hint,
-                        ));
+                        t.saw(loop_key(&action, obs.ok, &obs.summary, &obs.output));
                         t.acted |= obs.ok;
                     }
                     p.valid = false;

@@ -9,7 +9,7 @@ use models::{Engine, GenEvent, GenerateRequest, Prompt, Sampling};
 use crate::act::{self, Observation, Plan};
 use crate::history::{History, TurnRecord};
 use crate::journal::{Journal, JournalError};
-use crate::policy::{Approval, ApprovalMode, Approver, Policy, Verdict};
+use crate::policy::{self, Approval, ApprovalMode, Approver, Policy, Verdict};
 use crate::prompt::{self, GrammarChoice};
 use crate::view::{Event, View};
 use crate::workspace::Workspace;
@@ -661,8 +661,12 @@ impl<'a> Session<'a> {
         valid: bool,
     ) -> Result<Step, AgentError> {
         let output = crate::observe::redact(&obs.output);
+        let mut obs = obs;
         if valid {
-            let key = loop_key(&render(action), obs.ok, &obs.summary, &output, &obs.hint);
+            let key = loop_key(&render(action), obs.ok, &obs.summary, &output);
+            if self.tally.last.as_ref() == Some(&key) {
+                obs.hint = Some(repeat_hint(action));
+            }
             self.tally.saw(key);
             self.tally.acted |= obs.ok;
         }
@@ -890,15 +894,27 @@ fn echo_observation() -> Observation {
 
 /// What makes two actions "the same action with the same result" for loop detection: the
 /// action's canonical text and the observation as the journal records it (output redacted),
-/// so that `--resume` computes the same keys from the journal.
-pub(crate) fn loop_key(
-    action: &str,
-    ok: bool,
-    summary: &str,
-    output: &str,
-    hint: &Option<String>,
-) -> String {
-    format!("{action}\n{ok}\n{summary}\n{output}\n{hint:?}")
+/// so that `--resume` computes the same keys from the journal. The hint is left out: a
+/// repeat's hint says that it is one ([`repeat_hint`]), and the repeat is still the same.
+pub(crate) fn loop_key(action: &str, ok: bool, summary: &str, output: &str) -> String {
+    format!("{action}\n{ok}\n{summary}\n{output}")
+}
+
+/// The hint of an action that repeats the previous one with the same result: a small model at
+/// a low temperature otherwise sends it again until the loop stop ends the session. It names
+/// the step that moves on from what this kind of action shows.
+fn repeat_hint(action: &Action) -> String {
+    let next = match policy::effect(action) {
+        policy::Effect::Read => {
+            "you have what it shows: now change the code (EDIT, or CREATE to replace a small \
+             file), or RUN the check"
+        }
+        policy::Effect::Run => "change the code first, then RUN it again",
+        _ => "do something else: READ the file to see it as it is now, or try another change",
+    };
+    format!(
+        "you did exactly this last turn and got the same result; repeating it changes nothing — {next}"
+    )
 }
 
 fn no_change_observation() -> Observation {

@@ -653,3 +653,33 @@ fn a_reply_that_repeats_a_block_is_cut_counted_and_told() {
     let p = prompts(&e);
     assert!(p[1].contains("repeated the same lines"), "{}", p[1]);
 }
+
+#[test]
+fn an_action_repeated_with_the_same_result_is_told_what_moves_on() {
+    let dir = repo(
+        "repeat-hint",
+        &[("calc.py", "def add(a, b):\n    return a - b\n")],
+    );
+    let e = engine(&["READ calc.py\n", "READ calc.py\n", "READ calc.py\n"]);
+    let out = session(&e, dir.path(), &cfg("Fix add in calc.py"));
+    // Still a loop after three (the hint is not part of what makes two results the same).
+    assert_eq!(out.reason, StopReason::Loop);
+    let hints: Vec<Option<String>> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|ev| match ev {
+            Event::Observation { hint, .. } => Some(hint),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hints.len(), 3, "{hints:?}");
+    assert_eq!(hints[0], None);
+    for h in &hints[1..] {
+        let h = h.as_deref().unwrap_or_default();
+        assert!(
+            h.contains("repeating it changes nothing") && h.contains("EDIT"),
+            "{h}"
+        );
+    }
+    let p = prompts(&e);
+    assert!(p[2].contains("repeating it changes nothing"), "{}", p[2]);
+}
