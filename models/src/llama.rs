@@ -1507,7 +1507,14 @@ impl JobSampler {
                 token = JobSampler::pick(&mut self.chain, &mut a);
                 arr = Some(a);
             }
-            grammar.accept(token);
+            // A lazy grammar is blind until its trigger: the token that completes the trigger
+            // may carry text the grammar does not admit, and llama.cpp then refuses it and is
+            // left with no parse state, where its next `apply` aborts the whole process
+            // (`GGML_ASSERT(!stacks.empty())`). So a refused token ends the constraint: the
+            // reply goes on unconstrained, and its decoder judges the text as it comes.
+            if grammar.try_accept(token).is_err() {
+                self.grammar = None;
+            }
         }
         if let Some(a) = arr {
             *buf = a.data;

@@ -608,3 +608,34 @@ async fn logprobs_score_each_token_with_sorted_alternatives() {
         assert!(logprobs.is_empty());
     }
 }
+
+/// The token that completes a lazy grammar's trigger can carry text the grammar refuses (a
+/// trigger `e` inside a word): llama.cpp then has no parse state left, and applying the grammar
+/// again aborted the process. The generation must go on, unconstrained, to its end.
+#[tokio::test]
+async fn a_lazy_trigger_inside_a_token_the_grammar_refuses_does_not_abort() {
+    let e = engine(1);
+    let mut triggered = 0;
+    for seed in 0..6 {
+        let mut req = grammar_request(
+            GrammarSpec::Lazy {
+                gbnf: r#"root ::= "e" [0-9] [0-9] [0-9]"#.to_owned(),
+                root: "root".to_owned(),
+                triggers: vec!["e".to_owned()],
+            },
+            120,
+        );
+        req.sampling = Sampling {
+            temperature: 1.0,
+            seed: Some(seed),
+            ..Sampling::default()
+        };
+        let out = run(&e, req).await;
+        triggered += usize::from(out.text.contains('e'));
+    }
+    // Random weights write plenty of `e`s inside longer tokens.
+    assert!(
+        triggered >= 3,
+        "the trigger fired in {triggered} of 6 replies"
+    );
+}
