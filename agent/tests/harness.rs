@@ -5,98 +5,21 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
+mod common;
+
 use std::path::Path;
 
 use agent::act::{self, Observation, Plan};
-use agent::view::Quiet;
-use agent::{
-    ApprovalMode, Config, Event, Outcome, Policy, ScriptedApprover, StopReason, Workspace,
-};
+use agent::{ApprovalMode, Config, Event, Policy, StopReason, Workspace};
 use codec::{Action, Block};
-use models::{Prompt, Script, ScriptedEngine};
-
-/// A fresh repository under the system temp dir with the given files, removed when dropped.
-fn repo(name: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("bellows-harness-{name}-"))
-        .tempdir()
-        .unwrap();
-    for (path, text) in files {
-        let p = dir.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
-
-/// An engine that replays `replies` in order, then says something with no action.
-fn engine(replies: &[&str]) -> ScriptedEngine {
-    let e = ScriptedEngine::new("scripted", Script::chunked("Let me think about it.\n", 5));
-    for r in replies {
-        e.push(Script::chunked(r, 3));
-    }
-    e
-}
+use common::{engine, events, prompts, repo, resume, session};
+use models::{Prompt, ScriptedEngine};
 
 fn cfg(task: &str) -> Config {
     let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
     c.max_turns = 8;
     c.reply_reserve = 200;
     c
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn session(engine: &ScriptedEngine, dir: &Path, cfg: &Config) -> Outcome {
-    let ws = Workspace::new(dir).unwrap();
-    let mut approver = ScriptedApprover::default();
-    rt().block_on(agent::run(engine, &ws, cfg, &mut approver, &mut Quiet))
-        .unwrap()
-}
-
-fn resume(engine: &ScriptedEngine, dir: &Path, cfg: &Config, id: &str) -> Outcome {
-    let ws = Workspace::new(dir).unwrap();
-    let mut approver = ScriptedApprover::default();
-    rt().block_on(agent::resume(
-        engine,
-        &ws,
-        cfg,
-        id,
-        &mut approver,
-        &mut Quiet,
-    ))
-    .unwrap()
-}
-
-/// The session's journal, read back as the loop wrote it.
-fn events(dir: &Path, session: &str) -> Vec<Event> {
-    let path = dir
-        .join(".bellows/sessions")
-        .join(session)
-        .join("journal.jsonl");
-    agent::journal::read_events(&path).unwrap()
-}
-
-/// The text of every prompt the engine saw, one string per prompt.
-fn prompts(engine: &ScriptedEngine) -> Vec<String> {
-    engine
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|r| match &r.prompt {
-            Prompt::Chat { messages, .. } => messages
-                .iter()
-                .map(|m| format!("<{}>{}", m.role, m.content))
-                .collect::<String>(),
-            Prompt::Text(t) => t.clone(),
-        })
-        .collect()
 }
 
 /// The first user message of the first prompt.

@@ -5,39 +5,17 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent::act::{self, FileChange};
 use agent::journal::{self, JournalError};
 use agent::view::Quiet;
-use agent::{
-    ApprovalMode, Config, Event, Outcome, Policy, ScriptedApprover, StopReason, Workspace,
-};
-use models::{Prompt, Script, ScriptedEngine};
-
-/// A fresh repository under the system temp dir with the given files, removed when dropped.
-fn repo(name: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("bellows-journal-{name}-"))
-        .tempdir()
-        .unwrap();
-    for (path, text) in files {
-        let p = dir.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
-
-/// An engine that replays `replies` in order, then says something with no action.
-fn engine(replies: &[String]) -> ScriptedEngine {
-    let e = ScriptedEngine::new("scripted", Script::chunked("Let me think about it.\n", 5));
-    for r in replies {
-        e.push(Script::chunked(r, 3));
-    }
-    e
-}
+use agent::{ApprovalMode, Config, Event, Policy, ScriptedApprover, StopReason, Workspace};
+use common::{engine, events, journal_path, repo, resume, rt, session};
+use models::ScriptedEngine;
 
 fn cfg() -> Config {
     let mut c = Config::new("fix the bug", Policy::new(ApprovalMode::Auto));
@@ -46,64 +24,11 @@ fn cfg() -> Config {
     c
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn session(engine: &ScriptedEngine, dir: &Path, cfg: &Config) -> Outcome {
-    let ws = Workspace::new(dir).unwrap();
-    rt().block_on(agent::run(
-        engine,
-        &ws,
-        cfg,
-        &mut ScriptedApprover::default(),
-        &mut Quiet,
-    ))
-    .unwrap()
-}
-
-fn resume(engine: &ScriptedEngine, dir: &Path, cfg: &Config, id: &str) -> Outcome {
-    let ws = Workspace::new(dir).unwrap();
-    rt().block_on(agent::resume(
-        engine,
-        &ws,
-        cfg,
-        id,
-        &mut ScriptedApprover::default(),
-        &mut Quiet,
-    ))
-    .unwrap()
-}
-
-fn journal_path(dir: &Path, session: &str) -> PathBuf {
-    dir.join(".bellows/sessions")
-        .join(session)
-        .join("journal.jsonl")
-}
-
-/// The session's events, through the one typed reader.
-fn events(dir: &Path, session: &str) -> Vec<Event> {
-    journal::read_events(&journal_path(dir, session)).unwrap()
-}
-
 /// Every prompt the engine saw, its messages joined, with the session id (which names
 /// artifacts) replaced by a placeholder so that two sessions' prompts compare.
 fn prompts(engine: &ScriptedEngine, session: &str) -> Vec<String> {
-    engine
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|r| match &r.prompt {
-            Prompt::Chat { messages, .. } => messages
-                .iter()
-                .map(|m| format!("<{}>{}", m.role, m.content))
-                .collect::<String>(),
-            Prompt::Text(t) => t.clone(),
-        })
+    common::prompts(engine)
+        .into_iter()
         .map(|p| p.replace(session, "SESSION"))
         .collect()
 }
@@ -808,7 +733,7 @@ fn a_torn_last_line_is_skipped_and_a_bad_middle_line_is_an_error() {
     assert_eq!(snapshot(dir.path()), before);
     let err = rt()
         .block_on(agent::resume(
-            &engine(&[]),
+            &engine::<&str>(&[]),
             &ws,
             &cfg(),
             &session,
