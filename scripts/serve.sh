@@ -8,5 +8,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/prereqs.sh
 scripts/fetch-models.sh smollm2 >/dev/null
-cargo build --release -p gateway --bin bellows
+cargo build --release -p cli --bin bellows
 exec target/release/bellows serve "$@"

@@ -74,7 +74,7 @@ impl From<WorkspaceError> for Observation {
 /// are not kept: a file the agent writes, moves or restores never gains them, and undo
 /// refuses a journal record that has them.
 fn permissions(ws: &Workspace, path: &str) -> Option<u32> {
-    ws.mode(path).map(|m| m & crate::journal::PERMISSION_BITS)
+    ws.mode(path).map(|m| m & crate::workspace::PERMISSION_BITS)
 }
 
 /// One file before and after a change. `None` means absent.

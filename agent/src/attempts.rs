@@ -31,9 +31,10 @@ use std::time::{Duration, Instant};
 
 use models::{Engine, Sampling};
 
+use crate::config::Config;
 use crate::isolate::{self, Change, IsolateError};
 use crate::policy::{Approval, ApprovalMode, Approver, Policy};
-use crate::run::{AgentError, Config, Outcome, StopReason};
+use crate::run::{AgentError, Outcome, StopReason};
 use crate::view::{Event, View};
 use crate::workspace::Workspace;
 

@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::attempts::{Attempt, Choice, Watcher};
+use crate::config::Config;
 use crate::policy::{ApprovalMode, Policy};
-use crate::run::{Config, StopReason};
+use crate::run::StopReason;
 use crate::view::{Event, Quiet};
 use crate::workspace::Workspace;
 

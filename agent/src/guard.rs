@@ -102,7 +102,7 @@ impl GitGuard {
                     Saved::Dir => std::fs::create_dir_all(&path),
                     Saved::Link(target) => std::os::unix::fs::symlink(target, &path),
                     Saved::File { bytes, mode } => {
-                        crate::workspace::write_atomic(&path, bytes)?;
+                        crate::durable::write_atomic(&path, bytes)?;
                         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))
                     }
                 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::act::sha256;
 use crate::view::Event;
-use crate::workspace::Workspace;
+use crate::workspace::{PERMISSION_BITS, Workspace};
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -25,6 +25,11 @@ pub enum JournalError {
     },
     #[error("no session journal under {0}")]
     NoSession(PathBuf),
+    /// The session spoke a protocol this build does not know.
+    #[error(
+        "session journal {path} names the protocol {protocol:?}, which this build does not speak"
+    )]
+    UnknownProtocol { path: PathBuf, protocol: String },
     #[error(
         "{0:?} is not a session id (session ids look like 1700000000-4242-0: digits, in \
          three parts joined by dashes), so no session journal has that name"
@@ -92,11 +97,6 @@ pub(crate) fn is_session_id(id: &str) -> bool {
 fn is_sha256(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
-
-/// The highest mode a record may restore: permission bits only. Setuid, setgid and sticky
-/// bits are never journaled by the loop (it records `mode & 0o777`), so a record with them
-/// was written by someone else.
-pub(crate) const PERMISSION_BITS: u32 = 0o777;
 
 fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()

@@ -1,14 +1,16 @@
 //! `bellows agent --resume ID`: a session's history and counters rebuilt from its journal,
-//! turn by turn, through the same [`crate::run::turn_record`] the live loop uses. The rebuilt
+//! turn by turn, through the same [`crate::record::turn_record`] the live loop uses. The rebuilt
 //! history renders the prompt the uninterrupted session would have sent next: the task
 //! message is the one the session started with (journaled in its `start` event), every
 //! observation the model was shown is journaled (echo refusals included), and the history's
 //! compaction state is the one the last `prompt` event records.
 
 use crate::act::Observation;
+use crate::config::Config;
 use crate::history::History;
 use crate::journal::{Journal, JournalError};
-use crate::run::{Config, Tally, loop_key, turn_record};
+use crate::prompt::Protocol;
+use crate::record::{Tally, loop_key, turn_record};
 use crate::view::Event;
 use crate::workspace::Workspace;
 
@@ -27,6 +29,8 @@ pub struct Replay {
     /// The repository's fingerprint when the session first started (its first `start`
     /// event's); `None` in journals older than the field.
     pub start_tree: Option<String>,
+    /// The protocol the session spoke.
+    pub protocol: Protocol,
 }
 
 /// One turn while it is read back.
@@ -51,23 +55,43 @@ struct Pending {
 /// how far the history is compacted from its last `prompt` event.
 pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay, JournalError> {
     let events = crate::journal::read_events(&journal.path())?;
-    let (task, task_message, start_tree) = events
+    let (task, task_message, start_tree, protocol) = events
         .iter()
         .find_map(|e| match e {
             Event::Start {
                 task,
                 task_message,
                 tree_sha256,
+                protocol,
                 ..
-            } => Some((task.clone(), task_message.clone(), tree_sha256.clone())),
+            } => Some((
+                task.clone(),
+                task_message.clone(),
+                tree_sha256.clone(),
+                protocol.clone(),
+            )),
             _ => None,
         })
         .ok_or_else(|| JournalError::NoSession(journal.dir().to_owned()))?;
+    // A journal names its protocol; one older than the field spoke the text protocol.
+    let protocol = match protocol {
+        Some(p) => Protocol::parse(&p).ok_or_else(|| JournalError::UnknownProtocol {
+            path: journal.path(),
+            protocol: p.clone(),
+        })?,
+        None => Protocol::Text,
+    };
     // Journals older than the `task_message` field: the best that can be done is today's.
-    let task_message =
-        task_message.unwrap_or_else(|| crate::prompt::task_message(ws, &task, cfg.context_budget));
+    let task_message = task_message.unwrap_or_else(|| {
+        protocol.task_message(
+            ws,
+            &task,
+            cfg.context_budget
+                .unwrap_or(protocol.default_context_budget()),
+        )
+    });
     let mut history = History::new(
-        crate::prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
+        protocol.system_prompt(cfg.policy.mode, cfg.prompt_style),
         task_message,
     );
     let mut last_turn = 0;
@@ -202,6 +226,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         last_turn,
         tally: t,
         start_tree,
+        protocol,
     })
 }
 

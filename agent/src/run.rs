@@ -4,13 +4,15 @@ use std::sync::Arc;
 
 use codec::render::{quote_argv, render};
 use codec::{Action, ActionProposal, FormatId, Mode, Registry, TurnDecoder};
-use models::{Engine, GenEvent, GenerateRequest, Prompt, Sampling};
+use models::{Engine, GenEvent, GenerateRequest, Prompt};
 
 use crate::act::{self, Observation, Plan};
+pub use crate::config::Config;
 use crate::history::{History, TurnRecord};
 use crate::journal::{Journal, JournalError};
-use crate::policy::{self, Approval, ApprovalMode, Approver, Policy, Verdict};
-use crate::prompt::{self, GrammarChoice};
+use crate::policy::{self, Approval, ApprovalMode, Approver, Verdict};
+use crate::prompt;
+use crate::record::{REPETITION, Tally, loop_key, turn_record};
 use crate::view::{Event, View};
 use crate::workspace::Workspace;
 
@@ -43,57 +45,6 @@ impl StopReason {
             StopReason::Loop => "loop",
             StopReason::Budget => "budget",
             StopReason::Quit => "user_quit",
-        }
-    }
-}
-
-/// One session's settings.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub task: String,
-    pub policy: Policy,
-    pub grammar: GrammarChoice,
-    pub sampling: Sampling,
-    pub max_turns: u32,
-    pub actions_per_turn: usize,
-    /// How the system prompt teaches the protocol (the profile's `prompt`).
-    pub prompt_style: codec::registry::PromptStyle,
-    /// Run after DONE; a failure is fed back and counted as a rejected false success.
-    pub verify: Option<Vec<String>>,
-    pub stall_turns: u32,
-    pub loop_repeats: u32,
-    /// Prompt plus generated tokens over the whole session.
-    pub token_budget: Option<u64>,
-    /// Tokens kept free for the reply; the prompt never exceeds `n_ctx - reply_reserve`.
-    pub reply_reserve: u32,
-    /// Characters of one observation's output before head/tail truncation.
-    pub output_budget: usize,
-    /// Characters of the first message's start context (repository map, and the files the
-    /// task names or whose identifiers it mentions); never more than half the prompt's room
-    /// (at about three characters a token).
-    pub context_budget: usize,
-    /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
-    pub interrupt: crate::Interrupt,
-}
-
-impl Config {
-    pub fn new(task: &str, policy: Policy) -> Config {
-        Config {
-            task: task.to_owned(),
-            policy,
-            grammar: GrammarChoice::Off,
-            sampling: Sampling::default(),
-            max_turns: 30,
-            actions_per_turn: 1,
-            prompt_style: codec::registry::PromptStyle::Full,
-            verify: None,
-            stall_turns: 3,
-            loop_repeats: 3,
-            token_budget: None,
-            reply_reserve: 512,
-            output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
-            context_budget: prompt::DEFAULT_CONTEXT_BUDGET,
-            interrupt: crate::Interrupt::new(),
         }
     }
 }
@@ -137,7 +88,7 @@ pub async fn run(
     view: &mut dyn View,
 ) -> Result<Outcome, AgentError> {
     let context = context_chars(engine, cfg);
-    let task_message = prompt::task_message(ws, &cfg.task, context);
+    let task_message = cfg.protocol.task_message(ws, &cfg.task, context);
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
     let begin = Begin {
@@ -146,7 +97,8 @@ pub async fn run(
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     let history = History::new(
-        prompt::system_prompt(cfg.policy.mode, cfg.prompt_style),
+        cfg.protocol
+            .system_prompt(cfg.policy.mode, cfg.prompt_style),
         task_message,
     );
     drive(&mut s, history, 1).await
@@ -167,6 +119,7 @@ pub async fn resume(
     let replay = crate::resume::replay(ws, &journal, cfg)?;
     let mut cfg = cfg.clone();
     cfg.task = replay.task.clone();
+    cfg.protocol = replay.protocol;
     let cfg = &cfg;
     let task_message = replay.history.task.clone();
     // The tree as the session first started: a DONE after resuming is judged against it.
@@ -256,7 +209,10 @@ fn prompt_budget(engine: &dyn Engine, cfg: &Config) -> Result<usize, AgentError>
 /// never more than half the prompt's room at about three characters a token.
 pub(crate) fn context_chars(engine: &dyn Engine, cfg: &Config) -> usize {
     let room = engine.info().n_ctx.saturating_sub(cfg.reply_reserve) as usize;
-    cfg.context_budget.min(room * 3 / 2)
+    let budget = cfg
+        .context_budget
+        .unwrap_or(cfg.protocol.default_context_budget());
+    budget.min(room * 3 / 2)
 }
 
 /// What acting on one proposal led to.
@@ -264,28 +220,6 @@ enum Step {
     Observed(Observation),
     Finished(String),
     Quit,
-}
-
-/// Counters the stop conditions read. The live loop keeps them; `--resume` rebuilds them from
-/// the journal through the same methods (`crate::resume`).
-#[derive(Debug, Default, Clone)]
-pub struct Tally {
-    pub(crate) no_action_turns: u32,
-    pub(crate) valid_this_turn: u32,
-    /// The loop key (see [`loop_key`]) of the last valid action and its result.
-    pub(crate) last: Option<String>,
-    pub(crate) repeats: u32,
-    pub(crate) tokens: u64,
-    pub(crate) false_successes: u32,
-    pub(crate) echoes: u32,
-    /// DONE proposals refused because no action had succeeded yet (plan mode).
-    pub(crate) premature_done: u32,
-    /// DONE proposals refused because the repository had not changed (writing modes).
-    pub(crate) no_change: u32,
-    /// Some action of the session succeeded (a read answered, a change committed, a command
-    /// exited 0); until then a DONE is refused as premature.
-    pub(crate) acted: bool,
-    pub(crate) commits: u32,
 }
 
 impl Tally {
@@ -300,26 +234,6 @@ impl Tally {
             Some(StopReason::Budget)
         } else {
             None
-        }
-    }
-
-    /// Counts the turn towards a stall (no valid action) or resets the stall count.
-    pub(crate) fn end_turn(&mut self) {
-        if self.valid_this_turn == 0 {
-            self.no_action_turns += 1;
-        } else {
-            self.no_action_turns = 0;
-        }
-        self.valid_this_turn = 0;
-    }
-
-    /// Counts a valid action and its result (as [`loop_key`] has them) towards loop detection.
-    pub(crate) fn saw(&mut self, key: String) {
-        if self.last.as_ref() == Some(&key) {
-            self.repeats += 1;
-        } else {
-            self.last = Some(key);
-            self.repeats = 1;
         }
     }
 }
@@ -387,6 +301,7 @@ impl<'a> Session<'a> {
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             task_message: Some(begin.task_message.to_owned()),
             tree_sha256: Some(s.start_tree.clone()),
+            protocol: Some(cfg.protocol.as_str().to_owned()),
         })?;
         Ok(s)
     }
@@ -438,17 +353,33 @@ impl<'a> Session<'a> {
             sampling: self.cfg.sampling.clone(),
             max_tokens: Some(self.cfg.reply_reserve),
             stop: Vec::new(),
-            grammar: prompt::grammar(self.cfg.policy.mode, self.cfg.grammar),
+            grammar: self
+                .cfg
+                .protocol
+                .grammar(self.cfg.policy.mode, self.cfg.grammar),
             logprobs: None,
         };
         let mut generation = self.engine.generate(req).await?;
         self.cfg.interrupt.watch(Arc::clone(&generation.halt));
         let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), Arc::clone(&self.registry));
+        // The whole protocol's replies are decoded once finished: a file block is only known
+        // to be one at its closing fence, and its lines are never verbs.
+        let whole = self.cfg.protocol == prompt::Protocol::Whole;
         let (mut raw, mut proposals, mut events) = (String::new(), Vec::new(), Vec::new());
         let mut timings = models::Timings::default();
         let mut cut: Option<String> = None;
+        let mut hit_limit = false;
         while let Some(ev) = generation.next().await {
             match ev {
+                GenEvent::Text { piece, .. } if whole && cut.is_none() => {
+                    raw.push_str(&piece);
+                    if piece.contains('\n')
+                        && let Some(block) = repeating_tail(&raw)
+                    {
+                        cut = Some(block.to_owned());
+                        generation.halt();
+                    }
+                }
                 GenEvent::Text { piece, .. } if proposals.len() < limit && cut.is_none() => {
                     raw.push_str(&piece);
                     decoder.feed_into(&piece, &mut events);
@@ -465,7 +396,13 @@ impl<'a> Session<'a> {
                     }
                 }
                 GenEvent::Text { .. } => {}
-                GenEvent::Done { timings: t, .. } => timings = t,
+                GenEvent::Done { timings: t, reason } => {
+                    timings = t;
+                    hit_limit = matches!(
+                        reason,
+                        models::StopReason::MaxTokens | models::StopReason::ContextFull
+                    );
+                }
                 GenEvent::Failed { error, .. } => {
                     self.cfg.interrupt.unwatch();
                     return Err(AgentError::Generation(error));
@@ -473,11 +410,24 @@ impl<'a> Session<'a> {
             }
         }
         self.cfg.interrupt.unwatch();
-        if proposals.len() < limit {
-            decoder.finish_into(&mut events);
-            self.decoded(&mut events, &mut proposals)?;
+        if whole {
+            // A reply cut for repeating itself ends inside whatever it repeated.
+            let d = crate::whole::decode(&raw, hit_limit || cut.is_some(), self.ws, &self.registry);
+            for text in d.prose {
+                self.view.show(&Event::Prose { turn, text });
+            }
+            for (kind, raw) in d.failures {
+                self.malformed.push(kind.clone());
+                self.journal.record(&Event::Malformed { turn, kind, raw })?;
+            }
+            proposals = d.proposals;
+        } else {
+            if proposals.len() < limit {
+                decoder.finish_into(&mut events);
+                self.decoded(&mut events, &mut proposals)?;
+            }
+            proposals.truncate(limit);
         }
-        proposals.truncate(limit);
         if let Some(block) = cut {
             // A named failure like the decoder's, so history (live and resumed) tells the
             // model, and the bench counts it.
@@ -582,7 +532,7 @@ impl<'a> Session<'a> {
             } else {
                 (act::tree_fingerprint(self.ws) == self.start_tree).then(|| {
                     self.tally.no_change += 1;
-                    ("no_change", no_change_observation())
+                    ("no_change", no_change_observation(self.cfg.protocol))
                 })
             };
             if let Some((why, obs)) = refusal {
@@ -611,12 +561,25 @@ impl<'a> Session<'a> {
                 true,
             );
         }
+        // The whole protocol's replies may hold files the model left as they are (it was
+        // shown every file): told as such, not as a failed edit.
+        if self.cfg.protocol == prompt::Protocol::Whole
+            && let Some(obs) = crate::whole::unchanged(self.ws, action)
+        {
+            return self.observed(action, obs, true);
+        }
         let plan = match act::plan(self.ws, action) {
             Ok(plan) => plan,
             Err(obs) => return self.observed(action, obs, true),
         };
         let shown = match &plan {
-            Plan::Observed(obs) => return self.observed(action, obs.clone(), true),
+            Plan::Observed(obs) => {
+                let obs = match self.cfg.protocol {
+                    prompt::Protocol::Text => obs.clone(),
+                    prompt::Protocol::Whole => crate::whole::read_as_is(self.ws, action, obs),
+                };
+                return self.observed(action, obs, true);
+            }
             Plan::Done { summary } => return Ok(Step::Finished(summary.clone())),
             Plan::Run { argv } => format!("$ {}", quote_argv(argv)),
             Plan::Change { diff, .. } => diff.clone(),
@@ -665,7 +628,7 @@ impl<'a> Session<'a> {
         if valid {
             let key = loop_key(&render(action), obs.ok, &obs.summary, &output);
             if self.tally.last.as_ref() == Some(&key) {
-                obs.hint = Some(repeat_hint(action));
+                obs.hint = Some(repeat_hint(action, self.cfg.protocol));
             }
             self.tally.saw(key);
             self.tally.acted |= obs.ok;
@@ -833,58 +796,6 @@ impl<'a> Session<'a> {
     }
 }
 
-/// A turn as history keeps it: the reply, the rendered observations (each paired with the
-/// canonical text of its action), and its digest. The live loop and resume both build turns
-/// here, so a resumed history reads as the original did.
-pub(crate) fn turn_record(
-    ws: &Workspace,
-    cfg: &Config,
-    session: &str,
-    turn: u32,
-    reply: String,
-    observations: &[(String, Observation)],
-    malformed: &[String],
-) -> TurnRecord {
-    let artifacts = ws.state_dir().join("artifacts");
-    let mut text = String::new();
-    for (k, (_, obs)) in observations.iter().enumerate() {
-        let name = format!("{session}-t{turn}-{k}.txt");
-        text.push_str(&crate::observe::render(
-            obs,
-            cfg.output_budget,
-            Some((&artifacts, &name)),
-        ));
-    }
-    if observations.is_empty() && malformed.iter().any(|k| k == REPETITION) {
-        text.push_str(
-            "[error] your reply repeated the same lines over and over, and was cut\nhint: \
-             write one command, once; if you are stuck, READ the file again or try another \
-             change\n",
-        );
-    } else if observations.is_empty() && !malformed.is_empty() {
-        text.push_str(&format!(
-            "[error] a command could not be read ({})\nhint: write each command exactly as \
-             the instructions show, one per line\n",
-            malformed.join(", ")
-        ));
-    } else if observations.is_empty() {
-        text.push_str("[error] no command found in your reply\nhint: write one command on its own line, e.g. LIST\n");
-    }
-    let digest = match observations.first() {
-        Some((action, obs)) => {
-            let first = action.lines().next().unwrap_or_default();
-            let status = if obs.ok { "ok" } else { "error" };
-            format!("turn {turn}: {first} → {status}: {}", obs.summary)
-        }
-        None => format!("turn {turn}: no command"),
-    };
-    TurnRecord {
-        reply,
-        observations: text,
-        digest,
-    }
-}
-
 fn echo_observation() -> Observation {
     Observation::error(
         "that line is the example from the instructions, not a command",
@@ -892,19 +803,15 @@ fn echo_observation() -> Observation {
     )
 }
 
-/// What makes two actions "the same action with the same result" for loop detection: the
-/// action's canonical text and the observation as the journal records it (output redacted),
-/// so that `--resume` computes the same keys from the journal. The hint is left out: a
-/// repeat's hint says that it is one ([`repeat_hint`]), and the repeat is still the same.
-pub(crate) fn loop_key(action: &str, ok: bool, summary: &str, output: &str) -> String {
-    format!("{action}\n{ok}\n{summary}\n{output}")
-}
-
 /// The hint of an action that repeats the previous one with the same result: a small model at
 /// a low temperature otherwise sends it again until the loop stop ends the session. It names
 /// the step that moves on from what this kind of action shows.
-fn repeat_hint(action: &Action) -> String {
+fn repeat_hint(action: &Action, protocol: prompt::Protocol) -> String {
     let next = match policy::effect(action) {
+        policy::Effect::Read if protocol == prompt::Protocol::Whole => {
+            "you have what it shows: now change the code (the file's path, then its complete \
+             new content in a fenced block), or RUN the check"
+        }
         policy::Effect::Read => {
             "you have what it shows: now change the code (EDIT, or CREATE to replace a small \
              file), or RUN the check"
@@ -917,13 +824,19 @@ fn repeat_hint(action: &Action) -> String {
     )
 }
 
-fn no_change_observation() -> Observation {
+fn no_change_observation(protocol: prompt::Protocol) -> Observation {
     Observation::error(
         "DONE refused: nothing in the repository has changed since the session started",
-        Some(
-            "the task needs a change: EDIT the lines to change (or CREATE the file whole), \
-             then DONE",
-        ),
+        Some(match protocol {
+            prompt::Protocol::Text => {
+                "the task needs a change: EDIT the lines to change (or CREATE the file \
+                 whole), then DONE"
+            }
+            prompt::Protocol::Whole => {
+                "the task needs a change: write the file's path on a line by itself, then \
+                 its complete new content in a fenced code block; DONE after that"
+            }
+        }),
     )
 }
 
@@ -940,9 +853,6 @@ fn unreachable_plan() -> Observation {
     // `act` returns early for these plans before any approval, so this is never reached.
     Observation::error("internal: plan already handled", None)
 }
-
-/// The failure kind of a reply cut because it repeated itself.
-pub(crate) const REPETITION: &str = "repetition";
 
 /// The block of whole lines a reply ends by repeating, if it does: the last `k` lines (1 to 8)
 /// written three times in a row (four for a single line), holding at least 8 characters that

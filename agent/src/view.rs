@@ -35,6 +35,10 @@ pub enum Event {
         /// journals.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tree_sha256: Option<String>,
+        /// The protocol the session spoke (`prompt::Protocol`): a resumed session speaks it
+        /// too. Absent in older journals, which spoke the text protocol.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol: Option<String>,
     },
     /// The prompt of a turn: its size with the engine's tokenizer, and how history was
     /// compacted to fit.
@@ -337,6 +341,7 @@ mod tests {
                 started_unix_ms: 1_700_000_000_000,
                 task_message: Some(s("Task: t")),
                 tree_sha256: Some(s("0").repeat(64)),
+                protocol: Some(s("whole")),
             },
             Event::Prompt {
                 turn: 1,

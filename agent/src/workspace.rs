@@ -1,11 +1,13 @@
 //! The repository the agent works in: every path confined to it, atomic writes, and an argv
 //! runner (no shell) with a timeout, an output cap and a scrubbed environment.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub(crate) use crate::durable::sync_dir;
+pub use crate::durable::write_atomic;
 use crate::sandbox::Confinement;
 
 /// Where the agent keeps its own files (sessions, artifacts); never offered to the model.
@@ -468,51 +470,16 @@ fn read_capped(mut r: Box<dyn Read + Send>, cap: usize) -> (Vec<u8>, bool) {
     (kept, cut)
 }
 
+/// The highest mode a record may restore: permission bits only. Setuid, setgid and sticky
+/// bits are never journaled by the loop (it records `mode & 0o777`), so a record with them
+/// was written by someone else.
+pub(crate) const PERMISSION_BITS: u32 = 0o777;
+
 fn slash(p: &Path) -> String {
     p.components()
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// Temporary file + rename in the target's directory, keeping an existing file's mode bits.
-/// Durable once it returns: the file's bytes are synced before the rename, and the directory
-/// after it (a rename is only on disk once its directory is).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.bellows-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result?;
-    sync_dir(dir)
-}
-
-/// Syncs a directory, so that a file created or renamed into it survives a crash. A
-/// filesystem that cannot sync directories (it answers `EINVAL`) is left at that.
-pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    match std::fs::File::open(dir)?.sync_all() {
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported
-            ) =>
-        {
-            Ok(())
-        }
-        other => other,
-    }
 }
 
 /// `*` (within a path segment), `**` (any number of segments) and `?`.

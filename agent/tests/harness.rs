@@ -492,7 +492,7 @@ fn the_start_context_keeps_within_its_budget_and_is_deterministic() {
     let e = engine(&["LIST\n"]).with_ctx(1024);
     let mut c = cfg(task);
     c.max_turns = 1;
-    c.context_budget = 100_000;
+    c.context_budget = Some(100_000);
     session(&e, dir.path(), &c);
     let first = first_message(&e);
     assert!(

@@ -63,6 +63,8 @@ impl Echoes {
         let example = |body: &str| body == EXAMPLE_SEARCH || body == EXAMPLE_REPLACE;
         match action {
             Action::Create { content, .. } if example(content) => return true,
+            // The whole-file protocol's example writes the worked example's file.
+            Action::Create { path, .. } if path == WORKED_EXAMPLE_PATH => return true,
             Action::Edit { path, blocks }
                 if path == WORKED_EXAMPLE_PATH
                     || blocks

@@ -129,5 +129,7 @@ kinds! {
         TooLong = "too_long",
         /// A `CREATE` with more than one block, or an `EDIT` with no blocks.
         BadBlockCount = "bad_block_count",
+        /// A whole-file block still open when the reply hit its token limit.
+        TruncatedFile = "truncated_file",
     }
 }

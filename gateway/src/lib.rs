@@ -1,14 +1,11 @@
-//! The `bellows` binary's library: the OpenAI-compatible gateway, the CLI subcommands and the
-//! agent loop.
-
-pub mod agent_cmd;
-pub mod eval;
-pub mod measure;
-pub mod tune;
+//! The OpenAI-compatible HTTP gateway: configuration, the server and its router, the handlers,
+//! validation, tool calling through the codec, SSE framing, errors and metrics. The `bellows`
+//! binary (the `cli` crate) runs it as `bellows serve`.
 
 pub mod api;
 pub mod body;
 pub mod config;
+pub mod defaults;
 pub mod error;
 pub mod handlers;
 pub mod ids;

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use models::{Engine, LlamaEngine, LoadOptions};
 
 use crate::config::ServeConfig;
+use crate::defaults::Defaults;
 use crate::server::{Server, shutdown_signal};
-use crate::state::{AppState, Defaults};
+use crate::state::AppState;
 
 /// The models `scripts/fetch-models.sh` fetches, by the names it accepts: (name, file in the
 /// models cache).

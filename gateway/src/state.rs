@@ -3,12 +3,10 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use codec::Mode;
-use codec::format::FormatId;
-use codec::registry::PromptStyle;
-use models::{Engine, GrammarMode, Sampling};
+use models::Engine;
 
 use crate::config::DEFAULT_MAX_BODY_BYTES;
+use crate::defaults::Defaults;
 use crate::ids::IdGen;
 use crate::metrics::Metrics;
 
@@ -27,124 +25,6 @@ pub struct AppState {
     pub aliases: Vec<String>,
     /// How long a stream may wait for a client that stopped reading before it is cancelled.
     pub write_stall: std::time::Duration,
-}
-
-/// What the model's profile decides for requests that do not say.
-#[derive(Debug, Clone)]
-pub struct Defaults {
-    /// Sampling for fields a request leaves out.
-    pub sampling: Sampling,
-    /// The profile's protocol: the text protocol, or the native format the model was trained
-    /// to call tools in.
-    pub protocol: FormatId,
-    /// The profile's grammar mode for tool requests under `tool_choice: "auto"`.
-    pub grammar: GrammarMode,
-    /// The profile's reasoning markers (`None`: the model does not reason) and whether its
-    /// replies start inside a reasoning block.
-    pub reasoning: Option<(String, String)>,
-    pub starts_in_reasoning: bool,
-    /// How the text protocol is taught in the system prompt.
-    pub prompt_style: PromptStyle,
-    /// How client tools reach the model under `tool_choice: "auto"`.
-    pub tools_presentation: ToolsPresentation,
-    /// The profile's actions per reply: `Some(1)` makes `parallel_tool_calls` default to
-    /// false (one call, then generation stops).
-    pub actions_per_turn: Option<u32>,
-    /// The profile's measured figures, reported by `/v1/models`.
-    pub measured: models::profile::Measured,
-}
-
-/// How client tools reach the model under `tool_choice: "auto"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ToolsPresentation {
-    /// The chat template's `tools` variable when the template renders it, else a system
-    /// message.
-    #[default]
-    Template,
-    /// Always a system message describing the tools and the `<tool_call>` form.
-    System,
-    /// A system message with one worked call.
-    Example,
-}
-
-impl ToolsPresentation {
-    pub const ALL: [ToolsPresentation; 3] = [
-        ToolsPresentation::Template,
-        ToolsPresentation::System,
-        ToolsPresentation::Example,
-    ];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ToolsPresentation::Template => "template",
-            ToolsPresentation::System => "system",
-            ToolsPresentation::Example => "example",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<ToolsPresentation> {
-        ToolsPresentation::ALL.into_iter().find(|p| p.as_str() == s)
-    }
-}
-
-impl Default for Defaults {
-    fn default() -> Self {
-        Defaults {
-            sampling: Sampling::default(),
-            protocol: FormatId::Text,
-            grammar: GrammarMode::Off,
-            reasoning: Some(("<think>".to_owned(), "</think>".to_owned())),
-            starts_in_reasoning: false,
-            prompt_style: PromptStyle::Full,
-            tools_presentation: ToolsPresentation::Template,
-            actions_per_turn: None,
-            measured: models::profile::Measured::default(),
-        }
-    }
-}
-
-impl Defaults {
-    /// From a profile's `protocol` (`text` or a native format name), sampling and grammar
-    /// mode. An unknown protocol name falls back to the text protocol.
-    pub fn from_profile(protocol: &str, sampling: Sampling, grammar: GrammarMode) -> Defaults {
-        Defaults {
-            sampling,
-            protocol: FormatId::parse(protocol).unwrap_or(FormatId::Text),
-            grammar,
-            ..Defaults::default()
-        }
-    }
-
-    /// Everything a profile decides for requests: protocol, sampling, grammar, reasoning,
-    /// prompt style, tool presentation, actions per reply (a profile's names were checked
-    /// when it was parsed).
-    pub fn of_profile(p: &models::Profile) -> Defaults {
-        Defaults {
-            reasoning: p.reasoning.clone(),
-            starts_in_reasoning: p.starts_in_reasoning,
-            prompt_style: PromptStyle::parse(&p.prompt).unwrap_or_default(),
-            tools_presentation: ToolsPresentation::parse(&p.tools).unwrap_or_default(),
-            actions_per_turn: p.actions_per_turn,
-            measured: p.measured.clone(),
-            ..Defaults::from_profile(&p.protocol, p.sampling.clone(), p.grammar)
-        }
-    }
-
-    /// How replies to requests with client tools are decoded: the profile's native format,
-    /// or every in-band native format when the profile speaks the text protocol (with a
-    /// client-only registry the text protocol itself never decodes there).
-    pub fn native_mode(&self) -> Mode {
-        crate::tools::client_tools_mode(self.protocol)
-    }
-
-    /// The form earlier client-tool calls are written back in: the profile's native format,
-    /// else Hermes (what the tools system message asks for).
-    pub fn call_format(&self) -> FormatId {
-        match self.protocol {
-            FormatId::Text | FormatId::OpenAi => FormatId::Hermes,
-            f => f,
-        }
-    }
 }
 
 impl AppState {

@@ -32,8 +32,8 @@ use codec::{Mode, Registry, TurnDecoder};
 use models::{ChatMessage, GrammarMode, GrammarSpec, ToolSpec};
 
 use crate::api::request::{BellowsOptions, ProtocolChoice, Tool, ToolChoice, ToolChoiceMode};
+use crate::defaults::{Defaults, ToolsPresentation};
 use crate::error::ApiError;
-use crate::state::{Defaults, ToolsPresentation};
 
 /// How a chat request's reply is produced and decoded.
 #[derive(Debug, Clone)]
@@ -421,7 +421,7 @@ pub fn plan(
             });
         }
         Choice::Auto => {
-            let mode = defaults.native_mode();
+            let mode = client_tools_mode(defaults.protocol);
             match lazy_call_grammar(defaults, mode, &specs) {
                 // Under a lazy grammar only the formats it covers may decode, so every call
                 // that starts is one the grammar shapes.

@@ -12,8 +12,8 @@ use crate::api::request::{
     ChatCompletionRequest, CompletionPrompt, CompletionRequest, Message, MessageContent,
     ResponseFormat, Role, Stop, StreamOptions,
 };
+use crate::defaults::Defaults;
 use crate::error::ApiError;
-use crate::state::Defaults;
 use crate::tools::{self, ToolPlan};
 
 /// At most this many stop strings, so matching stays cheap.

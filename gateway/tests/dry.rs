@@ -9,7 +9,8 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use gateway::state::{AppState, Defaults};
+use gateway::defaults::Defaults;
+use gateway::state::AppState;
 use models::{Dry, GrammarMode, Profile, Sampling, ScriptedEngine};
 
 fn completion_body(extra: &str) -> String {

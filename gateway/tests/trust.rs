@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use codec::format::FormatId;
 use common::*;
-use gateway::state::{AppState, Defaults};
+use gateway::defaults::Defaults;
+use gateway::state::AppState;
 use models::{GrammarMode, GrammarSpec, Prompt, Sampling, Script, ScriptedEngine};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -602,8 +603,8 @@ async fn a_tuned_profiles_settings_reach_every_request() {
 
     // Tools shown in a system message (with a worked call), not through the template.
     for (presentation, example) in [
-        (gateway::state::ToolsPresentation::System, false),
-        (gateway::state::ToolsPresentation::Example, true),
+        (gateway::defaults::ToolsPresentation::System, false),
+        (gateway::defaults::ToolsPresentation::Example, true),
     ] {
         let shown = Defaults {
             tools_presentation: presentation,

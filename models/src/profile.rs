@@ -23,6 +23,7 @@
 //! prompt = "full"         # full | compact | example: how the text protocol is taught
 //! tools = "template"      # template | system | example: how client tools are shown
 //! actions_per_turn = 1    # stop generating after this many actions (0: no limit)
+//! agent_protocol = "text" # text | whole: how `bellows agent` asks the model to act
 //! [sampling]
 //! temperature = 0.0       # also top_p, top_k, min_p, repeat_penalty, frequency_penalty,
 //!                         # presence_penalty, seed
@@ -137,6 +138,9 @@ pub struct Profile {
     /// Actions to take from one reply before generation stops (`None`: the caller's default;
     /// `Some(0)`: no limit).
     pub actions_per_turn: Option<u32>,
+    /// How `bellows agent` asks the model to act: `text` (verb lines, SEARCH/REPLACE) or
+    /// `whole` (files written whole after their path). See [`AGENT_PROTOCOLS`].
+    pub agent_protocol: String,
     /// What profile tuning measured with these settings (`bellows tune --write`).
     pub measured: Measured,
 }
@@ -145,6 +149,8 @@ pub struct Profile {
 pub const PROMPT_STYLES: &[&str] = &["full", "compact", "example"];
 /// The tool presentations a profile may name (`[generation] tools`).
 pub const TOOL_PRESENTATIONS: &[&str] = &["template", "system", "example"];
+/// The agent protocols a profile may name (`[generation] agent_protocol`).
+pub const AGENT_PROTOCOLS: &[&str] = &["text", "whole"];
 
 /// The `[measured]` table: figures from `bellows tune`, and what they were measured on. Every
 /// field is optional; rates lie in 0..=1.
@@ -258,6 +264,8 @@ struct GenerationSection {
     #[serde(default = "default_tools")]
     tools: String,
     actions_per_turn: Option<u32>,
+    #[serde(default = "default_agent_protocol")]
+    agent_protocol: String,
 }
 
 impl Default for GenerationSection {
@@ -271,8 +279,13 @@ impl Default for GenerationSection {
             prompt: default_prompt(),
             tools: default_tools(),
             actions_per_turn: None,
+            agent_protocol: default_agent_protocol(),
         }
     }
+}
+
+fn default_agent_protocol() -> String {
+    "text".to_owned()
 }
 
 fn default_prompt() -> String {
@@ -328,6 +341,7 @@ impl Profile {
             prompt: default_prompt(),
             tools: default_tools(),
             actions_per_turn: None,
+            agent_protocol: default_agent_protocol(),
             measured: Measured::default(),
         }
     }
@@ -398,6 +412,13 @@ impl Profile {
                 return Err(invalid(format!("measured.{field} {rate} is not in 0..=1")));
             }
         }
+        if !AGENT_PROTOCOLS.contains(&f.generation.agent_protocol.as_str()) {
+            return Err(invalid(format!(
+                "generation.agent_protocol {:?} is not one of {}",
+                f.generation.agent_protocol,
+                AGENT_PROTOCOLS.join(", ")
+            )));
+        }
         if !PROMPT_STYLES.contains(&f.generation.prompt.as_str()) {
             return Err(invalid(format!(
                 "generation.prompt {:?} is not one of {}",
@@ -455,6 +476,7 @@ impl Profile {
             prompt: f.generation.prompt,
             tools: f.generation.tools,
             actions_per_turn: f.generation.actions_per_turn,
+            agent_protocol: f.generation.agent_protocol,
             measured: f.measured,
         })
     }

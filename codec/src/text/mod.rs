@@ -53,6 +53,7 @@
 mod block;
 mod markers;
 mod verbs;
+pub mod whole;
 
 use block::{Group, GroupState};
 use markers::{

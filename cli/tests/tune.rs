@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
+use cli::measure::{self, Config, Figures, GenOptions, PromptLine};
+use cli::tune::{self, Stage, Store, SweepOptions};
 use codec::format::FormatId;
 use codec::registry::PromptStyle;
-use gateway::measure::{self, Config, Figures, GenOptions, PromptLine};
-use gateway::state::{Defaults, ToolsPresentation};
-use gateway::tune::{self, Stage, Store, SweepOptions};
+use gateway::defaults::{Defaults, ToolsPresentation};
 use models::{Engine, GenerateRequest, GrammarMode, GrammarSpec, Prompt, Script, ScriptedEngine};
 use serde_json::{Value, json};
 

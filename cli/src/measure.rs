@@ -24,12 +24,11 @@ use codec::format::FormatId;
 use codec::registry::PromptStyle;
 use codec::score::ReplyScore;
 use codec::{Action, Event, Registry};
+use gateway::api::request::ChatCompletionRequest;
+use gateway::defaults::{Defaults, ToolsPresentation};
+use gateway::{tools, validate};
 use models::{Engine, GenEvent, GrammarMode, Prompt};
 use serde_json::{Value, json};
-
-use crate::api::request::ChatCompletionRequest;
-use crate::state::{Defaults, ToolsPresentation};
-use crate::{tools, validate};
 
 /// One prompt of a prompt set.
 #[derive(Debug, Clone, PartialEq)]

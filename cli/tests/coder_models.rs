@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+// The gateway's test harness (in-process server, raw HTTP client), shared rather than copied.
+#[path = "../../gateway/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

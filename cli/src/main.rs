@@ -14,19 +14,19 @@ struct Cli {
 enum Command {
     /// Measure the codec's conversion rate on a corpus of model replies (JSONL): converted
     /// replies, repairs and failures per kind, and false decodes and misses against gold.
-    Eval(gateway::eval::EvalArgs),
+    Eval(cli::eval::EvalArgs),
     /// Tune a model profile: sweep protocol, system prompt, grammar, temperature, actions per
     /// reply and tool presentation on live generations of a prompt set, pick the best by
     /// right-action rate, conversion, tokens per action and speed, report (table, HTML with an
     /// SVG chart) and, with --write, update the profile TOML with the settings and figures.
-    Tune(gateway::tune::TuneArgs),
+    Tune(cli::tune::TuneArgs),
     /// Serve an OpenAI-compatible HTTP endpoint (/v1/chat/completions, /v1/completions,
     /// /v1/models, /health, /metrics, /tokenize) on a local GGUF model, turning the model's
     /// tool calls into valid, streamed `tool_calls`. Stops cleanly on SIGINT/SIGTERM.
     Serve(gateway::config::ServeArgs),
     /// Run the coding agent on a task in a repository (in-process model, offline):
     /// `bellows agent "TASK" --repo DIR`, and `bellows agent undo [ID] [--steps N]`.
-    Agent(gateway::agent_cmd::AgentArgs),
+    Agent(cli::agent_cmd::AgentArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,11 +34,11 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Eval(args) => {
             quiet_logs();
-            gateway::eval::run(&args)?
+            cli::eval::run(&args)?
         }
         Command::Tune(args) => {
             quiet_logs();
-            gateway::tune::tune_cmd(&args)?
+            cli::tune::run(&args)?
         }
         Command::Serve(args) => serve(&args)?,
         Command::Agent(args) => {
@@ -49,7 +49,7 @@ fn main() -> anyhow::Result<()> {
                 .with_env_filter(filter)
                 .with_writer(std::io::stderr)
                 .init();
-            let code = gateway::agent_cmd::run(&args)?;
+            let code = cli::agent_cmd::run(&args)?;
             if code != 0 {
                 std::process::exit(code);
             }

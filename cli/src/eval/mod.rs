@@ -6,7 +6,9 @@
 //! scored by [`codec::score`]. A line with `tools` is decoded as the gateway decodes a request
 //! with those tools: a client-only registry holding exactly them ([`add_client_tools`]), in
 //! the mode [`client_tools_mode`] gives. Bad lines are reported with their line number and
-//! skipped.
+//! skipped. `--generate` makes such a corpus first, with a model ([`generate`]).
+
+pub mod generate;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -18,8 +20,8 @@ use codec::format::FormatId;
 use codec::score::{CorpusEntry, CorpusError, ReplyScore, Summary, decode_tool_calls};
 use codec::{Event, Mode, Registry, TurnDecoder};
 
-use crate::api::request::Tool;
-use crate::tools::{add_client_tools, client_tools_mode};
+use gateway::api::request::Tool;
+use gateway::tools::{add_client_tools, client_tools_mode};
 
 /// Arguments of `bellows eval`.
 #[derive(Debug, Clone, clap::Args)]
@@ -65,7 +67,7 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 192, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: u32,
     #[command(flatten)]
-    pub model: crate::agent_cmd::ModelArgs,
+    pub model: crate::model::ModelArgs,
     /// Print JSON, {"summary": {...}, "by_model": {...}, "by_format": {...},
     /// "replies": [{"id", "converted", "proposals", "repairs", "failures"}], "skipped": [...]},
     /// instead of the table.
@@ -541,7 +543,7 @@ pub fn json(report: &Report) -> serde_json::Value {
 /// Runs `bellows eval`: the report on stdout, skipped lines on stderr.
 pub fn run(args: &EvalArgs) -> anyhow::Result<()> {
     if let Some(prompts) = &args.generate {
-        return crate::tune::generate_cmd(args, prompts);
+        return generate::run(args, prompts);
     }
     let corpus = args.corpus.clone().unwrap_or_default();
     Ok(run_corpus(args, &corpus)?)

@@ -7,11 +7,11 @@ use std::process::Command;
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("gateway/ sits in the repository root")
+        .expect("cli/ sits in the repository root")
         .to_owned()
 }
 
-/// `cargo build -p gateway --features F` (what the README says for a GPU build) turns on
+/// `cargo build -p cli --features F` (what the README says for a GPU build) turns on
 /// llama-cpp-2's feature F, for each GPU back end.
 #[test]
 fn gpu_features_of_the_binary_reach_llama_cpp() {
@@ -19,7 +19,7 @@ fn gpu_features_of_the_binary_reach_llama_cpp() {
     for feature in ["cuda", "vulkan", "metal"] {
         let out = Command::new(&cargo)
             .current_dir(repo_root())
-            .args(["tree", "-p", "gateway", "--features", feature])
+            .args(["tree", "-p", "cli", "--features", feature])
             .args(["-e", "features", "-i", "llama-cpp-2", "--prefix", "none"])
             .output()
             .expect("cargo runs");
@@ -32,7 +32,7 @@ fn gpu_features_of_the_binary_reach_llama_cpp() {
         let wanted = format!("llama-cpp-2 feature \"{feature}\"");
         assert!(
             tree.lines().any(|l| l.trim() == wanted),
-            "--features {feature} on gateway does not enable {wanted}:\n{tree}"
+            "--features {feature} on cli does not enable {wanted}:\n{tree}"
         );
     }
 }

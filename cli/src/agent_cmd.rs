@@ -8,7 +8,9 @@ use agent::policy::{RunPattern, TerminalApprover};
 use agent::sandbox::Confinement;
 use agent::view::{JsonLines, Terminal};
 use agent::{ApprovalMode, Config, GrammarChoice, Policy, StopReason, View, Workspace};
-use models::{GrammarMode, LlamaEngine, LoadOptions};
+use models::GrammarMode;
+
+use crate::model::ModelArgs;
 
 /// Run the coding agent on a task in a repository, on the in-process model (offline).
 #[derive(Debug, Clone, clap::Args)]
@@ -72,6 +74,11 @@ pub struct BenchArgs {
     /// off, lazy or strict. Default: the profile's grammar mode.
     #[arg(long, value_parser = ["off", "lazy", "strict"])]
     pub grammar: Option<String>,
+    /// How the model is asked to act: text (verb lines, SEARCH/REPLACE blocks) or whole
+    /// (each changed file written whole after its path). Default: the profile's
+    /// `agent_protocol`.
+    #[arg(long, value_parser = ["text", "whole"])]
+    pub protocol: Option<String>,
     #[arg(long, default_value_t = 12)]
     pub max_turns: u32,
     /// Tokens kept free for each reply (its max_tokens).
@@ -128,39 +135,6 @@ fn announce(confinement: Confinement, root: &Path) {
     }
 }
 
-/// How the model is found and loaded, as for `serve`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ModelArgs {
-    /// GGUF file or known model name (`smollm2`, `gemma3`, `tiny`, `qwen-coder-0.5b`,
-    /// `qwen-coder-1.5b`), as for `serve`.
-    #[arg(long, short = 'm', env = "BELLOWS_MODEL", value_name = "PATH|NAME")]
-    pub model: Option<String>,
-    /// Model profile (name or .toml path); default: selected by the GGUF.
-    #[arg(long, env = "BELLOWS_PROFILE")]
-    pub profile: Option<String>,
-    /// Context size in tokens; default: the profile's, else 4096.
-    #[arg(long, env = "BELLOWS_CTX")]
-    pub ctx: Option<u32>,
-    /// CPU threads; default: all available cores.
-    #[arg(long, env = "BELLOWS_THREADS")]
-    pub threads: Option<u32>,
-    /// Layers offloaded to the GPU (GPU builds only). Default: 0.
-    #[arg(long, env = "BELLOWS_GPU_LAYERS", default_value_t = 0)]
-    pub gpu_layers: u32,
-}
-
-impl ModelArgs {
-    pub fn load(&self) -> anyhow::Result<LlamaEngine> {
-        let path = crate::serve::resolve_model(self.model.as_deref())?;
-        let mut opts = LoadOptions::new(path);
-        opts.gpu_layers = self.gpu_layers;
-        opts.threads = self.threads;
-        opts.n_ctx = self.ctx;
-        opts.profile = self.profile.clone();
-        Ok(LlamaEngine::load(opts)?)
-    }
-}
-
 /// `--actions-per-turn`, else the profile's (0 there: no limit), else 1.
 fn actions_per_turn(flag: Option<u64>, profile: Option<&models::Profile>) -> usize {
     match (flag, profile.and_then(|p| p.actions_per_turn)) {
@@ -174,6 +148,11 @@ fn actions_per_turn(flag: Option<u64>, profile: Option<&models::Profile>) -> usi
 /// The profile's system-prompt style (checked when the profile was parsed).
 fn prompt_style(profile: &models::Profile) -> codec::registry::PromptStyle {
     codec::registry::PromptStyle::parse(&profile.prompt).unwrap_or_default()
+}
+
+/// `--protocol`, else the profile's `agent_protocol` (checked when the profile was parsed).
+fn protocol(flag: Option<&str>, profile: &models::Profile) -> agent::Protocol {
+    agent::Protocol::parse(flag.unwrap_or(&profile.agent_protocol)).unwrap_or_default()
 }
 
 /// `--grammar`, else the profile's mode.
@@ -213,6 +192,11 @@ pub struct RunArgs {
     /// profile's grammar mode.
     #[arg(long, value_parser = ["off", "lazy", "strict"])]
     pub grammar: Option<String>,
+    /// How the model is asked to act: text (verb lines, SEARCH/REPLACE blocks, files shown
+    /// numbered) or whole (files shown as they are; each changed file written whole after its
+    /// path; other actions as verb lines). Default: the profile's `agent_protocol`.
+    #[arg(long, value_parser = ["text", "whole"])]
+    pub protocol: Option<String>,
     #[arg(long, default_value_t = 30)]
     pub max_turns: u32,
     /// Generation stops once this many actions are decoded in a turn. Default: the profile's
@@ -236,8 +220,9 @@ pub struct RunArgs {
     pub reply_reserve: u32,
     /// Characters of start context in the first message (repository map, the files the task
     /// names, files holding its identifiers); capped at what the context window leaves.
-    #[arg(long, default_value_t = agent::prompt::DEFAULT_CONTEXT_BUDGET)]
-    pub context_budget: usize,
+    /// Default: 6000 for the text protocol, 10000 for whole (which shows files whole).
+    #[arg(long)]
+    pub context_budget: Option<usize>,
     /// Seconds a RUN may take before it is killed.
     #[arg(long, default_value_t = 60)]
     pub run_timeout: u64,
@@ -385,6 +370,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.max_turns = a.max_turns;
     cfg.actions_per_turn = actions_per_turn(a.actions_per_turn, Some(profile));
     cfg.prompt_style = prompt_style(profile);
+    cfg.protocol = protocol(a.protocol.as_deref(), profile);
     cfg.verify = match &a.verify {
         Some(v) => Some(
             codec::registry::split_argv(v).map_err(|e| anyhow::anyhow!("--verify {v:?}: {e:?}"))?,
@@ -494,6 +480,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
             cfg.sampling = profile.sampling.clone();
             cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, Some(profile));
             cfg.prompt_style = prompt_style(profile);
+            cfg.protocol = protocol(b.protocol.as_deref(), profile);
             Some(engine)
         }
     };

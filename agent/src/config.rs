@@ -1,0 +1,60 @@
+//! [`Config`]: one session's settings, shared by the loop, resume, attempts and the bench.
+
+use models::Sampling;
+
+use crate::policy::Policy;
+use crate::prompt::{self, GrammarChoice};
+
+/// One session's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub task: String,
+    pub policy: Policy,
+    pub grammar: GrammarChoice,
+    pub sampling: Sampling,
+    pub max_turns: u32,
+    pub actions_per_turn: usize,
+    /// How the model acts: verb lines and SEARCH/REPLACE, or whole files.
+    pub protocol: prompt::Protocol,
+    /// How the system prompt teaches the text protocol (the profile's `prompt`).
+    pub prompt_style: codec::registry::PromptStyle,
+    /// Run after DONE; a failure is fed back and counted as a rejected false success.
+    pub verify: Option<Vec<String>>,
+    pub stall_turns: u32,
+    pub loop_repeats: u32,
+    /// Prompt plus generated tokens over the whole session.
+    pub token_budget: Option<u64>,
+    /// Tokens kept free for the reply; the prompt never exceeds `n_ctx - reply_reserve`.
+    pub reply_reserve: u32,
+    /// Characters of one observation's output before head/tail truncation.
+    pub output_budget: usize,
+    /// Characters of the first message's start context (repository map, and the files the
+    /// task names or whose identifiers it mentions); never more than half the prompt's room
+    /// (at about three characters a token).
+    pub context_budget: Option<usize>,
+    /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
+    pub interrupt: crate::Interrupt,
+}
+
+impl Config {
+    pub fn new(task: &str, policy: Policy) -> Config {
+        Config {
+            task: task.to_owned(),
+            policy,
+            grammar: GrammarChoice::Off,
+            sampling: Sampling::default(),
+            max_turns: 30,
+            actions_per_turn: 1,
+            protocol: prompt::Protocol::Text,
+            prompt_style: codec::registry::PromptStyle::Full,
+            verify: None,
+            stall_turns: 3,
+            loop_repeats: 3,
+            token_budget: None,
+            reply_reserve: 512,
+            output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
+            context_budget: None,
+            interrupt: crate::Interrupt::new(),
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! What a session keeps of its turns and counts: the turn as history shows it, and the
+//! counters its stop conditions read. The live loop (`crate::run`) and `--resume`
+//! (`crate::resume`, from the journal) both go through these, so a resumed session reads and
+//! counts as the uninterrupted one would have.
+
+use crate::act::Observation;
+use crate::config::Config;
+use crate::history::TurnRecord;
+use crate::prompt;
+use crate::workspace::Workspace;
+
+/// Counters the stop conditions read. The live loop keeps them; `--resume` rebuilds them from
+/// the journal through the same methods (`crate::resume`).
+#[derive(Debug, Default, Clone)]
+pub struct Tally {
+    pub(crate) no_action_turns: u32,
+    pub(crate) valid_this_turn: u32,
+    /// The loop key (see [`loop_key`]) of the last valid action and its result.
+    pub(crate) last: Option<String>,
+    pub(crate) repeats: u32,
+    pub(crate) tokens: u64,
+    pub(crate) false_successes: u32,
+    pub(crate) echoes: u32,
+    /// DONE proposals refused because no action had succeeded yet (plan mode).
+    pub(crate) premature_done: u32,
+    /// DONE proposals refused because the repository had not changed (writing modes).
+    pub(crate) no_change: u32,
+    /// Some action of the session succeeded (a read answered, a change committed, a command
+    /// exited 0); until then a DONE is refused as premature.
+    pub(crate) acted: bool,
+    pub(crate) commits: u32,
+}
+
+impl Tally {
+    /// Counts the turn towards a stall (no valid action) or resets the stall count.
+    pub(crate) fn end_turn(&mut self) {
+        if self.valid_this_turn == 0 {
+            self.no_action_turns += 1;
+        } else {
+            self.no_action_turns = 0;
+        }
+        self.valid_this_turn = 0;
+    }
+
+    /// Counts a valid action and its result (as [`loop_key`] has them) towards loop detection.
+    pub(crate) fn saw(&mut self, key: String) {
+        if self.last.as_ref() == Some(&key) {
+            self.repeats += 1;
+        } else {
+            self.last = Some(key);
+            self.repeats = 1;
+        }
+    }
+}
+
+/// A turn as history keeps it: the reply, the rendered observations (each paired with the
+/// canonical text of its action), and its digest. The live loop and resume both build turns
+/// here, so a resumed history reads as the original did.
+pub(crate) fn turn_record(
+    ws: &Workspace,
+    cfg: &Config,
+    session: &str,
+    turn: u32,
+    reply: String,
+    observations: &[(String, Observation)],
+    malformed: &[String],
+) -> TurnRecord {
+    let artifacts = ws.state_dir().join("artifacts");
+    let mut text = String::new();
+    for (k, (_, obs)) in observations.iter().enumerate() {
+        let name = format!("{session}-t{turn}-{k}.txt");
+        text.push_str(&crate::observe::render(
+            obs,
+            cfg.output_budget,
+            Some((&artifacts, &name)),
+        ));
+    }
+    // The whole protocol's failures leave the rest of the reply acting, so they are told
+    // whatever else happened.
+    let mut told = Vec::new();
+    for kind in malformed {
+        if let Some(hint) = crate::whole::failure_hint(kind)
+            && !told.contains(&kind)
+        {
+            told.push(kind);
+            text.push_str(&format!(
+                "[error] a file block was not written ({kind})\nhint: {hint}\n"
+            ));
+        }
+    }
+    let silent = observations.is_empty() && told.is_empty();
+    if silent && malformed.iter().any(|k| k == REPETITION) {
+        text.push_str(
+            "[error] your reply repeated the same lines over and over, and was cut\nhint: \
+             write one command, once; if you are stuck, READ the file again or try another \
+             change\n",
+        );
+    } else if silent && !malformed.is_empty() {
+        text.push_str(&format!(
+            "[error] a command could not be read ({})\nhint: write each command exactly as \
+             the instructions show, one per line\n",
+            malformed.join(", ")
+        ));
+    } else if silent && cfg.protocol == prompt::Protocol::Whole {
+        text.push_str(
+            "[error] no file block or command found in your reply\nhint: to change a file, \
+             write its path on a line by itself, then its complete new content in a fenced \
+             code block; or write one command on its own line\n",
+        );
+    } else if silent {
+        text.push_str("[error] no command found in your reply\nhint: write one command on its own line, e.g. LIST\n");
+    }
+    let digest = match observations.first() {
+        Some((action, obs)) => {
+            let first = action.lines().next().unwrap_or_default();
+            let status = if obs.ok { "ok" } else { "error" };
+            format!("turn {turn}: {first} → {status}: {}", obs.summary)
+        }
+        None => format!("turn {turn}: no command"),
+    };
+    TurnRecord {
+        reply,
+        observations: text,
+        digest,
+    }
+}
+
+/// What makes two actions "the same action with the same result" for loop detection: the
+/// action's canonical text and the observation as the journal records it (output redacted),
+/// so that `--resume` computes the same keys from the journal. The hint is left out: a
+/// repeat's hint says that it is one ([`repeat_hint`]), and the repeat is still the same.
+pub(crate) fn loop_key(action: &str, ok: bool, summary: &str, output: &str) -> String {
+    format!("{action}\n{ok}\n{summary}\n{output}")
+}
+
+/// The failure kind of a reply cut because it repeated itself.
+pub(crate) const REPETITION: &str = "repetition";

@@ -1,0 +1,267 @@
+//! The `whole` protocol: the model is shown the repository's files as they are (no line
+//! numbers) and changes a file by writing its path and then its complete new content in a
+//! fenced block, as aider's "whole" edit format asks; the other actions stay verb lines. Small
+//! coder models edit this way far more reliably than they copy SEARCH lines (aider's
+//! leaderboard; our bench in benches/README.md).
+//!
+//! This module holds what differs from the text protocol: the system prompt, the first
+//! message, and turning a finished reply into proposals ([`decode`]). The loop is the same.
+
+use std::fmt::Write;
+
+use codec::registry::{BUILTINS, WORKED_EXAMPLE_PATH};
+use codec::text::whole::{Piece, split};
+use codec::{Action, ActionProposal, FormatId, Mode, Registry, TurnDecoder};
+
+use crate::act::Observation;
+use crate::context::{Relevant, relevant_files, repository_files, repository_map};
+use crate::policy::ApprovalMode;
+use crate::workspace::Workspace;
+
+/// Characters of the first message's files by default: the whole protocol shows files whole,
+/// so it needs more room than the text protocol's excerpts.
+pub const DEFAULT_CONTEXT_BUDGET: usize = 10_000;
+
+/// The malformed kind of a whole-file block that leaves code out (`# ... rest unchanged`).
+pub const ELIDED: &str = "elided_file";
+
+/// The system prompt for `mode` in the whole protocol.
+pub fn system_prompt(mode: ApprovalMode) -> String {
+    let tools = mode.tools();
+    let mut s = String::from(
+        "You are an expert software developer working inside a repository. You are given a \
+         task and the repository's files.\n",
+    );
+    if tools.contains(&"create") {
+        s.push_str(
+            "To change a file, write its path on a line by itself, then a fenced code block \
+             with the file's complete new content: every line of the file, also the lines you \
+             do not change. Never leave code out and never write placeholders like \
+             `# ... rest of the code`. Create a new file the same way.\n\
+             Example:\n",
+        );
+        let _ = writeln!(
+            s,
+            "{WORKED_EXAMPLE_PATH}\n```python\ndef greet(name):\n    return f\"Hello, {{name}}!\"\n```"
+        );
+    }
+    s.push_str("Other commands, each on a line of its own:\n");
+    for t in BUILTINS
+        .iter()
+        .filter(|t| tools.contains(&t.name) && !matches!(t.name, "edit" | "create"))
+    {
+        let _ = writeln!(s, "{}  {}", t.syntax, t.hint);
+    }
+    if mode == ApprovalMode::Plan {
+        s.push_str("This session is read-only: you can look, not change anything.\n");
+    } else {
+        s.push_str(
+            "Your files are written and your commands run after your reply, and you are told \
+             what happened. Write DONE only once the task is finished; it is accepted only \
+             once the repository has changed.\n",
+        );
+    }
+    s.push_str("Quote a path with spaces in single quotes.");
+    if tools.contains(&"run") {
+        s.push_str(" RUN takes shell quoting, but no shell runs it.");
+    }
+    s.push('\n');
+    s.push_str(crate::observe::UNTRUSTED_NOTE);
+    s
+}
+
+/// The first user message: the task, the repository map, then the files as they are — those
+/// the task points at first ([`relevant_files`]), then the rest, smallest first — each whole,
+/// within `budget` characters; the files left out are named.
+pub fn task_message(ws: &Workspace, task: &str, budget: usize) -> String {
+    let files = repository_files(ws);
+    let relevant = relevant_files(task, &files);
+    let map = repository_map(&files, budget / 5);
+    let mut order: Vec<(&str, &str)> = Vec::new();
+    let text_of = |p: &str| {
+        files
+            .iter()
+            .find(|(f, _, _)| f == p)
+            .and_then(|(_, t, _)| t.as_deref())
+    };
+    for Relevant { path, .. } in &relevant {
+        if let Some(t) = text_of(path) {
+            order.push((path, t));
+        }
+    }
+    let mut rest: Vec<(&str, &str)> = files
+        .iter()
+        .filter(|(p, _, _)| !order.iter().any(|(o, _)| o == p))
+        .filter_map(|(p, t, _)| t.as_deref().map(|t| (p.as_str(), t)))
+        .collect();
+    rest.sort_by_key(|(p, t)| (t.len(), *p));
+    order.extend(rest);
+    let mut shown = String::new();
+    let mut left_out: Vec<&str> = Vec::new();
+    let room = budget.saturating_sub(map.len());
+    for (path, text) in order {
+        let block = fenced(path, text);
+        if shown.len() + block.len() <= room {
+            shown.push_str(&block);
+        } else {
+            left_out.push(path);
+        }
+    }
+    let mut s = format!("Task: {task}\n\n{map}");
+    if !shown.is_empty() {
+        s.push_str("\nThe files, as they are now:\n\n");
+        s.push_str(&shown);
+    }
+    if !left_out.is_empty() {
+        let _ = writeln!(
+            s,
+            "Not shown (READ them if you need them): {}",
+            left_out.join(", ")
+        );
+    }
+    // The task again last, where a small model's attention is, with what to reply.
+    let _ = write!(
+        s,
+        "\nThe task again: {task}\nReply with each file you change or create: its path on a \
+         line by itself, then its complete new content in a fenced code block."
+    );
+    s
+}
+
+/// A file as the whole protocol shows it: its path, then its content in a fence long enough
+/// that the file's own fences cannot close it.
+pub fn fenced(path: &str, text: &str) -> String {
+    let longest = text
+        .lines()
+        .map(|l| l.trim_start().chars().take_while(|&c| c == '`').count())
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let nl = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    format!("{path}\n{fence}\n{text}{nl}{fence}\n\n")
+}
+
+/// READ of a whole file in this protocol: the file as it is, fenced like the first message's
+/// files, so that no line number finds its way into a file block. A range stays numbered.
+pub fn read_as_is(ws: &Workspace, action: &Action, obs: &Observation) -> Observation {
+    let Action::Read {
+        path,
+        start: None,
+        end: None,
+    } = action
+    else {
+        return obs.clone();
+    };
+    let text = ws
+        .read(path)
+        .ok()
+        .flatten()
+        .and_then(|b| String::from_utf8(b).ok());
+    match text {
+        Some(text) if obs.ok => Observation {
+            output: fenced(path, &text),
+            ..obs.clone()
+        },
+        _ => obs.clone(),
+    }
+}
+
+/// A file block that is the file as it already is: `Some` observation saying so.
+pub fn unchanged(ws: &Workspace, action: &Action) -> Option<Observation> {
+    let Action::Create { path, content } = action else {
+        return None;
+    };
+    let now = ws.read(path).ok().flatten()?;
+    (now == content.as_bytes()).then(|| {
+        Observation::error(
+            format!("{path} not changed: your block is the file exactly as it is"),
+            Some(
+                "write only the files the task changes or creates, with the change made \
+                 (a new file is written the same way: its path, then its content)",
+            ),
+        )
+    })
+}
+
+/// What a finished reply decoded to: its proposals in order, the prose between them, and the
+/// named failures (a codec kind, or [`ELIDED`]) with their raw text.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub proposals: Vec<ActionProposal>,
+    pub prose: Vec<String>,
+    pub failures: Vec<(String, String)>,
+}
+
+/// Decodes a finished reply: whole-file blocks become `CREATE`s (a block that leaves code out
+/// a failure instead, unless the file itself has that line), and the text between them is
+/// decoded as the text protocol. `cut`: the reply hit its token limit.
+pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> Decoded {
+    let mut out = Decoded::default();
+    for piece in split(reply, cut) {
+        match piece {
+            Piece::Text(text) => {
+                let registry = std::sync::Arc::new(registry.clone());
+                let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), registry);
+                let mut events = Vec::new();
+                decoder.feed_into(text, &mut events);
+                decoder.finish_into(&mut events);
+                for e in events {
+                    match e {
+                        codec::Event::Text(t) | codec::Event::Reasoning(t) => out.prose.push(t),
+                        codec::Event::Proposal { proposal, .. } => out.proposals.push(proposal),
+                        codec::Event::Failure { kind, raw, .. } => {
+                            out.failures.push((kind.as_str().to_owned(), raw))
+                        }
+                        codec::Event::ToolCallStart { .. } | codec::Event::ArgsDelta { .. } => {}
+                    }
+                }
+            }
+            Piece::File(f) => {
+                let original = ws
+                    .read(&f.path)
+                    .ok()
+                    .flatten()
+                    .and_then(|b| String::from_utf8(b).ok());
+                let elided = f.elision.as_deref().filter(|line| {
+                    !original
+                        .as_deref()
+                        .is_some_and(|o| o.lines().any(|l| l.trim() == *line))
+                });
+                match elided {
+                    Some(_) => out
+                        .failures
+                        .push((ELIDED.to_owned(), format!("{}\n{}", f.path, f.content))),
+                    None => out.proposals.push(ActionProposal {
+                        action: Action::Create {
+                            path: f.path,
+                            content: f.content,
+                        },
+                        repairs: Vec::new(),
+                        format: FormatId::Text,
+                    }),
+                }
+            }
+            Piece::Failure { kind, raw } => out.failures.push((kind.as_str().to_owned(), raw)),
+        }
+    }
+    out
+}
+
+/// What the model is told about a failure kind of this protocol, if it has its own words.
+pub fn failure_hint(kind: &str) -> Option<&'static str> {
+    match kind {
+        ELIDED => Some(
+            "a file block must hold the file's complete content: write every line, without \
+             placeholders for code left out",
+        ),
+        "truncated_file" => Some(
+            "the reply ended inside a file block, so nothing was written: write the file \
+             again, complete, and keep the reply short",
+        ),
+        _ => None,
+    }
+}

@@ -1,0 +1,248 @@
+//! The `whole` protocol: files shown as they are, a file changed by writing it whole after
+//! its path, verb lines for the rest — through the same loop, journal, checks and resume as
+//! the text protocol, with its own failures (a block that leaves code out, a block the token
+//! limit cut) refused and told, never written.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
+
+mod common;
+
+use agent::{ApprovalMode, Config, Event, Policy, Protocol, StopReason};
+use common::{engine, events, prompts, repo, resume, session};
+
+const STATS: &str = "def mean(xs):\n    total = 0\n    for i in range(1, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
+const FIXED: &str = "def mean(xs):\n    total = 0\n    for i in range(0, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
+
+fn cfg(task: &str) -> Config {
+    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
+    c.protocol = Protocol::Whole;
+    c.max_turns = 6;
+    c.reply_reserve = 400;
+    c
+}
+
+fn malformed(dir: &std::path::Path, session: &str) -> Vec<String> {
+    events(dir, session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Malformed { kind, .. } => Some(kind),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The model sees the files as they are, writes the fixed file whole, and its DONE is
+/// checked by `--verify`.
+#[test]
+fn a_file_written_whole_is_applied_and_done_is_verified() {
+    let dir = repo("whole-fix", &[("stats.py", STATS), ("notes.txt", "n\n")]);
+    let reply = format!("The loop skips the first item.\n\nstats.py\n```python\n{FIXED}```\n");
+    let e = engine(&[reply.as_str(), "DONE fixed the loop"]);
+    let mut c = cfg("mean in stats.py skips the first element");
+    c.verify = Some(vec![
+        "grep".into(),
+        "-q".into(),
+        "range(0,".into(),
+        "stats.py".into(),
+    ]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        FIXED
+    );
+    let first = &prompts(&e)[0];
+    // Unnumbered, fenced, every file; the system prompt asks for whole files.
+    assert!(
+        first.contains(&format!("stats.py\n```\n{STATS}```\n")),
+        "{first}"
+    );
+    assert!(first.contains("notes.txt\n```\nn\n```"), "{first}");
+    assert!(!first.contains("  1| def mean"));
+    assert!(first.contains("complete new content"));
+    // Journaled with its protocol, so a resume speaks it too.
+    let start = events(dir.path(), &out.session).into_iter().next().unwrap();
+    assert!(matches!(start, Event::Start { protocol: Some(p), .. } if p == "whole"));
+}
+
+/// A block standing in `# ... rest unchanged` for code is refused: the file keeps every line,
+/// the model is told why, and the next, complete block goes through.
+#[test]
+fn a_block_that_leaves_code_out_is_not_written_and_the_model_is_told() {
+    let dir = repo("whole-elided", &[("stats.py", STATS)]);
+    let elided = "stats.py\n```python\ndef mean(xs):\n    total = 0\n    # ... rest of the code unchanged\n```\n";
+    let full = format!("stats.py\n```python\n{FIXED}```\n");
+    let e = engine(&[elided, full.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("fix mean in stats.py"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        FIXED
+    );
+    assert_eq!(malformed(dir.path(), &out.session), vec!["elided_file"]);
+    let second = &prompts(&e)[1];
+    assert!(
+        second.contains("a file block was not written (elided_file)"),
+        "{second}"
+    );
+    assert!(second.contains("without placeholders"));
+}
+
+/// A placeholder-looking line that the file itself has is content, not an elision.
+#[test]
+fn a_line_the_file_already_has_is_not_an_elision() {
+    let original = "def f():\n    ...\n";
+    let dir = repo("whole-ellipsis", &[("f.py", original)]);
+    let e = engine(&[
+        "f.py\n```\ndef f():\n    ...\n\n\ndef g():\n    ...\n```\n",
+        "DONE",
+    ]);
+    let out = session(&e, dir.path(), &cfg("add a stub g to f.py"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(malformed(dir.path(), &out.session).is_empty());
+    assert!(
+        std::fs::read_to_string(dir.path().join("f.py"))
+            .unwrap()
+            .contains("def g():")
+    );
+}
+
+/// A reply cut by its token limit inside a block writes nothing of it.
+#[test]
+fn a_block_cut_by_the_token_limit_writes_nothing() {
+    let dir = repo("whole-cut", &[("stats.py", STATS)]);
+    let long = format!("stats.py\n```python\n{}", FIXED.repeat(20));
+    let e = engine(&[long.as_str()]);
+    let mut c = cfg("fix mean");
+    c.reply_reserve = 60;
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        STATS
+    );
+    assert_eq!(malformed(dir.path(), &out.session), vec!["truncated_file"]);
+}
+
+/// Commands around the blocks act in the reply's order: a new file, a nested-fence README,
+/// then RUN — and a verb-looking line inside a file block is content, never a command.
+#[test]
+fn blocks_and_verb_lines_act_in_order_and_block_lines_are_never_commands() {
+    let dir = repo("whole-order", &[("README.md", "# Tool\n")]);
+    let reply = "README.md\n```markdown\n# Tool\n\nUsage:\n\n```sh\ntool -v\n```\n```\nrun.sh\n```sh\nDELETE README.md\n```\nRUN cat run.sh\n";
+    let e = engine(&[reply, "DONE"]);
+    let out = session(&e, dir.path(), &cfg("document usage"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("README.md")).unwrap(),
+        "# Tool\n\nUsage:\n\n```sh\ntool -v\n```\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("run.sh")).unwrap(),
+        "DELETE README.md\n"
+    );
+    let names: Vec<String> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Proposal { action, .. } => Some(action["name"].as_str().unwrap().to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["create", "create", "run", "done"]);
+    // RUN saw the file the same reply wrote.
+    assert!(prompts(&e)[1].contains("DELETE README.md"));
+}
+
+/// READ of a whole file shows it as it is, fenced; a range stays numbered.
+#[test]
+fn read_shows_the_file_as_it_is() {
+    let dir = repo("whole-read", &[("a.py", "x = 1\ny = 2\n")]);
+    let e = engine(&["READ a.py", "READ a.py:2-2"]);
+    let mut c = cfg("look");
+    c.max_turns = 3;
+    session(&e, dir.path(), &c);
+    let p = prompts(&e);
+    assert!(p[1].contains("a.py\n```\nx = 1\ny = 2\n```"), "{}", p[1]);
+    assert!(p[2].contains("2| y = 2"), "{}", p[2]);
+}
+
+/// DONE on an unchanged tree is refused with the whole protocol's words.
+#[test]
+fn done_without_a_change_is_refused_in_this_protocols_words() {
+    let dir = repo("whole-nochange", &[("a.py", "x = 1\n")]);
+    let e = engine(&["DONE"]);
+    let mut c = cfg("set x to 2");
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.no_change, 1);
+    assert!(prompts(&e).len() == 1);
+    let obs = events(dir.path(), &out.session)
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Observation { hint, .. } => hint,
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        obs.contains("complete new content in a fenced code block"),
+        "{obs}"
+    );
+}
+
+/// A resumed session speaks the protocol its journal names, whatever the new run asks for.
+#[test]
+fn a_resumed_session_keeps_its_protocol() {
+    let dir = repo("whole-resume", &[("stats.py", STATS)]);
+    let e = engine(&["READ stats.py"]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    let full = format!("stats.py\n```\n{FIXED}```\n");
+    let e2 = engine(&[full.as_str(), "DONE"]);
+    let mut text = c.clone();
+    text.protocol = Protocol::Text;
+    text.max_turns = 4;
+    let out = resume(&e2, dir.path(), &text, &first.session);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        FIXED
+    );
+    assert!(prompts(&e2)[0].contains("complete new content"));
+}
+
+/// The system prompt's example file copied back is refused as an echo and written nowhere;
+/// a block that is the file as it is, is told so, not failed.
+#[test]
+fn the_example_copied_back_is_an_echo_and_an_unchanged_block_is_no_failure() {
+    let dir = repo(
+        "whole-echo",
+        &[("stats.py", STATS), ("test_stats.py", "import stats\n")],
+    );
+    let example =
+        "example/greet.py\n```python\ndef greet(name):\n    return f\"Hello, {name}!\"\n```\n";
+    let reply = format!(
+        "{example}\ntest_stats.py\n```\nimport stats\n```\nstats.py\n```\n{FIXED}```\nDONE"
+    );
+    let e = engine(&[reply.as_str()]);
+    let out = session(&e, dir.path(), &cfg("fix mean"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.echoes, 1);
+    assert!(!dir.path().join("example").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        FIXED
+    );
+    let summaries: Vec<(bool, String)> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Observation { ok, summary, .. } => Some((ok, summary)),
+            _ => None,
+        })
+        .collect();
+    assert!(summaries.contains(&(
+        false,
+        "test_stats.py not changed: your block is the file exactly as it is".to_owned()
+    )));
+    assert!(agent::whole::system_prompt(agent::ApprovalMode::Auto).contains(example.trim_end()));
+}

@@ -1,0 +1,37 @@
+//! The model flags `agent`, `eval --generate` and `tune` share, and loading the model from
+//! them as `serve` does.
+
+use models::{LlamaEngine, LoadOptions};
+
+/// How the model is found and loaded, as for `serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
+    /// GGUF file or known model name (`smollm2`, `gemma3`, `tiny`, `qwen-coder-0.5b`,
+    /// `qwen-coder-1.5b`), as for `serve`.
+    #[arg(long, short = 'm', env = "BELLOWS_MODEL", value_name = "PATH|NAME")]
+    pub model: Option<String>,
+    /// Model profile (name or .toml path); default: selected by the GGUF.
+    #[arg(long, env = "BELLOWS_PROFILE")]
+    pub profile: Option<String>,
+    /// Context size in tokens; default: the profile's, else 4096.
+    #[arg(long, env = "BELLOWS_CTX")]
+    pub ctx: Option<u32>,
+    /// CPU threads; default: all available cores.
+    #[arg(long, env = "BELLOWS_THREADS")]
+    pub threads: Option<u32>,
+    /// Layers offloaded to the GPU (GPU builds only). Default: 0.
+    #[arg(long, env = "BELLOWS_GPU_LAYERS", default_value_t = 0)]
+    pub gpu_layers: u32,
+}
+
+impl ModelArgs {
+    pub fn load(&self) -> anyhow::Result<LlamaEngine> {
+        let path = gateway::serve::resolve_model(self.model.as_deref())?;
+        let mut opts = LoadOptions::new(path);
+        opts.gpu_layers = self.gpu_layers;
+        opts.threads = self.threads;
+        opts.n_ctx = self.ctx;
+        opts.profile = self.profile.clone();
+        Ok(LlamaEngine::load(opts)?)
+    }
+}

@@ -1,0 +1,353 @@
+//! Whole-file blocks: a path on a line of its own, then a fenced code block holding the file's
+//! complete new content. Weak models edit best this way (aider's edit leaderboard: the
+//! "whole" format beats diffs for small models), but a path followed by code is also how any
+//! model *shows* a file, so this dialect is never part of [`TextFormat`](super::TextFormat)'s
+//! detection: only a caller that asked the model for whole files (the agent's `whole`
+//! protocol) splits a finished reply with [`split`].
+//!
+//! Rules:
+//! * The header is the last non-blank line before the opening fence, with at most one blank
+//!   line between them, and must be a lone path (decorated as aider allows: `**a.py**`,
+//!   `` `a.py` ``, `a.py:`, `### a.py`, or after `File:`). A fence without such a header is
+//!   text.
+//! * Inside the block, a fence with an info string (```` ```sh ````) opens a nested fence
+//!   (a README's examples) and a bare fence closes the innermost one; the bare fence at depth
+//!   zero closes the block. A bare fence that *opens* an example inside a Markdown file is
+//!   read as the end of the file (documented, and why the agent shows the diff it wrote).
+//! * A block still open when the reply ended is a [`FailureKind::TruncatedFile`] when the reply
+//!   was cut (the token limit): a truncated file is never written. When the model itself
+//!   stopped, the end of the reply closes it.
+//! * Lines that stand for omitted code (`# ... rest of the file unchanged`) are reported in
+//!   [`WholeFile::elision`]: whether the original file holds the same line is the caller's
+//!   call, since the codec never sees files.
+
+use crate::repair::FailureKind;
+
+use super::markers::{fence_info, is_closing_fence, strip_cr};
+use super::verbs::lone_path;
+
+/// One file's complete new content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WholeFile {
+    pub path: String,
+    /// Every line of the block, each ending in a newline.
+    pub content: String,
+    /// The first line that looks like a placeholder for omitted code, trimmed.
+    pub elision: Option<String>,
+}
+
+/// A reply, split: the text between blocks (to decode as the text protocol), the blocks, and
+/// blocks that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Text(&'a str),
+    File(WholeFile),
+    Failure { kind: FailureKind, raw: String },
+}
+
+/// Splits a finished reply into text and whole-file blocks, in order. `cut` says the reply
+/// ended because of its token limit, not because the model stopped.
+pub fn split(reply: &str, cut: bool) -> Vec<Piece<'_>> {
+    let lines = line_spans(reply);
+    let mut pieces = Vec::new();
+    // Start of the text not yet handed out.
+    let mut text_from = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        let (start, end) = lines[i];
+        let line = strip_cr(reply[start..end].trim_end_matches('\n').as_bytes());
+        if fence_info(line).is_none() {
+            i += 1;
+            continue;
+        }
+        let ticks = line.iter().take_while(|&&c| c == b'`').count();
+        let (body_end, close) = block_end(reply, &lines, i + 1, ticks);
+        let Some((header_start, path)) = header_before(reply, &lines, i) else {
+            // A code block in prose: skipped whole, so its closing fence never passes for
+            // the opening of a block after a path-like last line.
+            i = close.map_or(lines.len(), |c| c + 1);
+            continue;
+        };
+        if header_start > text_from {
+            pieces.push(Piece::Text(&reply[text_from..header_start]));
+        }
+        let body_from = end;
+        match close {
+            Some(close_line) => {
+                let content = normalise(&reply[body_from..body_end]);
+                pieces.push(Piece::File(WholeFile {
+                    path,
+                    elision: elision(&content),
+                    content,
+                }));
+                text_from = lines[close_line].1;
+                i = close_line + 1;
+            }
+            None if cut => {
+                pieces.push(Piece::Failure {
+                    kind: FailureKind::TruncatedFile,
+                    raw: reply[header_start..].to_owned(),
+                });
+                return pieces;
+            }
+            None => {
+                let content = normalise(&reply[body_from..]);
+                pieces.push(Piece::File(WholeFile {
+                    path,
+                    elision: elision(&content),
+                    content,
+                }));
+                return pieces;
+            }
+        }
+    }
+    if text_from < reply.len() {
+        pieces.push(Piece::Text(&reply[text_from..]));
+    }
+    pieces
+}
+
+/// `[start, end)` of each line, its newline included.
+fn line_spans(s: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (k, c) in s.char_indices() {
+        if c == '\n' {
+            out.push((start, k + 1));
+            start = k + 1;
+        }
+    }
+    if start < s.len() {
+        out.push((start, s.len()));
+    }
+    out
+}
+
+/// The header of the fence on line `fence`: where it starts and the path it names.
+fn header_before(reply: &str, lines: &[(usize, usize)], fence: usize) -> Option<(usize, String)> {
+    let mut k = fence.checked_sub(1)?;
+    let blank = |k: usize| reply[lines[k].0..lines[k].1].trim().is_empty();
+    if blank(k) {
+        k = k.checked_sub(1)?;
+        if blank(k) {
+            return None;
+        }
+    }
+    let (start, end) = lines[k];
+    let text = reply[start..end].trim_end_matches(['\n', '\r']);
+    let text = text.trim_start();
+    let text = [
+        "File:",
+        "file:",
+        "FILE:",
+        "Filename:",
+        "filename:",
+        "Path:",
+        "path:",
+    ]
+    .iter()
+    .find_map(|p| text.strip_prefix(p))
+    .map_or(text, str::trim_start);
+    let path = lone_path(text)?;
+    Some((start, path.to_owned()))
+}
+
+/// The end of a block's body (the start of its closing fence line) and the closing line's
+/// index, or `None` when the reply ends first.
+fn block_end(
+    reply: &str,
+    lines: &[(usize, usize)],
+    from: usize,
+    ticks: usize,
+) -> (usize, Option<usize>) {
+    let mut depth = 0usize;
+    for (k, &(start, end)) in lines.iter().enumerate().skip(from) {
+        let line = strip_cr(reply[start..end].trim_end_matches('\n').as_bytes());
+        if is_closing_fence(line) {
+            let n = line.iter().take_while(|&&c| c == b'`').count();
+            if depth == 0 && n >= ticks {
+                return (start, Some(k));
+            }
+            depth = depth.saturating_sub(1);
+        } else if fence_info(line).is_some_and(|i| !i.is_empty()) {
+            depth += 1;
+        }
+    }
+    (reply.len(), None)
+}
+
+/// CRLF becomes LF, and a last line gets its newline.
+fn normalise(body: &str) -> String {
+    let mut s = body.replace("\r\n", "\n");
+    if !s.is_empty() && !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+/// Phrases that, in a comment or alone on a line, stand for code left out.
+const ELISIONS: &[&str] = &[
+    "rest of",
+    "existing code",
+    "remains the same",
+    "remain the same",
+    "unchanged",
+    "same as before",
+    "as before",
+    "previous code",
+    "other code",
+    "code here",
+    "omitted",
+];
+
+/// The first line that reads as a placeholder for omitted code: `...` alone, or a comment
+/// holding `...` or one of [`ELISIONS`].
+fn elision(content: &str) -> Option<String> {
+    content.lines().map(str::trim).find_map(|t| {
+        let comment = ["#", "//", "/*", "<!--", "--", ";"]
+            .iter()
+            .find_map(|c| t.strip_prefix(c));
+        let placeholder = match comment {
+            Some(rest) => {
+                let rest = rest.to_ascii_lowercase();
+                rest.contains("...")
+                    || rest.contains('…')
+                    || ELISIONS.iter().any(|e| rest.contains(e))
+            }
+            None => t == "..." || t == "…",
+        };
+        placeholder.then(|| t.to_owned())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(pieces: &[Piece<'_>]) -> Vec<(String, String)> {
+        pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::File(f) => Some((f.path.clone(), f.content.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_path_line_and_a_fence_are_one_file_and_the_rest_is_text() {
+        let reply = "Here is the fix.\n\nstats.py\n```python\ndef mean(xs):\n    return sum(xs) / len(xs)\n```\nDONE fixed\n";
+        let pieces = split(reply, false);
+        assert_eq!(
+            pieces,
+            vec![
+                Piece::Text("Here is the fix.\n\n"),
+                Piece::File(WholeFile {
+                    path: "stats.py".into(),
+                    content: "def mean(xs):\n    return sum(xs) / len(xs)\n".into(),
+                    elision: None,
+                }),
+                Piece::Text("DONE fixed\n"),
+            ]
+        );
+    }
+
+    #[test]
+    fn decorated_headers_and_one_blank_line_are_accepted() {
+        for header in ["**a.py**", "`a.py`", "a.py:", "### a.py", "File: a.py"] {
+            for gap in ["", "\n"] {
+                let reply = format!("{header}\n{gap}```\nx = 1\n```\n");
+                assert_eq!(
+                    files(&split(&reply, false)),
+                    vec![("a.py".into(), "x = 1\n".into())],
+                    "{header:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_fence_without_a_path_header_stays_text_byte_for_byte() {
+        for reply in [
+            "Run it:\n```sh\npython3 a.py\n```\n",
+            "```python\nx = 1\n```\n",
+            "the file\n\n\n```\nx\n```\n",
+        ] {
+            assert_eq!(split(reply, false), vec![Piece::Text(reply)]);
+        }
+    }
+
+    #[test]
+    fn nested_fences_with_a_language_stay_inside_a_markdown_file() {
+        let reply = "README.md\n```markdown\n# Tool\n\n```sh\ntool -v\n```\n\nDone.\n```\n";
+        assert_eq!(
+            files(&split(reply, false)),
+            vec![(
+                "README.md".into(),
+                "# Tool\n\n```sh\ntool -v\n```\n\nDone.\n".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_block_cut_by_the_token_limit_is_a_failure_and_one_the_model_ended_is_a_file() {
+        let reply = "a.py\n```\nx = 1\ny = ";
+        assert!(matches!(
+            split(reply, true).as_slice(),
+            [Piece::Failure {
+                kind: FailureKind::TruncatedFile,
+                ..
+            }]
+        ));
+        assert_eq!(
+            files(&split(reply, false)),
+            vec![("a.py".into(), "x = 1\ny = \n".into())]
+        );
+    }
+
+    #[test]
+    fn two_files_in_one_reply_and_crlf() {
+        let reply = "a.py\r\n```\r\nx = 1\r\n```\r\nb/c.sh\n```bash\necho hi\n```";
+        assert_eq!(
+            files(&split(reply, false)),
+            vec![
+                ("a.py".into(), "x = 1\n".into()),
+                ("b/c.sh".into(), "echo hi\n".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn placeholders_for_omitted_code_are_reported() {
+        for (line, found) in [
+            ("    # ... rest of the code unchanged", true),
+            ("// existing code", true),
+            ("...", true),
+            ("<!-- unchanged -->", true),
+            ("    # add the two numbers", false),
+            ("x = [1, 2, 3]  # ...", false),
+            ("print('...')", false),
+        ] {
+            let reply = format!("a.py\n```\ndef f():\n{line}\n```\n");
+            let pieces = split(&reply, false);
+            let Piece::File(f) = &pieces[0] else {
+                panic!("{pieces:?}")
+            };
+            assert_eq!(f.elision.is_some(), found, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_path_inside_a_prose_code_block_is_not_a_header() {
+        let reply = "The file:\n```\nstats.py\n```\nthen more words\n```\nx\n```\n";
+        assert_eq!(split(reply, false), vec![Piece::Text(reply)]);
+    }
+
+    #[test]
+    fn an_empty_block_is_an_empty_file() {
+        assert_eq!(
+            files(&split("empty.txt\n```\n```\n", false)),
+            vec![("empty.txt".into(), String::new())]
+        );
+    }
+}
