@@ -150,6 +150,11 @@ fn prompt_style(profile: &models::Profile) -> codec::registry::PromptStyle {
     codec::registry::PromptStyle::parse(&profile.prompt).unwrap_or_default()
 }
 
+/// The model `bellows agent` (and its bench) loads without `--model`: the one the agent
+/// bench shows solving the most tasks at a usable speed on two CPU cores (benches/README.md,
+/// agent figures). Fetched on first use like any known name.
+pub const AGENT_MODEL: &str = "qwen-coder-1.5b";
+
 /// `--protocol`, else the profile's `agent_protocol` (checked when the profile was parsed).
 fn protocol(flag: Option<&str>, profile: &models::Profile) -> agent::Protocol {
     agent::Protocol::parse(flag.unwrap_or(&profile.agent_protocol)).unwrap_or_default()
@@ -359,7 +364,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         None if terminal => ApprovalMode::Ask,
         None => ApprovalMode::Plan,
     };
-    let engine = a.model.load()?;
+    let engine = a.model.load_or(Some(AGENT_MODEL))?;
     let profile = engine.profile();
     let grammar = grammar_choice(a.grammar.as_deref(), profile.grammar);
     let mut policy = Policy::new(mode);
@@ -474,7 +479,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
-            let engine = b.model.load()?;
+            let engine = b.model.load_or(Some(AGENT_MODEL))?;
             let profile = engine.profile();
             cfg.grammar = grammar_choice(b.grammar.as_deref(), profile.grammar);
             cfg.sampling = profile.sampling.clone();

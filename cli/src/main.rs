@@ -24,8 +24,9 @@ enum Command {
     /// /v1/models, /health, /metrics, /tokenize) on a local GGUF model, turning the model's
     /// tool calls into valid, streamed `tool_calls`. Stops cleanly on SIGINT/SIGTERM.
     Serve(gateway::config::ServeArgs),
-    /// Run the coding agent on a task in a repository (in-process model, offline):
-    /// `bellows agent "TASK" --repo DIR`, and `bellows agent undo [ID] [--steps N]`.
+    /// Run the coding agent on a task in a repository (in-process model, offline; without
+    /// --model, qwen-coder-1.5b, fetched on first use): `bellows agent "TASK" --repo DIR`, and
+    /// `bellows agent undo [ID] [--steps N]`.
     Agent(cli::agent_cmd::AgentArgs),
 }
 

@@ -25,8 +25,14 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// Loads `--model`, else the gateway's default model.
     pub fn load(&self) -> anyhow::Result<LlamaEngine> {
-        let path = gateway::serve::resolve_model(self.model.as_deref())?;
+        self.load_or(None)
+    }
+
+    /// Loads `--model`, else `default` (a known name), else the gateway's default model.
+    pub fn load_or(&self, default: Option<&str>) -> anyhow::Result<LlamaEngine> {
+        let path = gateway::serve::resolve_model(self.model.as_deref().or(default))?;
         let mut opts = LoadOptions::new(path);
         opts.gpu_layers = self.gpu_layers;
         opts.threads = self.threads;
