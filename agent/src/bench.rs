@@ -541,7 +541,11 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
             }
             Event::Refused { why, .. } if why == "echo" => r.echoes += 1,
             Event::Malformed { kind, .. } if kind == "repetition" => r.repetitions += 1,
-            Event::Verify { ok: false, .. } => r.check_rejected += 1,
+            Event::Verify {
+                ok: false,
+                after_change: false,
+                ..
+            } => r.check_rejected += 1,
             _ => {}
         }
     }

@@ -200,8 +200,10 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     p.observations.push((action, obs));
                 }
             }
-            Event::Verify { ok, .. } => {
-                if !ok {
+            Event::Verify {
+                ok, after_change, ..
+            } => {
+                if !ok && !after_change {
                     t.false_successes += 1;
                 }
                 if let Some(p) = p {

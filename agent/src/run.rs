@@ -165,6 +165,8 @@ async fn drive(
             dropped: prompt.dropped,
         })?;
         let (reply, proposals, echoed) = s.generate(prompt.messages).await?;
+        let commits = s.tally.commits;
+        let mut checked = false;
         let mut observations: Vec<_> = echoed.into_iter().map(|o| (String::new(), o)).collect();
         for p in &proposals {
             // A reply cut by Ctrl-C is journaled, never acted on.
@@ -174,11 +176,22 @@ async fn drive(
             match s.act(p)? {
                 Step::Observed(obs) => observations.push((render(&p.action), obs)),
                 Step::Finished(_) if cfg.verify.is_none() => return s.stop(StopReason::Done),
-                Step::Finished(summary) => match s.verify(&summary)? {
-                    None => return s.stop(StopReason::Verified),
-                    Some(obs) => observations.push((render(&p.action), obs)),
-                },
+                Step::Finished(summary) => {
+                    match s.verify(Some(&summary)).inspect(|_| checked = true)? {
+                        None => return s.stop(StopReason::Verified),
+                        Some(obs) => observations.push((render(&p.action), obs)),
+                    }
+                }
                 Step::Quit => return s.stop(StopReason::Quit),
+            }
+        }
+        // The check runs after every turn that changed the repository, as a test suite
+        // would, and its result is fed back: failing, its output is the most useful thing the
+        // model can read next; passing, the model is asked whether it is finished (a check
+        // may cover only part of the task, so only the model's DONE ends the session).
+        if cfg.verify.is_some() && s.tally.commits > commits && !checked {
+            if let Some(obs) = s.verify(None)? {
+                observations.push((String::new(), obs));
             }
         }
         let record = s.record_turn(reply, &observations);
@@ -752,7 +765,11 @@ impl<'a> Session<'a> {
     }
 
     /// Runs `--verify` after DONE: `None` when it passes, else the observation to feed back.
-    fn verify(&mut self, summary: &str) -> Result<Option<Observation>, AgentError> {
+    /// Runs `--verify`: for a DONE (`done` holds its summary), or after a turn that changed
+    /// the repository (`None`). For a DONE, `None` when it passed; else the observation to
+    /// feed back (a rejected DONE is counted as a false success; a failure after a change is
+    /// not, and a pass after a change is told too).
+    fn verify(&mut self, done: Option<&str>) -> Result<Option<Observation>, AgentError> {
         let argv = self.cfg.verify.clone().unwrap_or_default();
         let mut obs = self.run_argv(&argv);
         let turn = self.turn;
@@ -760,17 +777,34 @@ impl<'a> Session<'a> {
             turn,
             ok: obs.ok,
             summary: obs.summary.clone(),
+            after_change: done.is_none(),
         })?;
-        if obs.ok {
-            return Ok(None);
+        let check = quote_argv(&argv);
+        match (done, obs.ok) {
+            (Some(_), true) => return Ok(None),
+            (Some(summary), false) => {
+                self.tally.false_successes += 1;
+                obs.summary = format!(
+                    "DONE ({summary}) rejected: `{check}` failed, {}",
+                    obs.summary
+                );
+                obs.hint =
+                    Some("the task is not finished; fix the failure, then DONE again".to_owned());
+            }
+            (None, true) => {
+                obs.summary = format!("the check `{check}` passes now: {}", obs.summary);
+                obs.hint = Some("if the task is finished, reply DONE; if not, go on".to_owned());
+            }
+            (None, false) => {
+                obs.summary = format!(
+                    "the check `{check}` fails after your change: {}",
+                    obs.summary
+                );
+                obs.hint = Some(
+                    "fix what the output shows; the check runs again after each change".to_owned(),
+                );
+            }
         }
-        self.tally.false_successes += 1;
-        obs.summary = format!(
-            "DONE ({summary}) rejected: `{}` failed, {}",
-            quote_argv(&argv),
-            obs.summary
-        );
-        obs.hint = Some("the task is not finished; fix the failure, then DONE again".to_owned());
         // Journaled like any observation, so that a resumed session's history has it.
         self.emit(Event::Observation {
             turn,

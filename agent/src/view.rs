@@ -138,6 +138,10 @@ pub enum Event {
         turn: u32,
         ok: bool,
         summary: String,
+        /// Run because the turn changed the repository, not for a DONE: a failure is
+        /// feedback, not a rejected claim. Absent (false) in older journals.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        after_change: bool,
     },
     Stop {
         reason: String,
@@ -423,6 +427,7 @@ mod tests {
                 turn: 1,
                 ok: false,
                 summary: s("s"),
+                after_change: true,
             },
             Event::Stop {
                 reason: s("done"),

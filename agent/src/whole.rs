@@ -10,7 +10,7 @@
 use std::fmt::Write;
 
 use codec::registry::{BUILTINS, WORKED_EXAMPLE_PATH};
-use codec::text::whole::{Piece, split};
+use codec::text::whole::{Piece, split_known};
 use codec::{Action, ActionProposal, FormatId, Mode, Registry, TurnDecoder};
 
 use crate::act::Observation;
@@ -37,7 +37,8 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
             "To change a file, write its path on a line by itself, then a fenced code block \
              with the file's complete new content: every line of the file, also the lines you \
              do not change. Never leave code out and never write placeholders like \
-             `# ... rest of the code`. Create a new file the same way.\n\
+             `# ... rest of the code`. Create a new file the same way. Write only the \
+             files you change or create; delete or move a file with DELETE or MOVE below.\n\
              Example:\n",
         );
         let _ = writeln!(
@@ -201,7 +202,8 @@ pub struct Decoded {
 /// decoded as the text protocol. `cut`: the reply hit its token limit.
 pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> Decoded {
     let mut out = Decoded::default();
-    for piece in split(reply, cut) {
+    let known = |p: &str| ws.resolve(p).is_ok_and(|p| p.is_file());
+    for piece in split_known(reply, cut, &known) {
         match piece {
             Piece::Text(text) => {
                 let registry = std::sync::Arc::new(registry.clone());

@@ -108,8 +108,8 @@ fn files(dir: &Path) -> Vec<String> {
 #[test]
 fn the_first_attempt_whose_check_passes_wins_and_only_its_change_is_promoted() {
     let dir = repo("checked");
-    // Attempt 1 edits wrongly and its DONEs are rejected; attempt 2 passes; attempt 3 never
-    // runs.
+    // Attempt 1 edits wrongly (the check after the change fails) and its DONEs are
+    // rejected; attempt 2 passes; attempt 3 never runs.
     let e = engine(&[edit("wrong"), done(), done(), edit("right"), done()]);
     let c = cfg(ApprovalMode::Auto, true);
     let report = run(

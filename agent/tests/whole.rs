@@ -246,3 +246,70 @@ fn the_example_copied_back_is_an_echo_and_an_unchanged_block_is_no_failure() {
     )));
     assert!(agent::whole::system_prompt(agent::ApprovalMode::Auto).contains(example.trim_end()));
 }
+
+/// With a check, every turn that changed the repository runs it and is told the result:
+/// failing, its output (no false success); passing, that it passes — and only the model's DONE
+/// ends the session, since a check may cover part of the task.
+#[test]
+fn the_check_runs_after_each_change_and_its_result_is_fed_back() {
+    let dir = repo("whole-autocheck", &[("stats.py", STATS)]);
+    let wrong = "stats.py\n```\ndef mean(xs):\n    return 0\n```\n";
+    let right = format!("stats.py\n```\n{FIXED}```\n");
+    let e = engine(&[wrong, right.as_str(), "DONE"]);
+    let mut c = cfg("fix mean");
+    c.verify = Some(vec![
+        "grep".into(),
+        "-q".into(),
+        "range(0,".into(),
+        "stats.py".into(),
+    ]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(out.turns, 3);
+    assert_eq!(out.false_successes, 0);
+    let p = prompts(&e);
+    assert!(
+        p[1].contains("the check `grep -q 'range(0,' stats.py` fails after your change"),
+        "{}",
+        p[1]
+    );
+    assert!(
+        p[2].contains("the check `grep -q 'range(0,' stats.py` passes now"),
+        "{}",
+        p[2]
+    );
+    assert!(p[2].contains("if the task is finished, reply DONE"));
+    let checks: Vec<(bool, bool)> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Verify {
+                ok, after_change, ..
+            } => Some((ok, after_change)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(checks, [(false, true), (true, true), (true, false)]);
+}
+
+/// A failed check after a change is not a false success after a resume either, and the
+/// resumed history shows it as the live one did.
+#[test]
+fn a_failed_check_after_a_change_resumes_as_feedback() {
+    let dir = repo("whole-autocheck-resume", &[("stats.py", STATS)]);
+    let wrong = "stats.py\n```\ndef mean(xs):\n    return 0\n```\n";
+    let e = engine(&[wrong]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 1;
+    c.verify = Some(vec!["false".into()]);
+    let first = session(&e, dir.path(), &c);
+    assert_eq!(first.false_successes, 0);
+    let e2 = engine(&["READ stats.py"]);
+    let mut c2 = c.clone();
+    c2.max_turns = 1;
+    let out = resume(&e2, dir.path(), &c2, &first.session);
+    assert_eq!(out.false_successes, 0);
+    let live = &prompts(&e)[0];
+    let resumed = &prompts(&e2)[0];
+    assert!(resumed.starts_with(live.as_str()));
+    assert!(resumed.contains("fails after your change"), "{resumed}");
+}

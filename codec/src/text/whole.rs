@@ -24,7 +24,7 @@
 use crate::repair::FailureKind;
 
 use super::markers::{fence_info, is_closing_fence, strip_cr};
-use super::verbs::lone_path;
+use super::verbs::{lone_path, path_like, strip_decoration};
 
 /// One file's complete new content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +48,13 @@ pub enum Piece<'a> {
 /// Splits a finished reply into text and whole-file blocks, in order. `cut` says the reply
 /// ended because of its token limit, not because the model stopped.
 pub fn split(reply: &str, cut: bool) -> Vec<Piece<'_>> {
+    split_known(reply, cut, &|_| false)
+}
+
+/// [`split`], where a header may also be a bare word that `known` says is a file of the
+/// repository or a dotfile name (`.gitignore`, `Makefile` when it exists): names a lone line
+/// of prose could not otherwise be told from.
+pub fn split_known<'r>(reply: &'r str, cut: bool, known: &dyn Fn(&str) -> bool) -> Vec<Piece<'r>> {
     let lines = line_spans(reply);
     let mut pieces = Vec::new();
     // Start of the text not yet handed out.
@@ -62,7 +69,7 @@ pub fn split(reply: &str, cut: bool) -> Vec<Piece<'_>> {
         }
         let ticks = line.iter().take_while(|&&c| c == b'`').count();
         let (body_end, close) = block_end(reply, &lines, i + 1, ticks);
-        let Some((header_start, path)) = header_before(reply, &lines, i) else {
+        let Some((header_start, path)) = header_before(reply, &lines, i, known) else {
             // A code block in prose: skipped whole, so its closing fence never passes for
             // the opening of a block after a path-like last line.
             i = close.map_or(lines.len(), |c| c + 1);
@@ -124,7 +131,12 @@ fn line_spans(s: &str) -> Vec<(usize, usize)> {
 }
 
 /// The header of the fence on line `fence`: where it starts and the path it names.
-fn header_before(reply: &str, lines: &[(usize, usize)], fence: usize) -> Option<(usize, String)> {
+fn header_before(
+    reply: &str,
+    lines: &[(usize, usize)],
+    fence: usize,
+    known: &dyn Fn(&str) -> bool,
+) -> Option<(usize, String)> {
     let mut k = fence.checked_sub(1)?;
     let blank = |k: usize| reply[lines[k].0..lines[k].1].trim().is_empty();
     if blank(k) {
@@ -148,7 +160,11 @@ fn header_before(reply: &str, lines: &[(usize, usize)], fence: usize) -> Option<
     .iter()
     .find_map(|p| text.strip_prefix(p))
     .map_or(text, str::trim_start);
-    let path = lone_path(text)?;
+    let path = lone_path(text).or_else(|| {
+        let p = strip_decoration(text);
+        let dotfile = p.len() > 1 && p.starts_with('.') && !p.ends_with('.');
+        (path_like(p) && (dotfile || known(p))).then_some(p)
+    })?;
     Some((start, path.to_owned()))
 }
 
@@ -341,6 +357,21 @@ mod tests {
     fn a_path_inside_a_prose_code_block_is_not_a_header() {
         let reply = "The file:\n```\nstats.py\n```\nthen more words\n```\nx\n```\n";
         assert_eq!(split(reply, false), vec![Piece::Text(reply)]);
+    }
+
+    #[test]
+    fn dotfiles_and_known_extensionless_files_are_headers_and_other_words_are_not() {
+        let reply = ".gitignore\n```\n*.log\n```\nMakefile\n```\nall:\n```\nOutput\n```\nx\n```\n";
+        let known = |p: &str| p == "Makefile";
+        assert_eq!(
+            files(&split_known(reply, false, &known)),
+            vec![
+                (".gitignore".into(), "*.log\n".into()),
+                ("Makefile".into(), "all:\n".into())
+            ]
+        );
+        // Without the repository's word for it, Makefile is prose like Output.
+        assert_eq!(files(&split(reply, false)).len(), 1);
     }
 
     #[test]
