@@ -189,10 +189,12 @@ async fn drive(
         // would, and its result is fed back: failing, its output is the most useful thing the
         // model can read next; passing, the model is asked whether it is finished (a check
         // may cover only part of the task, so only the model's DONE ends the session).
-        if cfg.verify.is_some() && s.tally.commits > commits && !checked {
-            if let Some(obs) = s.verify(None)? {
-                observations.push((String::new(), obs));
-            }
+        if cfg.verify.is_some()
+            && s.tally.commits > commits
+            && !checked
+            && let Some(obs) = s.verify(None)?
+        {
+            observations.push((String::new(), obs));
         }
         let record = s.record_turn(reply, &observations);
         history.turns.push(record);
