@@ -415,3 +415,44 @@ async fn the_05b_writes_code_through_the_gateway_under_its_profile() {
     assert!((1..=24).contains(&completion), "{v}");
     server.stop().await.unwrap();
 }
+
+/// The product's first use, end to end on the smallest coder model: `bellows agent` with the
+/// whole-file protocol and a check changes a constant, the check passes after the change, and
+/// the model's DONE is verified.
+#[test]
+fn the_05b_agent_solves_a_simple_task_with_its_check() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.py"),
+        "NAME = \"fetcher\"\nMAX_RETRIES = 3\nTIMEOUT = 10\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args([
+            "agent",
+            "Change MAX_RETRIES from 3 to 5 in config.py.",
+            "--repo",
+        ])
+        .arg(dir.path())
+        .arg("--model")
+        .arg(qwen05())
+        .args(["--approval", "auto", "--protocol", "whole", "--ctx", "2048"])
+        .args([
+            "--threads",
+            "2",
+            "--max-turns",
+            "4",
+            "--reply-reserve",
+            "256",
+        ])
+        .args(["--verify", "grep -q 'MAX_RETRIES = 5' config.py"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", stderr(&out));
+    assert!(stdout.contains("stopped: verified"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.py")).unwrap(),
+        "NAME = \"fetcher\"\nMAX_RETRIES = 5\nTIMEOUT = 10\n"
+    );
+}

@@ -22,6 +22,7 @@ fn builtins_parse() {
     let (tuned, coders) = all.split_at(2);
     for p in tuned {
         assert_eq!(p.protocol, "text");
+        assert_eq!(p.agent_protocol, "text");
         // Tuned: the shipped profiles carry what `bellows tune` chose and measured.
         assert_eq!(p.grammar, GrammarMode::Strict);
         assert_eq!(p.actions_per_turn, Some(1));
@@ -34,6 +35,8 @@ fn builtins_parse() {
     // reasoning markers, and no figures claimed before the bench measures them.
     for p in coders {
         assert_eq!(p.protocol, "hermes");
+        // The agent bench picked whole-file edits for them.
+        assert_eq!(p.agent_protocol, "whole");
         assert_eq!(p.tools, "template");
         assert_eq!(p.chat_template, None);
         assert_eq!(p.reasoning, None);
@@ -117,6 +120,10 @@ fn bad_profiles_are_typed_errors() {
     ));
     assert!(matches!(
         Profile::parse("x", "[sampling]\ntemperature = -1.0\n"),
+        Err(ProfileError::Invalid { .. })
+    ));
+    assert!(matches!(
+        Profile::parse("x", "[generation]\nagent_protocol = \"diff\"\n"),
         Err(ProfileError::Invalid { .. })
     ));
     assert!(matches!(
