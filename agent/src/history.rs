@@ -10,7 +10,7 @@
 //! turns after that only append to the prompt (and the cache evaluates only their tokens)
 //! until the budget is reached again.
 
-use models::{ChatMessage, Engine};
+use models::{ChatMessage, Engine, ToolSpec};
 
 /// One finished turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +54,11 @@ pub struct History {
     /// never shows them whole again, so the prompt's prefix stays put between compactions.
     pub digested: usize,
     pub dropped: usize,
+    /// Tools the chat template shows the model (the `tools` protocol); measured with the
+    /// prompt, since the template renders them into it.
+    pub tools: Vec<ToolSpec>,
+    /// The role observations go back in: `user`, or `tool` where the model calls tools.
+    pub observation_role: &'static str,
 }
 
 impl History {
@@ -64,6 +69,8 @@ impl History {
             turns: Vec::new(),
             digested: 0,
             dropped: 0,
+            tools: Vec::new(),
+            observation_role: "user",
         }
     }
 
@@ -78,7 +85,7 @@ impl History {
         let mut first_fit = None;
         loop {
             let messages = self.messages(digested, dropped);
-            let tokens = measure(engine, &messages);
+            let tokens = measure_with(engine, &messages, &self.tools);
             if tokens <= target {
                 return Ok(self.keep(messages, tokens, digested, dropped));
             }
@@ -135,7 +142,10 @@ impl History {
         ];
         for t in &self.turns[digested..] {
             messages.push(ChatMessage::new("assistant", t.reply.clone()));
-            messages.push(ChatMessage::new("user", t.observations.clone()));
+            messages.push(ChatMessage::new(
+                self.observation_role,
+                t.observations.clone(),
+            ));
         }
         messages
     }
@@ -144,8 +154,13 @@ impl History {
 /// Tokens of the messages as the engine will see them (chat template applied). A template
 /// or tokenizer failure counts as not fitting, so the caller compacts rather than overflows.
 pub fn measure(engine: &dyn Engine, messages: &[ChatMessage]) -> usize {
+    measure_with(engine, messages, &[])
+}
+
+/// [`measure`] with the tools the template renders into the prompt.
+pub fn measure_with(engine: &dyn Engine, messages: &[ChatMessage], tools: &[ToolSpec]) -> usize {
     engine
-        .render_chat(messages, &[])
+        .render_chat(messages, tools)
         .and_then(|text| engine.tokenize(&text))
         .map_or(usize::MAX, |t| t.len())
 }

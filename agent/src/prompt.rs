@@ -40,10 +40,12 @@ pub enum Protocol {
     /// Files shown as they are; a file is changed by writing it whole after its path
     /// (`crate::whole`); the other actions are verb lines.
     Whole,
+    /// The model's own tool calls through its chat template (`crate::calls`).
+    Tools,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 2] = [Protocol::Text, Protocol::Whole];
+    pub const ALL: [Protocol; 3] = [Protocol::Text, Protocol::Whole, Protocol::Tools];
 
     pub fn parse(s: &str) -> Option<Protocol> {
         Protocol::ALL.into_iter().find(|p| p.as_str() == s)
@@ -53,6 +55,7 @@ impl Protocol {
         match self {
             Protocol::Text => "text",
             Protocol::Whole => "whole",
+            Protocol::Tools => "tools",
         }
     }
 
@@ -61,6 +64,7 @@ impl Protocol {
         match self {
             Protocol::Text => system_prompt(mode, style),
             Protocol::Whole => crate::whole::system_prompt(mode),
+            Protocol::Tools => crate::calls::system_prompt(mode),
         }
     }
 
@@ -69,6 +73,7 @@ impl Protocol {
         match self {
             Protocol::Text => task_message(ws, task, budget),
             Protocol::Whole => crate::whole::task_message(ws, task, budget),
+            Protocol::Tools => crate::calls::task_message(ws, task, budget),
         }
     }
 
@@ -76,17 +81,54 @@ impl Protocol {
     pub const fn default_context_budget(self) -> usize {
         match self {
             Protocol::Text => DEFAULT_CONTEXT_BUDGET,
-            Protocol::Whole => crate::whole::DEFAULT_CONTEXT_BUDGET,
+            Protocol::Whole | Protocol::Tools => crate::whole::DEFAULT_CONTEXT_BUDGET,
         }
     }
 
     /// The grammar for `mode` as `choice` says; the whole protocol's file blocks are free
-    /// text, so it has none.
+    /// text, and the tools protocol is the model's own format, so they have none.
     pub fn grammar(self, mode: ApprovalMode, choice: GrammarChoice) -> Option<GrammarSpec> {
         match self {
             Protocol::Text => grammar(mode, choice),
-            Protocol::Whole => None,
+            Protocol::Whole | Protocol::Tools => None,
         }
+    }
+
+    /// The tools the chat template shows (only the tools protocol has any).
+    pub fn tools(self, mode: ApprovalMode) -> Vec<models::ToolSpec> {
+        match self {
+            Protocol::Tools => crate::calls::tools(mode),
+            Protocol::Text | Protocol::Whole => Vec::new(),
+        }
+    }
+
+    /// The role observations go back to the model in.
+    pub const fn observation_role(self) -> &'static str {
+        match self {
+            Protocol::Tools => "tool",
+            Protocol::Text | Protocol::Whole => "user",
+        }
+    }
+
+    /// How a reply is decoded while it streams (the whole protocol's once it is finished).
+    pub const fn decoding(self) -> codec::Mode {
+        match self {
+            Protocol::Tools => codec::Mode::Only(codec::FormatId::Hermes),
+            Protocol::Text | Protocol::Whole => codec::Mode::Only(codec::FormatId::Text),
+        }
+    }
+
+    /// A fresh history for a session in this protocol.
+    pub fn history(
+        self,
+        mode: ApprovalMode,
+        system: String,
+        task: String,
+    ) -> crate::history::History {
+        let mut h = crate::history::History::new(system, task);
+        h.tools = self.tools(mode);
+        h.observation_role = self.observation_role();
+        h
     }
 }
 

@@ -101,6 +101,11 @@ pub(crate) fn turn_record(
              the instructions show, one per line\n",
             malformed.join(", ")
         ));
+    } else if silent && cfg.protocol == prompt::Protocol::Tools {
+        text.push_str(
+            "[error] no tool call found in your reply\nhint: call one of the tools, e.g. \
+             read or edit\n",
+        );
     } else if silent && cfg.protocol == prompt::Protocol::Whole {
         text.push_str(
             "[error] no file block or command found in your reply\nhint: to change a file, \

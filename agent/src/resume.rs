@@ -81,6 +81,11 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         })?,
         None => Protocol::Text,
     };
+    // Turns are rebuilt in the session's protocol, whatever this run was asked for.
+    let cfg = &Config {
+        protocol,
+        ..cfg.clone()
+    };
     // Journals older than the `task_message` field: the best that can be done is today's.
     let task_message = task_message.unwrap_or_else(|| {
         protocol.task_message(
@@ -90,7 +95,8 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 .unwrap_or(protocol.default_context_budget()),
         )
     });
-    let mut history = History::new(
+    let mut history = protocol.history(
+        cfg.policy.mode,
         protocol.system_prompt(cfg.policy.mode, cfg.prompt_style),
         task_message,
     );

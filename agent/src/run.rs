@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use codec::render::{quote_argv, render};
-use codec::{Action, ActionProposal, FormatId, Mode, Registry, TurnDecoder};
+use codec::{Action, ActionProposal, Registry, TurnDecoder};
 use models::{Engine, GenEvent, GenerateRequest, Prompt};
 
 use crate::act::{self, Observation, Plan};
@@ -96,7 +96,8 @@ pub async fn run(
         tree,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
-    let history = History::new(
+    let history = cfg.protocol.history(
+        cfg.policy.mode,
         cfg.protocol
             .system_prompt(cfg.policy.mode, cfg.prompt_style),
         task_message,
@@ -363,7 +364,7 @@ impl<'a> Session<'a> {
         let req = GenerateRequest {
             prompt: Prompt::Chat {
                 messages,
-                tools: Vec::new(),
+                tools: self.cfg.protocol.tools(self.cfg.policy.mode),
             },
             sampling: self.cfg.sampling.clone(),
             max_tokens: Some(self.cfg.reply_reserve),
@@ -376,7 +377,8 @@ impl<'a> Session<'a> {
         };
         let mut generation = self.engine.generate(req).await?;
         self.cfg.interrupt.watch(Arc::clone(&generation.halt));
-        let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), Arc::clone(&self.registry));
+        let mut decoder =
+            TurnDecoder::new(self.cfg.protocol.decoding(), Arc::clone(&self.registry));
         // The whole protocol's replies are decoded once finished: a file block is only known
         // to be one at its closing fence, and its lines are never verbs.
         let whole = self.cfg.protocol == prompt::Protocol::Whole;
@@ -591,7 +593,9 @@ impl<'a> Session<'a> {
             Plan::Observed(obs) => {
                 let obs = match self.cfg.protocol {
                     prompt::Protocol::Text => obs.clone(),
-                    prompt::Protocol::Whole => crate::whole::read_as_is(self.ws, action, obs),
+                    prompt::Protocol::Whole | prompt::Protocol::Tools => {
+                        crate::whole::read_as_is(self.ws, action, obs)
+                    }
                 };
                 return self.observed(action, obs, true);
             }
@@ -844,6 +848,10 @@ fn echo_observation() -> Observation {
 /// the step that moves on from what this kind of action shows.
 fn repeat_hint(action: &Action, protocol: prompt::Protocol) -> String {
     let next = match policy::effect(action) {
+        policy::Effect::Read if protocol == prompt::Protocol::Tools => {
+            "you have what it shows: now change the code (call edit, or create to replace a \
+             small file), or run the check"
+        }
         policy::Effect::Read if protocol == prompt::Protocol::Whole => {
             "you have what it shows: now change the code (the file's path, then its complete \
              new content in a fenced block), or RUN the check"
@@ -871,6 +879,10 @@ fn no_change_observation(protocol: prompt::Protocol) -> Observation {
             prompt::Protocol::Whole => {
                 "the task needs a change: write the file's path on a line by itself, then \
                  its complete new content in a fenced code block; DONE after that"
+            }
+            prompt::Protocol::Tools => {
+                "the task needs a change: call edit (or create to replace a small file \
+                 whole), then done"
             }
         }),
     )

@@ -75,6 +75,18 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
 /// the task points at first ([`relevant_files`]), then the rest, smallest first — each whole,
 /// within `budget` characters; the files left out are named.
 pub fn task_message(ws: &Workspace, task: &str, budget: usize) -> String {
+    files_message(
+        ws,
+        task,
+        budget,
+        "Reply with each file you change or create: its path on a line by itself, then its \
+         complete new content in a fenced code block.",
+    )
+}
+
+/// The files as they are, then the task again and `closing`: the first message of the
+/// protocols that show files unnumbered.
+pub fn files_message(ws: &Workspace, task: &str, budget: usize, closing: &str) -> String {
     let files = repository_files(ws);
     let relevant = relevant_files(task, &files);
     let map = repository_map(&files, budget / 5);
@@ -121,11 +133,7 @@ pub fn task_message(ws: &Workspace, task: &str, budget: usize) -> String {
         );
     }
     // The task again last, where a small model's attention is, with what to reply.
-    let _ = write!(
-        s,
-        "\nThe task again: {task}\nReply with each file you change or create: its path on a \
-         line by itself, then its complete new content in a fenced code block."
-    );
+    let _ = write!(s, "\nThe task again: {task}\n{closing}");
     s
 }
 

@@ -74,10 +74,10 @@ pub struct BenchArgs {
     /// off, lazy or strict. Default: the profile's grammar mode.
     #[arg(long, value_parser = ["off", "lazy", "strict"])]
     pub grammar: Option<String>,
-    /// How the model is asked to act: text (verb lines, SEARCH/REPLACE blocks) or whole
-    /// (each changed file written whole after its path). Default: the profile's
-    /// `agent_protocol`.
-    #[arg(long, value_parser = ["text", "whole"])]
+    /// How the model is asked to act: text (verb lines, SEARCH/REPLACE blocks), whole
+    /// (each changed file written whole after its path) or tools (the model's own tool calls
+    /// through its chat template). Default: the profile's `agent_protocol`.
+    #[arg(long, value_parser = ["text", "whole", "tools"])]
     pub protocol: Option<String>,
     #[arg(long, default_value_t = 12)]
     pub max_turns: u32,
@@ -198,9 +198,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = ["off", "lazy", "strict"])]
     pub grammar: Option<String>,
     /// How the model is asked to act: text (verb lines, SEARCH/REPLACE blocks, files shown
-    /// numbered) or whole (files shown as they are; each changed file written whole after its
-    /// path; other actions as verb lines). Default: the profile's `agent_protocol`.
-    #[arg(long, value_parser = ["text", "whole"])]
+    /// numbered), whole (files shown as they are; each changed file written whole after its
+    /// path; other actions as verb lines) or tools (the model's own tool calls through its
+    /// chat template, the builtins offered as tools). Default: the profile's `agent_protocol`.
+    #[arg(long, value_parser = ["text", "whole", "tools"])]
     pub protocol: Option<String>,
     #[arg(long, default_value_t = 30)]
     pub max_turns: u32,

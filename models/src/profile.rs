@@ -23,7 +23,7 @@
 //! prompt = "full"         # full | compact | example: how the text protocol is taught
 //! tools = "template"      # template | system | example: how client tools are shown
 //! actions_per_turn = 1    # stop generating after this many actions (0: no limit)
-//! agent_protocol = "text" # text | whole: how `bellows agent` asks the model to act
+//! agent_protocol = "text" # text | whole | tools: how `bellows agent` asks the model to act
 //! [sampling]
 //! temperature = 0.0       # also top_p, top_k, min_p, repeat_penalty, frequency_penalty,
 //!                         # presence_penalty, seed
@@ -138,8 +138,9 @@ pub struct Profile {
     /// Actions to take from one reply before generation stops (`None`: the caller's default;
     /// `Some(0)`: no limit).
     pub actions_per_turn: Option<u32>,
-    /// How `bellows agent` asks the model to act: `text` (verb lines, SEARCH/REPLACE) or
-    /// `whole` (files written whole after their path). See [`AGENT_PROTOCOLS`].
+    /// How `bellows agent` asks the model to act: `text` (verb lines, SEARCH/REPLACE),
+    /// `whole` (files written whole after their path) or `tools` (the model's own tool calls
+    /// through its chat template). See [`AGENT_PROTOCOLS`].
     pub agent_protocol: String,
     /// What profile tuning measured with these settings (`bellows tune --write`).
     pub measured: Measured,
@@ -150,7 +151,7 @@ pub const PROMPT_STYLES: &[&str] = &["full", "compact", "example"];
 /// The tool presentations a profile may name (`[generation] tools`).
 pub const TOOL_PRESENTATIONS: &[&str] = &["template", "system", "example"];
 /// The agent protocols a profile may name (`[generation] agent_protocol`).
-pub const AGENT_PROTOCOLS: &[&str] = &["text", "whole"];
+pub const AGENT_PROTOCOLS: &[&str] = &["text", "whole", "tools"];
 
 /// The `[measured]` table: figures from `bellows tune`, and what they were measured on. Every
 /// field is optional; rates lie in 0..=1.
