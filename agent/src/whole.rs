@@ -37,8 +37,7 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
             "To change a file, write its path on a line by itself, then a fenced code block \
              with the file's complete new content: every line of the file, also the lines you \
              do not change. Never leave code out and never write placeholders like \
-             `# ... rest of the code`. Create a new file the same way. Write only the \
-             files you change or create; delete or move a file with DELETE or MOVE below.\n\
+             `# ... rest of the code`. Create a new file the same way.\n\
              Example:\n",
         );
         let _ = writeln!(
