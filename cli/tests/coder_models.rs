@@ -385,8 +385,28 @@ fn the_name_resolves_to_the_verified_05b() {
     assert_eq!(models::profile::sha256_file(&path).unwrap(), QWEN05_SHA256);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_05b_writes_code_through_the_gateway_under_its_profile() {
+/// The real-model tests of this file take turns: two 0.5B sessions at once on two cores make
+/// each slow enough to miss the request helper's 30 s.
+static REAL_MODEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_real_model_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    REAL_MODEL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[test]
+fn the_05b_writes_code_through_the_gateway_under_its_profile() {
+    let _turn = one_real_model_at_a_time();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(the_05b_through_the_gateway());
+}
+
+async fn the_05b_through_the_gateway() {
     let args = ServeArgs {
         model: Some(qwen05().to_string_lossy().into_owned()),
         ctx: Some(1024),
@@ -421,6 +441,7 @@ async fn the_05b_writes_code_through_the_gateway_under_its_profile() {
 /// the model's DONE is verified.
 #[test]
 fn the_05b_agent_solves_a_simple_task_with_its_check() {
+    let _turn = one_real_model_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("config.py"),
