@@ -47,9 +47,16 @@ fn tool_calls_act_and_their_results_go_back_as_tool_messages() {
     );
     let done = call("done", r#"{"summary": "x is 2"}"#);
     let e = engine(&[edit.as_str(), done.as_str()]);
-    let out = session(&e, dir.path(), &cfg("set x to 2 in a.py", ApprovalMode::Auto));
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("set x to 2 in a.py", ApprovalMode::Auto),
+    );
     assert_eq!(out.reason, StopReason::Done);
-    assert_eq!(std::fs::read_to_string(dir.path().join("a.py")).unwrap(), "x = 2\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        "x = 2\n"
+    );
     let seen = seen(&e);
     let (tools, roles) = &seen[1];
     assert!(tools.iter().any(|t| t == "edit") && tools.iter().any(|t| t == "run"));
@@ -84,8 +91,15 @@ fn a_reply_without_a_call_is_told_so_and_a_resume_keeps_the_protocol() {
     assert_eq!(out.reason, StopReason::Done);
     let seen = seen(&e2);
     let (tools, roles) = &seen[0];
-    assert!(tools.iter().any(|t| t == "create"), "the tools protocol resumed");
+    assert!(
+        tools.iter().any(|t| t == "create"),
+        "the tools protocol resumed"
+    );
     assert_eq!(roles, &["system", "user", "assistant", "tool"]);
     let prompts = common::prompts(&e2);
-    assert!(prompts[0].contains("no tool call found in your reply"), "{}", prompts[0]);
+    assert!(
+        prompts[0].contains("no tool call found in your reply"),
+        "{}",
+        prompts[0]
+    );
 }
