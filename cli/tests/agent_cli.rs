@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../gateway/tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -194,19 +197,6 @@ fn a_real_smollm2_session_ends_with_a_stop_reason_and_a_valid_journal() {
     assert_eq!(j.iter().filter(|e| e["event"] == "stop").count(), 1);
 }
 
-/// The tiny random-weight GGUF (`$BELLOWS_TINY_GGUF`, else the fetched one), as
-/// `tests/real_engine.rs` finds it.
-fn tiny() -> String {
-    let path = std::env::var("BELLOWS_TINY_GGUF")
-        .ok()
-        .filter(|p| !p.is_empty());
-    let path = path.map(PathBuf::from).unwrap_or_else(|| {
-        gateway::serve::resolve_model(Some("tiny"))
-            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
-    });
-    path.to_string_lossy().into_owned()
-}
-
 /// SIGINT to a running session: the generation halts, the session stops as `user_quit` and
 /// the summary is journaled and shown. The noise model never finishes on its own here (no
 /// turn or stall limit it could reach), so only the interrupt can end it.
@@ -214,7 +204,7 @@ fn tiny() -> String {
 fn ctrl_c_stops_a_session_as_user_quit_with_its_summary() {
     use std::io::BufRead;
     let repo = git_repo(&[("a.txt", "a\n")]);
-    let model = tiny();
+    let model = common::tiny().to_string_lossy().into_owned();
     let mut child = Command::new(env!("CARGO_BIN_EXE_bellows"))
         .args([
             "agent",

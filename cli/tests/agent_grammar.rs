@@ -2,25 +2,18 @@
 //! strict grammar compiles in llama.cpp and bounds the prose before the first action. Needs
 //! `scripts/fetch-models.sh tiny` (or `$BELLOWS_TINY_GGUF`).
 
-use std::path::PathBuf;
-
-fn tiny() -> String {
-    let path = std::env::var("BELLOWS_TINY_GGUF")
-        .ok()
-        .filter(|p| !p.is_empty());
-    let path = path.map(PathBuf::from).unwrap_or_else(|| {
-        gateway::serve::resolve_model(Some("tiny"))
-            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
-    });
-    path.to_string_lossy().into_owned()
-}
+#[path = "../../gateway/tests/common/mod.rs"]
+mod common;
 
 /// The agent's strict grammar compiles in llama.cpp for every approval mode, and it bounds
 /// the prose before the first action: a reply's lines before its first verb are short.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_strict_grammar_compiles_and_bounds_the_lead_prose() {
     use models::{Engine, GenEvent, GenerateRequest, LlamaEngine, LoadOptions, Prompt, Sampling};
-    let engine = LlamaEngine::load(LoadOptions::new(tiny())).expect("load the tiny GGUF");
+    let engine = LlamaEngine::load(LoadOptions::new(
+        common::tiny().to_string_lossy().into_owned(),
+    ))
+    .expect("load the tiny GGUF");
     for mode in [
         agent::ApprovalMode::Plan,
         agent::ApprovalMode::Ask,

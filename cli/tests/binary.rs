@@ -8,7 +8,6 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -55,16 +54,6 @@ fn a_bad_config_file_is_refused_with_its_path() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.toml") && err.contains("prot"), "{err}");
-}
-
-fn tiny() -> PathBuf {
-    let path = std::env::var("BELLOWS_TINY_GGUF")
-        .ok()
-        .filter(|p| !p.is_empty());
-    path.map(PathBuf::from).unwrap_or_else(|| {
-        gateway::serve::resolve_model(Some("tiny"))
-            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,28 +6,15 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::*;
 use gateway::config::ServeArgs;
 use gateway::state::AppState;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-fn tiny() -> String {
-    let path = std::env::var("BELLOWS_TINY_GGUF")
-        .ok()
-        .filter(|p| !p.is_empty());
-    let path = path.map(PathBuf::from).unwrap_or_else(|| {
-        gateway::serve::resolve_model(Some("tiny"))
-            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
-    });
-    path.to_string_lossy().into_owned()
-}
-
 async fn start_tiny(ctx: u32) -> (TestServer, String) {
     let args = ServeArgs {
-        model: Some(tiny()),
+        model: Some(tiny().to_string_lossy().into_owned()),
         ctx: Some(ctx),
         threads: Some(1),
         parallel: Some(1),

@@ -317,3 +317,15 @@ impl Engine for FullEngine {
         self.inner.render_chat(m, t)
     }
 }
+
+/// The tiny random-weight GGUF: `$BELLOWS_TINY_GGUF` when set, else the cached `tiny` (made
+/// when missing). Every test of the real engine on noise output finds it here.
+pub fn tiny() -> std::path::PathBuf {
+    let path = std::env::var("BELLOWS_TINY_GGUF")
+        .ok()
+        .filter(|p| !p.is_empty());
+    path.map(std::path::PathBuf::from).unwrap_or_else(|| {
+        gateway::serve::resolve_model(Some("tiny"))
+            .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
+    })
+}
