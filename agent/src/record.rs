@@ -18,6 +18,17 @@ pub struct Tally {
     /// The loop key (see [`loop_key`]) of the last valid action and its result.
     pub(crate) last: Option<String>,
     pub(crate) repeats: u32,
+    /// The loop keys of this turn's valid actions, in order: a turn is "the same turn" as
+    /// the one before when its actions and their results are. A reply of several actions
+    /// (the whole protocol's file blocks) that comes back unchanged never repeats one action
+    /// twice in a row, so it is caught here.
+    pub(crate) this_turn: Vec<String>,
+    /// Each distinct turn of the session (its keys) and how many times it came.
+    pub(crate) turns_seen: Vec<(Vec<String>, u32)>,
+    /// How many times the last turn with a valid action had come, itself included: a model
+    /// that alternates between two replies (the file, then the test, then the file again)
+    /// makes no progress either.
+    pub(crate) turn_repeats: u32,
     pub(crate) tokens: u64,
     pub(crate) false_successes: u32,
     pub(crate) echoes: u32,
@@ -40,10 +51,37 @@ impl Tally {
             self.no_action_turns = 0;
         }
         self.valid_this_turn = 0;
+        let keys = std::mem::take(&mut self.this_turn);
+        if keys.is_empty() {
+            return;
+        }
+        match self.turns_seen.iter_mut().find(|(k, _)| *k == keys) {
+            Some((_, n)) => {
+                *n += 1;
+                self.turn_repeats = *n;
+            }
+            None => {
+                self.turns_seen.push((keys, 1));
+                self.turn_repeats = 1;
+            }
+        }
+    }
+
+    /// Whether the turn so far is an earlier turn again, action for action and result for
+    /// result, now that its last action is in: the loop's hint then says so.
+    pub(crate) fn completes_repeated_turn(&self) -> bool {
+        self.turns_seen.iter().any(|(k, _)| *k == self.this_turn)
+    }
+
+    /// What the loop stop reads: one action again and again in a row, or one whole turn
+    /// come back that many times in the session.
+    pub(crate) fn loop_count(&self) -> u32 {
+        self.repeats.max(self.turn_repeats)
     }
 
     /// Counts a valid action and its result (as [`loop_key`] has them) towards loop detection.
     pub(crate) fn saw(&mut self, key: String) {
+        self.this_turn.push(key.clone());
         if self.last.as_ref() == Some(&key) {
             self.repeats += 1;
         } else {

@@ -46,6 +46,8 @@ struct Pending {
     valid: bool,
     /// A `verify` event came last: its observation is not an action's.
     verifying: bool,
+    /// That `verify` event rejected a DONE: its observation counts towards the loop stop.
+    rejected_done: bool,
     observations: Vec<(String, Observation)>,
     malformed: Vec<String>,
 }
@@ -200,9 +202,13 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     if p.valid && !p.verifying {
                         t.saw(loop_key(&action, obs.ok, &obs.summary, &obs.output));
                         t.acted |= obs.ok;
+                    } else if p.valid && p.rejected_done {
+                        // A rejected DONE counts towards the loop stop, as live.
+                        t.saw(loop_key(&action, obs.ok, &obs.summary, &obs.output));
                     }
                     p.valid = false;
                     p.verifying = false;
+                    p.rejected_done = false;
                     p.observations.push((action, obs));
                 }
             }
@@ -214,6 +220,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 }
                 if let Some(p) = p {
                     p.verifying = true;
+                    p.rejected_done = !ok && !after_change;
                 }
             }
             // Every kind of record that holds a commit id counts: a resumed session never

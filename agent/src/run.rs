@@ -176,13 +176,11 @@ async fn drive(
             }
             match s.act(p)? {
                 Step::Observed(obs) => observations.push((render(&p.action), obs)),
-                Step::Finished(_) if cfg.verify.is_none() => return s.stop(StopReason::Done),
-                Step::Finished(summary) => {
-                    match s.verify(Some(&summary)).inspect(|_| checked = true)? {
-                        None => return s.stop(StopReason::Verified),
-                        Some(obs) => observations.push((render(&p.action), obs)),
-                    }
-                }
+                Step::Finished if cfg.verify.is_none() => return s.stop(StopReason::Done),
+                Step::Finished => match s.verify(Some(&p.action)).inspect(|_| checked = true)? {
+                    None => return s.stop(StopReason::Verified),
+                    Some(obs) => observations.push((render(&p.action), obs)),
+                },
                 Step::Quit => return s.stop(StopReason::Quit),
             }
         }
@@ -234,7 +232,7 @@ pub(crate) fn context_chars(engine: &dyn Engine, cfg: &Config) -> usize {
 /// What acting on one proposal led to.
 enum Step {
     Observed(Observation),
-    Finished(String),
+    Finished,
     Quit,
 }
 
@@ -242,7 +240,7 @@ impl Tally {
     /// Called once per finished turn.
     fn check(&mut self, cfg: &Config) -> Option<StopReason> {
         self.end_turn();
-        if self.repeats >= cfg.loop_repeats {
+        if self.loop_count() >= cfg.loop_repeats {
             Some(StopReason::Loop)
         } else if self.no_action_turns >= cfg.stall_turns {
             Some(StopReason::Stall)
@@ -391,7 +389,7 @@ impl<'a> Session<'a> {
                 GenEvent::Text { piece, .. } if whole && cut.is_none() => {
                     raw.push_str(&piece);
                     if piece.contains('\n')
-                        && let Some(block) = repeating_tail(&raw)
+                        && let Some(block) = repeating_tail(&raw).or_else(|| repeated_blocks(&raw))
                     {
                         cut = Some(block.to_owned());
                         generation.halt();
@@ -599,7 +597,7 @@ impl<'a> Session<'a> {
                 };
                 return self.observed(action, obs, true);
             }
-            Plan::Done { summary } => return Ok(Step::Finished(summary.clone())),
+            Plan::Done { .. } => return Ok(Step::Finished),
             Plan::Run { argv } => format!("$ {}", quote_argv(argv)),
             Plan::Change { diff, .. } => diff.clone(),
         };
@@ -646,10 +644,14 @@ impl<'a> Session<'a> {
         let mut obs = obs;
         if valid {
             let key = loop_key(&render(action), obs.ok, &obs.summary, &output);
-            if self.tally.last.as_ref() == Some(&key) {
+            let same_action = self.tally.last.as_ref() == Some(&key);
+            if same_action {
                 obs.hint = Some(repeat_hint(action, self.cfg.protocol));
             }
             self.tally.saw(key);
+            if !same_action && self.tally.completes_repeated_turn() {
+                obs.hint = Some(repeat_turn_hint(self.cfg.protocol).to_owned());
+            }
             self.tally.acted |= obs.ok;
         }
         self.emit(Event::Observation {
@@ -775,7 +777,7 @@ impl<'a> Session<'a> {
     /// the repository (`None`). For a DONE, `None` when it passed; else the observation to
     /// feed back (a rejected DONE is counted as a false success; a failure after a change is
     /// not, and a pass after a change is told too).
-    fn verify(&mut self, done: Option<&str>) -> Result<Option<Observation>, AgentError> {
+    fn verify(&mut self, done: Option<&Action>) -> Result<Option<Observation>, AgentError> {
         let argv = self.cfg.verify.clone().unwrap_or_default();
         let mut obs = self.run_argv(&argv);
         let turn = self.turn;
@@ -788,14 +790,30 @@ impl<'a> Session<'a> {
         let check = quote_argv(&argv);
         match (done, obs.ok) {
             (Some(_), true) => return Ok(None),
-            (Some(summary), false) => {
+            (Some(action), false) => {
                 self.tally.false_successes += 1;
+                let summary = match action {
+                    Action::Done { summary } => summary.as_str(),
+                    _ => "",
+                };
                 obs.summary = format!(
                     "DONE ({summary}) rejected: `{check}` failed, {}",
                     obs.summary
                 );
                 obs.hint =
                     Some("the task is not finished; fix the failure, then DONE again".to_owned());
+                // A DONE rejected again with the same failure is a loop like any other
+                // action's: counted, told, and stopped at `loop_repeats`.
+                let output = crate::observe::redact(&obs.output);
+                let key = loop_key(&render(action), obs.ok, &obs.summary, &output);
+                if self.tally.last.as_ref() == Some(&key) {
+                    obs.hint = Some(
+                        "DONE again changes nothing while the check fails: change the files \
+                         so that it passes (its output above says what fails), then DONE"
+                            .to_owned(),
+                    );
+                }
+                self.tally.saw(key);
             }
             (None, true) => {
                 obs.summary = format!("the check `{check}` passes now: {}", obs.summary);
@@ -868,6 +886,22 @@ fn repeat_hint(action: &Action, protocol: prompt::Protocol) -> String {
     )
 }
 
+/// The hint of the last action of a turn that repeats an earlier turn, action for action and
+/// result for result: the same reply again changes nothing.
+fn repeat_turn_hint(protocol: prompt::Protocol) -> &'static str {
+    match protocol {
+        prompt::Protocol::Whole => {
+            "this reply repeats an earlier one and got the same results: the task is not done. \
+             Change what the task asks (the file's path, then its complete new content with the \
+             change made), or try another way"
+        }
+        _ => {
+            "this reply repeats an earlier one and got the same results: the task is not done. \
+             Make the change the task asks, or try another way"
+        }
+    }
+}
+
 fn no_change_observation(protocol: prompt::Protocol) -> Observation {
     Observation::error(
         "DONE refused: nothing in the repository has changed since the session started",
@@ -930,9 +964,59 @@ pub(crate) fn repeating_tail(text: &str) -> Option<&str> {
     None
 }
 
+/// The whole protocol's loop: a reply that ends by writing the same stretch of whole lines
+/// twice in a row, where the stretch holds a fence line and at least three lines — the same
+/// file block (or the same run of blocks) again. One file's content can repeat lines; a
+/// block's closing and opening fences coming back with the same lines between is a model
+/// writing what it already wrote.
+pub(crate) fn repeated_blocks(text: &str) -> Option<&str> {
+    let done = &text[..text.rfind('\n')? + 1];
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(done.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let lines = starts.len() - 1;
+    let line = |i: usize| &done[starts[i]..starts[i + 1]];
+    for k in 3..=lines / 2 {
+        let first = lines - 2 * k;
+        if !(0..k).all(|j| line(first + j) == line(first + k + j)) {
+            continue;
+        }
+        let fence = (first + k..lines).any(|i| line(i).trim_start().starts_with("```"));
+        let content = (first + k..lines).any(|i| {
+            let l = line(i).trim();
+            !l.is_empty() && !l.starts_with("```")
+        });
+        if fence && content {
+            return Some(&done[starts[first + k]..]);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
-    use super::repeating_tail;
+    use super::{repeated_blocks, repeating_tail};
+
+    #[test]
+    fn a_file_block_written_twice_in_a_row_is_repeated_and_two_files_are_not() {
+        let block = "notes.txt\n```\ncurrent notes\nmore\n```\n";
+        let twice = format!("Here:\n{block}{block}");
+        assert_eq!(repeated_blocks(&twice), Some(block));
+        // Alternating blocks: the pair comes back whole.
+        let other = "a.py\n```\nx = 1\n```\n";
+        let pair = format!("{block}{other}");
+        assert_eq!(
+            repeated_blocks(&format!("{pair}{pair}")),
+            Some(pair.as_str())
+        );
+        // Two files with the same content are two blocks, not a loop.
+        let two = "a.txt\n```\nsame\n```\nb.txt\n```\nsame\n```\n";
+        assert_eq!(repeated_blocks(two), None);
+        // Lines repeated inside one file's content are code.
+        let code = "m.py\n```\nx = 1\ny = 2\nx = 1\ny = 2\n";
+        assert_eq!(repeated_blocks(code), None);
+        assert_eq!(repeated_blocks("no newline"), None);
+    }
 
     #[test]
     fn a_block_written_three_times_is_a_repeating_tail_and_code_is_not() {

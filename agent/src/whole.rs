@@ -25,6 +25,11 @@ pub const DEFAULT_CONTEXT_BUDGET: usize = 10_000;
 /// The malformed kind of a whole-file block that leaves code out (`# ... rest unchanged`).
 pub const ELIDED: &str = "elided_file";
 
+/// The malformed kind of a code block headed by a bare word that is no file of the
+/// repository (`docs` above the content of `docs/index.md`): nothing is written, and the
+/// model is told to name the file.
+pub const HEADLESS: &str = "block_without_path";
+
 /// The system prompt for `mode` in the whole protocol.
 pub fn system_prompt(mode: ApprovalMode) -> String {
     let tools = mode.tools();
@@ -213,6 +218,9 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
     for piece in split_known(reply, cut, &known) {
         match piece {
             Piece::Text(text) => {
+                for word in headless_blocks(text) {
+                    out.failures.push((HEADLESS.to_owned(), word.to_owned()));
+                }
                 let registry = std::sync::Arc::new(registry.clone());
                 let mut decoder = TurnDecoder::new(Mode::Only(FormatId::Text), registry);
                 let mut events = Vec::new();
@@ -240,10 +248,16 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
                         .as_deref()
                         .is_some_and(|o| o.lines().any(|l| l.trim() == *line))
                 });
+                // A small model that loops writes the same block again: acted on once.
+                let again = out.proposals.iter().any(|p| {
+                    matches!(&p.action, Action::Create { path, content }
+                        if *path == f.path && *content == f.content)
+                });
                 match elided {
                     Some(_) => out
                         .failures
                         .push((ELIDED.to_owned(), format!("{}\n{}", f.path, f.content))),
+                    None if again => {}
                     None => out.proposals.push(ActionProposal {
                         action: Action::Create {
                             path: f.path,
@@ -265,7 +279,13 @@ pub fn failure_hint(kind: &str) -> Option<&'static str> {
     match kind {
         ELIDED => Some(
             "a file block must hold the file's complete content: write every line, without \
-             placeholders for code left out",
+             placeholders for code left out (to delete a file, write DELETE and its path on a \
+             line of its own)",
+        ),
+        HEADLESS => Some(
+            "the line above a file block must be the path of the file, with its name (for a \
+             file in a directory: the directory, a slash, then the file's name, e.g. \
+             dir/name.txt); a directory or a word is not a file",
         ),
         "truncated_file" => Some(
             "the reply ended inside a file block, so nothing was written: write the file \
@@ -273,4 +293,40 @@ pub fn failure_hint(kind: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
+}
+
+/// Bare words (no slash, no extension, no space) that head a fenced block in text the splitter
+/// left as prose: a model naming a directory, or a file without its name, above a file's
+/// content. Not a guess at a path: the block is not written, the model is told to name it.
+fn headless_blocks(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut inside = false;
+    for (k, line) in lines.iter().enumerate() {
+        if !line.trim_start().starts_with("```") {
+            continue;
+        }
+        // Only an opening fence has a header; a closing one has the block's last line above.
+        inside = !inside;
+        if !inside {
+            continue;
+        }
+        let above = match k.checked_sub(1).map(|j| lines[j].trim()) {
+            Some("") => k.checked_sub(2).map(|j| lines[j].trim()),
+            other => other,
+        };
+        let Some(word) = above else { continue };
+        let word = word.trim_matches(['*', '`']).trim_end_matches('/');
+        let bare = !word.is_empty()
+            && word.len() <= 64
+            && word
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+            && word.bytes().any(|c| c.is_ascii_lowercase())
+            && !out.contains(&word);
+        if bare {
+            out.push(word);
+        }
+    }
+    out
 }

@@ -313,3 +313,121 @@ fn a_failed_check_after_a_change_resumes_as_feedback() {
     assert!(resumed.starts_with(live.as_str()));
     assert!(resumed.contains("fails after your change"), "{resumed}");
 }
+
+/// A reply of several blocks that comes back unchanged turn after turn never repeats one
+/// action twice in a row, but it is the same turn again: told so on the second, stopped as a
+/// loop on the third (a greedy model sends it until the turns run out).
+#[test]
+fn a_turn_that_repeats_the_last_one_is_told_and_stopped_as_a_loop() {
+    let dir = repo("whole-turn-loop", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let same = "a.txt\n```\na\n```\n\nb.txt\n```\nb\n```\n";
+    let e = engine(&[same; 6]);
+    let out = session(&e, dir.path(), &cfg("change a.txt and b.txt"));
+    assert_eq!(out.reason, StopReason::Loop);
+    assert_eq!(out.turns, 3);
+    let p = prompts(&e);
+    assert!(
+        !p[1].contains("this reply repeats an earlier one"),
+        "{}",
+        p[1]
+    );
+    assert!(
+        p[2].contains("this reply repeats an earlier one"),
+        "{}",
+        p[2]
+    );
+
+    // Two replies in turn (the file, then the test, then the file again) are no progress
+    // either: the third time one of them comes back ends the session.
+    let dir = repo("whole-turn-cycle", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let (a, b) = ("a.txt\n```\na\n```\n", "b.txt\n```\nb\n```\n");
+    let e = engine(&[a, b, a, b, a, b]);
+    let out = session(&e, dir.path(), &cfg("change a.txt and b.txt"));
+    assert_eq!(out.reason, StopReason::Loop);
+    assert_eq!(out.turns, 5);
+}
+
+/// A DONE that the check rejects again with the same failure is a loop like any action's:
+/// told that DONE changes nothing, and stopped at the third — live and after a resume, which
+/// counts the rejected DONEs from the journal.
+#[test]
+fn a_done_rejected_again_and_again_is_told_and_stopped_as_a_loop() {
+    let dir = repo("whole-done-loop", &[("stats.py", STATS)]);
+    let change = format!("stats.py\n```\n{FIXED}```\nDONE");
+    let e = engine(&[change.as_str(), "DONE", "DONE", "DONE"]);
+    let mut c = cfg("fix mean");
+    c.verify = Some(vec!["false".into()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Loop);
+    assert_eq!(out.turns, 3);
+    assert_eq!(out.false_successes, 3);
+    assert!(prompts(&e)[2].contains("DONE again changes nothing"));
+
+    let dir = repo("whole-done-loop-resume", &[("stats.py", STATS)]);
+    let e = engine(&[change.as_str(), "DONE"]);
+    c.max_turns = 2;
+    let first = session(&e, dir.path(), &c);
+    assert_eq!(first.reason, StopReason::MaxTurns);
+    let e2 = engine(&["DONE", "DONE"]);
+    let out = resume(&e2, dir.path(), &c, &first.session);
+    assert_eq!(out.reason, StopReason::Loop);
+    assert_eq!(out.turns, 3);
+}
+
+/// The same file block written again in one reply (a small model's loop) cuts the reply
+/// there; the block is written once, and the model is told it repeated itself.
+#[test]
+fn a_block_written_again_in_one_reply_is_cut_and_written_once() {
+    let dir = repo("whole-block-loop", &[("stats.py", STATS)]);
+    let block = format!("stats.py\n```python\n{FIXED}```\n\n");
+    let looped = block.repeat(5);
+    let e = engine(&[looped.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("fix mean"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 2);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        FIXED
+    );
+    assert!(malformed(dir.path(), &out.session).contains(&"repetition".to_owned()));
+    let observations = events(dir.path(), &out.session)
+        .into_iter()
+        .filter(|e| matches!(e, Event::Observation { .. }))
+        .count();
+    assert_eq!(
+        observations, 1,
+        "one write, no 'not changed' for the copies"
+    );
+}
+
+/// A bare word above a block (a directory, not the file) writes nothing and is no guess at
+/// a path: the model is told to name the file, and its next block goes through.
+#[test]
+fn a_block_headed_by_a_bare_word_is_told_to_name_its_file() {
+    let dir = repo("whole-headless", &[("README.md", "# app\n")]);
+    let e = engine(&[
+        "docs\n```markdown\n# Docs\n```\n",
+        "docs/index.md\n```markdown\n# Docs\n```\n",
+        "DONE",
+    ]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Create a directory docs containing a file index.md"),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(!dir.path().join("docs").is_file());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/index.md")).unwrap(),
+        "# Docs\n"
+    );
+    let p = prompts(&e);
+    assert!(p[1].contains("(block_without_path)"), "{}", p[1]);
+    assert!(p[1].contains("dir/name.txt"), "{}", p[1]);
+    // A shell snippet in prose ends in a bare word above its closing fence: not a header.
+    let reply = "Run this:\n```sh\nif true; then\n  echo hi\nfi\n```\n";
+    let e = engine(&[reply, "DONE"]);
+    let dir = repo("whole-headless-prose", &[("README.md", "# app\n")]);
+    let out = session(&e, dir.path(), &cfg("look"));
+    assert!(!malformed(dir.path(), &out.session).contains(&"block_without_path".to_owned()));
+}
