@@ -6,7 +6,8 @@
 //! ([`crate::isolate::isolate`], under `.bellows/isolated/ID/`), so its journal, undo and
 //! `bellows agent promote` / `discard` work per attempt and the real tree is untouched until
 //! the winner is settled. Attempt `k` samples at [`temperature`]`(k)` with seed
-//! `base + k - 1` ([`sampling`]).
+//! `base + k - 1` ([`sampling`]), and even attempts lay the whole protocol's first message out
+//! the other way ([`layout`]).
 //!
 //! Choosing ([`choose`]): with a check (`--verify`, [`Config::verify`]) the first attempt whose
 //! check passed wins, and no further attempt runs once one has. Without one every attempt runs,
@@ -69,6 +70,13 @@ pub fn sampling(base: &Sampling, number: u32) -> Sampling {
         seed: Some(first.wrapping_add(number.saturating_sub(1))),
         ..base.clone()
     }
+}
+
+/// Attempt `number`'s first-message layout ([`Config::files_apart`]): the configured one on
+/// odd attempts, the other on even ones. The two layouts fail on different tasks (the suite's
+/// figures in benches/README.md), which varies the attempts more than the temperature alone.
+pub fn layout(configured: bool, number: u32) -> bool {
+    configured ^ (number % 2 == 0)
 }
 
 /// The policy each attempt's session runs under. An attempt works in a disposable copy, so
@@ -233,6 +241,7 @@ pub async fn run_attempts(
         copy_ws.confinement = ws.confinement;
         let mut session = cfg.clone();
         session.sampling = sampling(&cfg.sampling, number);
+        session.files_apart = layout(cfg.files_apart, number);
         session.policy = attempt_policy(&cfg.policy);
         watcher.starting(number, n.max(1), &copy_ws, &session.sampling);
         let started = Instant::now();

@@ -32,6 +32,11 @@ pub struct Config {
     /// task names or whose identifiers it mentions); never more than half the prompt's room
     /// (at about three characters a token).
     pub context_budget: Option<usize>,
+    /// The whole protocol's first message sent as two: the files, an assistant's
+    /// acknowledgement, then the task alone (`false`: one message, the task before and after
+    /// the files). The two layouts solve different tasks on the agent suite, so attempts
+    /// alternate them ([`crate::attempts::layout`]).
+    pub files_apart: bool,
     /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
     pub interrupt: crate::Interrupt,
 }
@@ -54,6 +59,7 @@ impl Config {
             reply_reserve: 512,
             output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
             context_budget: None,
+            files_apart: false,
             interrupt: crate::Interrupt::new(),
         }
     }

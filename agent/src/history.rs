@@ -136,10 +136,20 @@ impl History {
                 task.push('\n');
             }
         }
-        let mut messages = vec![
-            ChatMessage::new("system", self.system.clone()),
-            ChatMessage::new("user", task),
-        ];
+        let mut messages = vec![ChatMessage::new("system", self.system.clone())];
+        // A first message with a turn break is the files, then the task (the whole
+        // protocol's): two user messages with the assistant's acknowledgement between.
+        match task.split_once(crate::whole::TURN_BREAK) {
+            Some((files, ask)) => {
+                messages.push(ChatMessage::new("user", files.to_owned()));
+                messages.push(ChatMessage::new(
+                    "assistant",
+                    crate::whole::ACKNOWLEDGEMENT.to_owned(),
+                ));
+                messages.push(ChatMessage::new("user", ask.to_owned()));
+            }
+            None => messages.push(ChatMessage::new("user", task)),
+        }
         for t in &self.turns[digested..] {
             messages.push(ChatMessage::new("assistant", t.reply.clone()));
             messages.push(ChatMessage::new(

@@ -68,11 +68,18 @@ impl Protocol {
         }
     }
 
-    /// The first user message, its start context within `budget` characters.
-    pub fn task_message(self, ws: &Workspace, task: &str, budget: usize) -> String {
+    /// The first user message, its start context within `budget` characters (`files_apart`:
+    /// [`crate::Config::files_apart`]).
+    pub fn task_message(
+        self,
+        ws: &Workspace,
+        task: &str,
+        budget: usize,
+        files_apart: bool,
+    ) -> String {
         match self {
             Protocol::Text => task_message(ws, task, budget),
-            Protocol::Whole => crate::whole::task_message(ws, task, budget),
+            Protocol::Whole => crate::whole::task_message(ws, task, budget, files_apart),
             Protocol::Tools => crate::calls::task_message(ws, task, budget),
         }
     }

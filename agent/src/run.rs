@@ -88,7 +88,9 @@ pub async fn run(
     view: &mut dyn View,
 ) -> Result<Outcome, AgentError> {
     let context = context_chars(engine, cfg);
-    let task_message = cfg.protocol.task_message(ws, &cfg.task, context);
+    let task_message = cfg
+        .protocol
+        .task_message(ws, &cfg.task, context, cfg.files_apart);
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
     let begin = Begin {

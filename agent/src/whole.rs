@@ -75,22 +75,52 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
     s
 }
 
-/// The first user message: the task, the repository map, then the files as they are — those
-/// the task points at first ([`relevant_files`]), then the rest, smallest first — each whole,
-/// within `budget` characters; the files left out are named.
-pub fn task_message(ws: &Workspace, task: &str, budget: usize) -> String {
-    files_message(
-        ws,
-        task,
-        budget,
-        "Reply with each file you change or create: its path on a line by itself, then its \
-         complete new content in a fenced code block.",
+/// The first user message. One message (`apart == false`): the task, the repository map,
+/// the files as they are — those the task points at first ([`relevant_files`]), then the
+/// rest, smallest first — each whole within `budget` characters (those left out named), and
+/// the task again with what to reply. `apart`: the map and the files, a [`TURN_BREAK`], then
+/// the task alone; [`History`](crate::history::History) sends the halves as two user messages
+/// with an assistant's acknowledgement between, as aider does. On the agent suite the two
+/// layouts solve about as many tasks, but not the same ones (benches/README.md, "the first
+/// message"), so attempts alternate them.
+pub fn task_message(ws: &Workspace, task: &str, budget: usize, apart: bool) -> String {
+    if !apart {
+        return files_message(
+            ws,
+            task,
+            budget,
+            "Reply with each file you change or create: its path on a line by itself, then its \
+             complete new content in a fenced code block.",
+        );
+    }
+    let files = files_and_map(ws, task, budget);
+    format!(
+        "{}{TURN_BREAK}{task}\nReply with only the files you change or create, each with the \
+         change made: its path on a line by itself, then its complete new content in a fenced \
+         code block. Do not write out a file you leave as it is.",
+        files.trim_end()
     )
 }
+
+/// Where a first message splits into the files (a user message), an assistant's
+/// [`ACKNOWLEDGEMENT`], and the task (a user message). Never shown to the model; journals
+/// keep the first message with it, so a resume splits it the same way.
+pub const TURN_BREAK: &str = "\n\u{1e}\n";
+
+/// The assistant's turn between the files and the task.
+pub const ACKNOWLEDGEMENT: &str = "Ok, I have the files. What should I do?";
 
 /// The files as they are, then the task again and `closing`: the first message of the
 /// protocols that show files unnumbered.
 pub fn files_message(ws: &Workspace, task: &str, budget: usize, closing: &str) -> String {
+    let files = files_and_map(ws, task, budget);
+    // The task again last, where a small model's attention is, with what to reply.
+    format!("Task: {task}\n\n{files}\nThe task again: {task}\n{closing}")
+}
+
+/// The repository map, the files shown whole within `budget`, and the names of those left
+/// out.
+fn files_and_map(ws: &Workspace, task: &str, budget: usize) -> String {
     let files = repository_files(ws);
     let relevant = relevant_files(task, &files);
     let map = repository_map(&files, budget / 5);
@@ -124,7 +154,7 @@ pub fn files_message(ws: &Workspace, task: &str, budget: usize, closing: &str) -
             left_out.push(path);
         }
     }
-    let mut s = format!("Task: {task}\n\n{map}");
+    let mut s = map;
     if !shown.is_empty() {
         s.push_str("\nThe files, as they are now:\n\n");
         s.push_str(&shown);
@@ -136,8 +166,6 @@ pub fn files_message(ws: &Workspace, task: &str, budget: usize, closing: &str) -
             left_out.join(", ")
         );
     }
-    // The task again last, where a small model's attention is, with what to reply.
-    let _ = write!(s, "\nThe task again: {task}\n{closing}");
     s
 }
 

@@ -60,6 +60,8 @@ fn a_file_written_whole_is_applied_and_done_is_verified() {
     assert!(first.contains("notes.txt\n```\nn\n```"), "{first}");
     assert!(!first.contains("  1| def mean"));
     assert!(first.contains("complete new content"));
+    // One message by default: no acknowledgement turn.
+    assert!(!first.contains("<assistant>"), "{first}");
     // Journaled with its protocol, so a resume speaks it too.
     let start = events(dir.path(), &out.session).into_iter().next().unwrap();
     assert!(matches!(start, Event::Start { protocol: Some(p), .. } if p == "whole"));
@@ -430,4 +432,34 @@ fn a_block_headed_by_a_bare_word_is_told_to_name_its_file() {
     let dir = repo("whole-headless-prose", &[("README.md", "# app\n")]);
     let out = session(&e, dir.path(), &cfg("look"));
     assert!(!malformed(dir.path(), &out.session).contains(&"block_without_path".to_owned()));
+}
+
+/// `files_apart`: the files, the assistant's acknowledgement, then the task as a message of
+/// its own; a resume lays the first message out as the session did. Attempts alternate the
+/// layouts.
+#[test]
+fn the_files_apart_layout_sends_the_task_as_a_message_of_its_own() {
+    let dir = repo("whole-apart", &[("stats.py", STATS)]);
+    let e = engine(&["READ stats.py"]);
+    let mut c = cfg("mean in stats.py skips the first element");
+    c.files_apart = true;
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    let ack = p.find("<assistant>Ok, I have the files.").unwrap();
+    assert!(p.find("stats.py\n```\n").unwrap() < ack);
+    assert!(
+        p[ack..].contains(
+            "<user>mean in stats.py skips the first element\nReply with only the files you change"
+        ),
+        "{p}"
+    );
+    assert!(!p.contains('\u{1e}'));
+    // Resumed without the flag: the journal's first message keeps its layout.
+    let e2 = engine(&["DONE"]);
+    c.files_apart = false;
+    resume(&e2, dir.path(), &c, &first.session);
+    assert!(prompts(&e2)[0].starts_with(&p[..ack + 40]));
+    assert!(!agent::attempts::layout(false, 1) && agent::attempts::layout(false, 2));
+    assert!(agent::attempts::layout(true, 1) && !agent::attempts::layout(true, 4));
 }

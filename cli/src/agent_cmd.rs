@@ -229,6 +229,11 @@ pub struct RunArgs {
     /// Default: 6000 for the text protocol, 10000 for whole (which shows files whole).
     #[arg(long)]
     pub context_budget: Option<usize>,
+    /// Whole protocol: send the files and the task as two messages (files, an assistant's
+    /// acknowledgement, then the task alone) instead of one. With --attempts, even attempts
+    /// use the other layout.
+    #[arg(long)]
+    pub files_apart: bool,
     /// Seconds a RUN may take before it is killed.
     #[arg(long, default_value_t = 60)]
     pub run_timeout: u64,
@@ -388,6 +393,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.token_budget = a.token_budget;
     cfg.reply_reserve = a.reply_reserve;
     cfg.context_budget = a.context_budget;
+    cfg.files_apart = a.files_apart;
     let mut view: Box<dyn View> = if a.json {
         Box::new(JsonLines)
     } else {
