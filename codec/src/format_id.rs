@@ -16,7 +16,9 @@ pub enum FormatId {
     Mistral,
     /// Pythonic: `[f(a=1), g(b="x")]`.
     Pythonic,
-    /// A bare `{"name":…,"arguments":…}` object, optionally in a ```json fence.
+    /// JSON calls without a wrapper token: a bare `{"name":…,"arguments":…}` object, a list
+    /// of them (xLAM-2, Hammer), or a `{"tool_calls": […]}` / `{"tool_call": {…}}` envelope
+    /// (xLAM-1, llama.cpp's generic format), optionally in a ```json fence.
     BareJson,
     /// OpenAI `tool_calls` stream deltas from an upstream server (not in-band text).
     OpenAi,

@@ -8,6 +8,11 @@
 //! write the `.expect` files, then review every changed one by eye. `FIXTURES=text/` (any
 //! substring of the path) limits a run — and an update — to the matching fixtures, so one
 //! helper's update never rewrites another's expectations.
+//!
+//! A fixture may declare client tools in `<name>.tools` beside it: a JSON list of
+//! `{"name", "description", "parameters"}`. It is then decoded twice, with the builtin tools
+//! plus those (`<name>.expect`) and with the builtin tools alone (`<name>.builtin.expect`), so
+//! the pair shows what a call to the client tool becomes when nobody declared it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -55,9 +60,34 @@ fn fixtures() -> Vec<(Mode, PathBuf)> {
     out
 }
 
+/// The registries a fixture is decoded with, each with the file its trace is kept in.
+fn registries(input: &Path) -> Vec<(Arc<Registry>, PathBuf)> {
+    let builtin = Arc::new(Registry::builtin());
+    let tools_path = input.with_extension("tools");
+    let Ok(text) = std::fs::read_to_string(&tools_path) else {
+        return vec![(builtin, input.with_extension("expect"))];
+    };
+    let tools: Vec<serde_json::Value> =
+        serde_json::from_str(&text).expect("a .tools file is a JSON list");
+    let mut reg = Registry::builtin();
+    for t in &tools {
+        let field = |k: &str| t[k].as_str().unwrap_or_default().to_owned();
+        reg.add_client_tool(
+            &field("name"),
+            &field("description"),
+            t["parameters"].clone(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e:?}", tools_path.display()));
+    }
+    vec![
+        (Arc::new(reg), input.with_extension("expect")),
+        (builtin, input.with_extension("builtin.expect")),
+    ]
+}
+
 /// Decodes `parts` in order with a fresh decoder and renders the trace.
-fn decode<'a>(mode: Mode, parts: impl IntoIterator<Item = &'a str>) -> String {
-    let mut d = TurnDecoder::new(mode, Arc::new(Registry::builtin()));
+fn decode<'a>(mode: Mode, reg: &Arc<Registry>, parts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut d = TurnDecoder::new(mode, Arc::clone(reg));
     let mut events = Vec::new();
     for p in parts {
         d.feed_into(p, &mut events);
@@ -67,20 +97,20 @@ fn decode<'a>(mode: Mode, parts: impl IntoIterator<Item = &'a str>) -> String {
 }
 
 /// The trace of `input`, after checking that every chunking gives the same one.
-fn check_chunking(mode: Mode, input: &str) -> Result<String, String> {
-    let whole = decode(mode, [input]);
+fn check_chunking(mode: Mode, reg: &Arc<Registry>, input: &str) -> Result<String, String> {
+    let whole = decode(mode, reg, [input]);
     let chars: Vec<&str> = input
         .char_indices()
         .map(|(i, c)| &input[i..i + c.len_utf8()])
         .collect();
-    let by_char = decode(mode, chars.iter().copied());
+    let by_char = decode(mode, reg, chars.iter().copied());
     if by_char != whole {
         return Err(format!(
             "char-by-char trace differs:\n--- whole\n{whole}--- by char\n{by_char}"
         ));
     }
     for (k, _) in input.char_indices().skip(1) {
-        let split = decode(mode, [&input[..k], &input[k..]]);
+        let split = decode(mode, reg, [&input[..k], &input[k..]]);
         if split != whole {
             return Err(format!(
                 "trace split at byte {k} differs:\n--- whole\n{whole}--- split\n{split}"
@@ -111,25 +141,26 @@ fn fixtures_match_their_expectations_under_every_chunking() {
     let mut problems = Vec::new();
     for (mode, path) in &all {
         let input = std::fs::read_to_string(path).expect("fixture input is UTF-8");
-        let name = path.display();
-        let got = match check_chunking(*mode, &input) {
-            Ok(t) => t,
-            Err(e) => {
-                problems.push(format!("{name}: {e}"));
+        for (reg, expect_path) in registries(path) {
+            let name = expect_path.display();
+            let got = match check_chunking(*mode, &reg, &input) {
+                Ok(t) => t,
+                Err(e) => {
+                    problems.push(format!("{name}: {e}"));
+                    continue;
+                }
+            };
+            if update {
+                std::fs::write(&expect_path, &got).expect("write .expect");
                 continue;
             }
-        };
-        let expect_path = path.with_extension("expect");
-        if update {
-            std::fs::write(&expect_path, &got).expect("write .expect");
-            continue;
-        }
-        match std::fs::read_to_string(&expect_path) {
-            Ok(want) if want == got => {}
-            Ok(want) => problems.push(format!("{name}:\n--- expected\n{want}--- got\n{got}")),
-            Err(_) => problems.push(format!(
-                "{name}: no .expect file (run with UPDATE_EXPECT=1)\n{got}"
-            )),
+            match std::fs::read_to_string(&expect_path) {
+                Ok(want) if want == got => {}
+                Ok(want) => problems.push(format!("{name}:\n--- expected\n{want}--- got\n{got}")),
+                Err(_) => problems.push(format!(
+                    "{name}: no .expect file (run with UPDATE_EXPECT=1)\n{got}"
+                )),
+            }
         }
     }
     assert!(

@@ -477,6 +477,26 @@ fn each_failure_of_a_call_list_carries_its_own_text() {
     }
 }
 
+/// A bare call list holds its elements that name undeclared tools until a declared call
+/// starts; then they go out in one step, and each must still carry only its own text.
+#[test]
+fn held_failures_of_a_bare_call_list_each_carry_their_own_text() {
+    let reg = Arc::new(Registry::builtin());
+    for input in [
+        "[{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {}}, {\"name\": \"read\", \"arguments\": {\"path\": 0}}, {\"name\": \"c\", \"arguments\": {}}]\n",
+        "{\"tool_calls\": [{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {}}, {\"name\": \"read\", \"arguments\": {\"path\": \"x\"}}]} tail\n",
+        "```json\n[{\"name\": \"a\", \"arguments\": {}},\n {\"name\": \"b\", \"arguments\": {}},\n {\"name\": \"list\", \"arguments\": {\"path\": \".\"}}]\n```\n",
+    ] {
+        check_all(&reg, Mode::Auto, input, &[3, 50]).unwrap_or_else(|e| panic!("{e}"));
+        let events = decode(&reg, Mode::Auto, THINK, [input]);
+        let failures = events
+            .iter()
+            .filter(|e| matches!(e, Event::Failure { .. }))
+            .count();
+        assert!(failures >= 2, "{}", trace(&events));
+    }
+}
+
 // The property.
 
 /// A small JSON schema for a client tool: an object with a few typed properties, some
@@ -587,7 +607,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..8usize,
+        0..12usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -599,6 +619,9 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             4 => format!("<|python_tag|>{{\"name\": \"{name}\", \"parameters\": {a}}}"),
             5 => format!("<function={name}><parameter={key}>\n{v}\n</parameter></function>"),
             6 => format!("[{name}({key}={v})]"),
+            8 => format!("[{{\"name\": \"{name}\", \"arguments\": {a}}}, {{\"name\": \"nope\", \"arguments\": {{}}}}]\n"),
+            9 => format!("{{\"tool_calls\": [{{\"name\": \"nope\", \"arguments\": {a}}}, {{\"name\": \"{name}\", \"parameters\": {a}, \"id\": \"c1\"}}]}}\n"),
+            10 => format!("```json\n{{\"tool_call\": {{\"name\": \"{name}\", \"arguments\": {a}}}}}\n```\n"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }
@@ -632,6 +655,8 @@ const NOISE: &[&str] = &[
     "</parameter>",
     "[TOOL_CALLS]",
     "<|python_tag|>",
+    "{\"tool_calls\": [",
+    "[{\"name\": \"nope\", \"arguments\": {}}, ",
     "<think>",
     "</think>",
     "<think></think>",

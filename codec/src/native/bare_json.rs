@@ -1,6 +1,8 @@
 //! Bare call objects that small models write without any wrapper: a line that starts with
 //! `{"name": …, "arguments": …}` (keys in either order, `"parameters"` accepted), optionally
-//! inside a ```` ```json ```` fence.
+//! inside a ```` ```json ```` fence. The same detector owns the line-start call lists and
+//! envelopes of [`super::json_list`] (`[{…}, …]`, `{"tool_calls": […]}`,
+//! `{"tool_call": {…}}`), which that module explains.
 //!
 //! Without a wrapper, only the object's shape says it is a call, so the detector is strict:
 //! the line must open with `{` and a first key of `name`, `arguments`, `parameters` or `type`
@@ -11,12 +13,14 @@
 
 use super::call::{CallErr, CallObject, CallOpts, Outcome};
 use super::json::Push;
+use super::json_list::{ListMachine, list_detect};
 use super::{Driven, Eos, Flow, Machine};
 use crate::event::{Event, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
 const KEYS: &[&str] = &["name", "arguments", "parameters", "type"];
-const WS_MAX: usize = 64;
+/// The most blanks a detector looks through at one place before answering `No`.
+pub(crate) const WS_MAX: usize = 64;
 
 /// Whether `s` starts a call object: `{`, whitespace, a quoted first key from [`KEYS`],
 /// whitespace, `:`. `None`: need more bytes.
@@ -78,21 +82,18 @@ pub(crate) fn object_detect(s: &str, at: Position) -> Option<bool> {
 }
 
 /// Whether `s` starts a fenced call: ```` ```json ````, spaces, a newline, whitespace, then a
-/// call object. `Some(n)`: yes, the object starts at byte `n`. The text protocol must answer
-/// `No` wherever this answers `Start` or `NeedMore`.
+/// call object, a call list or an envelope. The text protocol must answer `No` wherever this
+/// answers `Start` or `NeedMore`.
 pub fn fence_detect(s: &str, at: Position) -> Detect {
-    match fence_object_start(s, at) {
-        None => Detect::NeedMore,
-        Some(None) => Detect::No,
-        Some(Some(n)) => Detect::Start(Driven::boxed(BareMachine::new(
-            FormatId::BareJson,
-            false,
-            Some(n),
-        ))),
+    if !s.starts_with('`') {
+        return Detect::No;
     }
+    line_detect(FormatId::BareJson, false, s, at)
 }
 
-fn fence_object_start(s: &str, at: Position) -> Option<Option<usize>> {
+/// Where the content of a ```` ```json ```` fence starts: after the fence line, spaces, a
+/// newline and blank lines. `Some(Some(n))`: at byte `n` (which exists); `None`: need more.
+fn fence_content_start(s: &str, at: Position) -> Option<Option<usize>> {
     const FENCE: &str = "```json";
     let more = if at.eos { Some(None) } else { None };
     if s.len() < FENCE.len() {
@@ -130,14 +131,47 @@ fn fence_object_start(s: &str, at: Position) -> Option<Option<usize>> {
     if i >= b.len() {
         return more;
     }
-    match object_detect(&s[i..], at) {
-        None => more,
-        Some(false) => Some(None),
-        Some(true) => Some(Some(i)),
+    Some(Some(i))
+}
+
+/// Everything this format starts at a line start: a call object, a call list or an
+/// envelope, each bare or after a ```` ```json ```` fence line. The object and the list or
+/// envelope triggers are disjoint (`{` and a call key, `[`, `{` and an envelope key), so at
+/// most one of the two detectors says yes.
+fn line_detect(id: FormatId, text_mode: bool, s: &str, at: Position) -> Detect {
+    let fence = if s.starts_with('`') {
+        match fence_content_start(s, at) {
+            None => return Detect::NeedMore,
+            Some(None) => return Detect::No,
+            Some(Some(n)) => Some(n),
+        }
+    } else {
+        None
+    };
+    let n = fence.unwrap_or(0);
+    let body = &s[n..];
+    match object_detect(body, at) {
+        None => return Detect::NeedMore,
+        Some(true) => {
+            return Detect::Start(Driven::boxed(BareMachine::new(id, text_mode, fence)));
+        }
+        Some(false) => {}
+    }
+    match list_detect(body, at) {
+        None => Detect::NeedMore,
+        Some(None) => Detect::No,
+        Some(Some((shape, value))) => Detect::Start(ListMachine::boxed(
+            id,
+            text_mode,
+            shape,
+            n + value,
+            fence.is_some(),
+        )),
     }
 }
 
-/// The bare-object detector (line start `{`, and line start ```` ```json ````).
+/// The bare-object detector (line start `{`, and line start ```` ```json ````), which also
+/// starts the call lists and envelopes of [`super::json_list`] (line start `[` and `{`).
 #[derive(Debug)]
 pub struct BareJson {
     id: FormatId,
@@ -170,24 +204,13 @@ impl Format for BareJson {
         b""
     }
     fn line_start_bytes(&self) -> &'static [u8] {
-        b"{`"
+        b"{[`"
     }
     fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
         if !at.line_start {
             return Detect::No;
         }
-        if s.starts_with('`') {
-            return match fence_object_start(s, at) {
-                None => Detect::NeedMore,
-                Some(None) => Detect::No,
-                Some(Some(n)) => Detect::Start(Driven::boxed(BareMachine::new(
-                    self.id,
-                    self.text_mode,
-                    Some(n),
-                ))),
-            };
-        }
-        detect_object(self.id, self.text_mode, s, at)
+        line_detect(self.id, self.text_mode, s, at)
     }
 }
 

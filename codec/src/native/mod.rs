@@ -1,7 +1,9 @@
 //! Native tool-call formats: Hermes / Qwen2.5 `<tool_call>{json}</tool_call>`, Qwen3-Coder XML
 //! (`<function=…><parameter=…>`), Llama 3 (`<|python_tag|>` and bare `{"name", "parameters"}`
-//! lines), Mistral `[TOOL_CALLS]`, pythonic `[f(a=1)]`, bare `{"name", "arguments"}` objects
-//! (optionally in a ```json fence), and OpenAI `tool_calls` stream deltas ([`openai`]).
+//! lines), Mistral `[TOOL_CALLS]`, pythonic `[f(a=1)]`, bare `{"name", "arguments"}` objects,
+//! lists of them and `{"tool_calls": […]}` / `{"tool_call": {…}}` envelopes (optionally in a
+//! ```json fence; [`bare_json`], [`json_list`]), and OpenAI `tool_calls` stream deltas
+//! ([`openai`]).
 //!
 //! # Triggers
 //!
@@ -17,11 +19,15 @@
 //! | mistral | `[TOOL_CALLS]` | anywhere |
 //! | pythonic | `[` ident `(` | line start |
 //! | bare_json | `{` ws `"name"`/`"arguments"`/`"parameters"`/`"type"` ws `:` | line start |
-//! | bare_json | ```` ```json ```` ws newline ws, then the object trigger above | line start |
+//! | bare_json (list) | `[` ws, then the object trigger above | line start |
+//! | bare_json (envelope) | `{` ws `"tool_calls"`/`"tool_call"` ws `:` | line start |
+//! | bare_json | ```` ```json ```` ws newline ws, then any of the three triggers above | line start |
 //!
 //! In the single-format mode `llama3`, [`format`] also gives Llama 3 the line-start object
 //! trigger (its native form is `{"name": …, "parameters": …}` on a line of its own); in `auto`
-//! that trigger belongs to bare_json, which accepts either key. The text protocol's triggers
+//! that trigger belongs to bare_json, which accepts either key. The list trigger differs from
+//! pythonic's in the byte after `[` and its blanks (`{`, not an identifier) and from Mistral's
+//! (`T`); the envelope's first key is none of the object's. The text protocol's triggers
 //! (uppercase verbs, `<<<`/`===`/`>>>` markers, fences, path lines) start with other bytes,
 //! except the ```` ```json ```` fence: the text protocol must answer `No` where
 //! [`bare_json::fence_detect`] answers `Start` or `NeedMore` (a fence whose first line opens
@@ -40,6 +46,7 @@ pub mod bare_json;
 mod call;
 pub mod hermes;
 pub mod json;
+pub mod json_list;
 pub mod llama3;
 pub mod mistral;
 pub mod openai;
@@ -216,13 +223,16 @@ impl<M: Machine> Driven<M> {
     /// After a character (or the end of stream) produced events from `mark` on: if a call
     /// closed, the raw text up to `end` is accounted for (a failure carries it; a proposal's
     /// construct spans it), and later failures of the same wrapper carry only what follows.
+    ///
+    /// Closing events are taken in order, so several failures emitted by one character (the
+    /// held elements of a call list, released when its first call starts) each claim their
+    /// own text.
     fn settle(&mut self, mark: usize, end: usize, out: &[Event]) {
-        let last = out[mark..]
+        let closing = out[mark..]
             .iter()
-            .rev()
-            .find(|e| matches!(e, Event::Proposal { .. } | Event::Failure { .. }));
-        if let Some(e) = last {
-            let open = &self.raw[self.taken..end];
+            .filter(|e| matches!(e, Event::Proposal { .. } | Event::Failure { .. }));
+        for e in closing {
+            let open = &self.raw[self.taken..end.max(self.taken)];
             self.taken = match e {
                 // A failure that carries only the start of the text read (the next call of
                 // its wrapper is under way) claims just that.

@@ -531,6 +531,118 @@ fn bare_json_calls_and_traps() {
     );
 }
 
+/// Call lists and envelopes (see `json_list`): xLAM-2/Hammer lists, xLAM-1 and llama.cpp's
+/// generic envelopes, and the data that looks like them.
+#[test]
+fn json_lists_and_envelopes() {
+    // A list of a builtin and a client call: the client's arguments stream.
+    check(
+        &*bare(),
+        "[{\"name\": \"read\", \"arguments\": {\"path\": \"a.py\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}]\nok",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a.py"}"#,
+            r#"proposal 0 bare_json read {"path":"a.py"} []"#,
+            "start 1 get_weather",
+            r#"args 1 {"city":"Rome"}"#,
+            r#"proposal 1 bare_json get_weather {"city":"Rome"} []"#,
+            r#"prose "\nok""#,
+        ],
+    );
+    // llama.cpp's generic format with parallel calls: an `id` after the arguments.
+    check(
+        &*bare(),
+        "{\"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}, \"id\": \"call_0001\"}]}",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Oslo"}"#,
+            r#"proposal 0 bare_json get_weather {"city":"Oslo"} []"#,
+        ],
+    );
+    check(
+        &*bare(),
+        "```json\n{\"tool_call\": {\"name\": \"list\", \"parameters\": \"{\\\"path\\\": \\\"src\\\"}\"}}\n```\n",
+        &[
+            "start 0 list",
+            r#"args 0 {"path":"src"}"#,
+            r#"proposal 0 bare_json list {"path":"src"} [arguments_as_string,parameters_key,fenced_json]"#,
+            r#"prose "\n""#,
+        ],
+    );
+    // An undeclared tool before a declared one: a failure with its own text, released when
+    // the declared call starts.
+    check(
+        &*bare(),
+        "[{\"name\": \"web_search\", \"arguments\": {\"q\": \"x\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}]",
+        &[
+            r#"failure None unknown_tool "[{\"name\": \"web_search\", \"arguments\": {\"q\": \"x\"}}""#,
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 bare_json get_weather {"city":"Rome"} []"#,
+        ],
+    );
+    // After the list is committed, a bad element is a failure that takes the closing `]`.
+    check(
+        &*bare(),
+        "[{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}, {\"name\": \"read\", \"arguments\": {\"path\": 0}}]",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a"}"#,
+            r#"proposal 0 bare_json read {"path":"a"} []"#,
+            "start 1 read",
+            r#"failure Some(1) bad_arguments ", {\"name\": \"read\", \"arguments\": {\"path\": 0}}]""#,
+        ],
+    );
+    // Cut off inside the last call: closed when only brackets are missing.
+    check(
+        &*bare(),
+        "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 bare_json get_weather {"city":"Rome"} [unclosed_json]"#,
+        ],
+    );
+    // Traps: plain data, an undeclared tool alone, an empty envelope, an API echo whose
+    // first key is not a call key, and llama.cpp's `response` object.
+    check(
+        &*bare(),
+        "[{\"name\": \"Alice\", \"age\": 3}]",
+        &[
+            r#"text "<rejected>[{\"name\": \"Alice\", \"age\"""#,
+            r#"prose ": 3}]""#,
+        ],
+    );
+    check(
+        &*bare(),
+        "[{\"name\": \"web_search\", \"arguments\": {\"q\": \"x\"}}]",
+        &[r#"text "<rejected>[{\"name\": \"web_search\", \"arguments\": {\"q\": \"x\"}}]""#],
+    );
+    check(
+        &*bare(),
+        "{\"tool_calls\": []}",
+        &[r#"text "<rejected>{\"tool_calls\": []""#, r#"prose "}""#],
+    );
+    check(
+        &*bare(),
+        "{\"tool_calls\": [{\"id\": \"call_1\", \"type\": \"function\"}]}",
+        &[
+            r#"text "<rejected>{\"tool_calls\": [{\"id\"""#,
+            r#"prose ": \"call_1\", \"type\": \"function\"}]}""#,
+        ],
+    );
+    check(
+        &*bare(),
+        "{\"response\": \"Done.\"}",
+        &[r#"prose "{\"response\": \"Done.\"}""#],
+    );
+    check(
+        &*bare(),
+        "[1, 2, {\"name\": \"read\"}]",
+        &[r#"prose "[1, 2, {\"name\": \"read\"}]""#],
+    );
+}
+
 #[test]
 fn llama3_forms() {
     check(
@@ -644,6 +756,17 @@ fn text_mode_repair() {
             r#"proposal 0 hermes done {"summary":"ok"} [native_in_text_mode]"#,
         ],
     );
+    let f = bare_json::BareJson::new(FormatId::BareJson, true);
+    check_with(
+        &f,
+        "```json\n{\"tool_calls\": [{\"name\": \"done\", \"arguments\": {\"summary\": \"ok\"}}]}\n```",
+        false,
+        &[
+            "start 0 done",
+            r#"args 0 {"summary":"ok"}"#,
+            r#"proposal 0 bare_json done {"summary":"ok"} [fenced_json,native_in_text_mode]"#,
+        ],
+    );
 }
 
 #[test]
@@ -693,6 +816,12 @@ fn triggers_are_disjoint() {
         "[read(path='a')]",
         "{\"name\": \"read\"",
         "```json\n{\"name\": \"read\"",
+        "[{\"name\": \"read\"",
+        "[\n  {\"arguments\": {",
+        "{\"tool_calls\": [",
+        "{\"tool_call\": {",
+        "```json\n[{\"name\": \"read\"",
+        "```json\n{\"tool_calls\":",
     ];
     for s in samples {
         for line_start in [true, false] {
@@ -736,7 +865,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn arbitrary_bytes_never_panic(tail in "\\PC{0,80}", cut in 0usize..8) {
-        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function="] {
+        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function=", "[{\"name\":", "{\"tool_calls\": [", "{\"tool_call\":", "```json\n[{\"name\":"] {
             let input = format!("{prefix}{tail}");
             for f in formats().iter().chain(mode_formats(FormatId::Llama3).iter()) {
                 let _ = drive(&**f, &chunks(&input, cut + 1), true);
@@ -750,6 +879,10 @@ proptest! {
         let _ = drive(&*hermes(), &chunks(&input, 3), true);
         let input = format!("{{\"name\": \"read\", \"arguments\": {s}");
         let _ = drive(&*bare(), &chunks(&input, 2), true);
+        let input = format!("[{{\"name\": \"get_weather\", \"arguments\": {s}");
+        let _ = drive(&*bare(), &chunks(&input, 2), true);
+        let input = format!("{{\"tool_calls\": [{s}");
+        let _ = drive(&*bare(), &chunks(&input, 3), true);
     }
 }
 
