@@ -20,6 +20,12 @@ pub enum FormatId {
     /// of them (xLAM-2, Hammer), or a `{"tool_calls": […]}` / `{"tool_call": {…}}` envelope
     /// (xLAM-1, llama.cpp's generic format), optionally in a ```json fence.
     BareJson,
+    /// A start marker, a JSON list of calls, an optional end marker: Jamba / Hunyuan / Apriel
+    /// `<tool_calls>[…]</tool_calls>`, Nemotron `<TOOLCALL>[…]</TOOLCALL>`, Apertus
+    /// `<|tools_prefix|>[{"f": {…}}]<|tools_suffix|>`, Command R7B
+    /// `<|START_ACTION|>[…]<|END_ACTION|>`, Granite 3.0 `<|tool_call|>[…]`, Phi-4-mini
+    /// `functools[…]` (one table, [`crate::native::marker_list`]).
+    MarkerList,
     /// OpenAI `tool_calls` stream deltas from an upstream server (not in-band text).
     OpenAi,
 }
@@ -33,6 +39,7 @@ impl FormatId {
         FormatId::Mistral,
         FormatId::Pythonic,
         FormatId::BareJson,
+        FormatId::MarkerList,
         FormatId::OpenAi,
     ];
 
@@ -46,6 +53,7 @@ impl FormatId {
             FormatId::Mistral => "mistral",
             FormatId::Pythonic => "pythonic",
             FormatId::BareJson => "bare_json",
+            FormatId::MarkerList => "marker_list",
             FormatId::OpenAi => "openai",
         }
     }

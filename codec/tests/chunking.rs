@@ -56,6 +56,11 @@ const FRAGMENTS: &[&str] = &[
     "{\"tool_calls\": [",
     "{\"tool_call\": ",
     "[TOOL_CALLS]",
+    "<tool_calls>[",
+    "</tool_calls>",
+    "<|tools_prefix|>[{\"read\": {\"path\": \"a\"}}",
+    "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"read\", \"parameters\": ",
+    "functools[",
     "<function=read>",
     "<parameter=path>",
     "\"",
@@ -82,6 +87,7 @@ fn modes() -> impl Strategy<Value = Mode> {
         Just(Mode::Only(FormatId::Text)),
         Just(Mode::Only(FormatId::Hermes)),
         Just(Mode::Only(FormatId::BareJson)),
+        Just(Mode::Only(FormatId::MarkerList)),
     ]
 }
 

@@ -486,6 +486,8 @@ fn held_failures_of_a_bare_call_list_each_carry_their_own_text() {
         "[{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {}}, {\"name\": \"read\", \"arguments\": {\"path\": 0}}, {\"name\": \"c\", \"arguments\": {}}]\n",
         "{\"tool_calls\": [{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {}}, {\"name\": \"read\", \"arguments\": {\"path\": \"x\"}}]} tail\n",
         "```json\n[{\"name\": \"a\", \"arguments\": {}},\n {\"name\": \"b\", \"arguments\": {}},\n {\"name\": \"list\", \"arguments\": {\"path\": \".\"}}]\n```\n",
+        "<tool_calls>[{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {}}, {\"name\": \"read\", \"arguments\": {\"path\": 0}}]</tool_calls> tail\n",
+        "<|tools_prefix|>[{\"a\": {}}, {\"b\": {\"x\": 1}}]<|tools_suffix|>\n",
     ] {
         check_all(&reg, Mode::Auto, input, &[3, 50]).unwrap_or_else(|e| panic!("{e}"));
         let events = decode(&reg, Mode::Auto, THINK, [input]);
@@ -607,7 +609,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..12usize,
+        0..18usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -622,6 +624,12 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             8 => format!("[{{\"name\": \"{name}\", \"arguments\": {a}}}, {{\"name\": \"nope\", \"arguments\": {{}}}}]\n"),
             9 => format!("{{\"tool_calls\": [{{\"name\": \"nope\", \"arguments\": {a}}}, {{\"name\": \"{name}\", \"parameters\": {a}, \"id\": \"c1\"}}]}}\n"),
             10 => format!("```json\n{{\"tool_call\": {{\"name\": \"{name}\", \"arguments\": {a}}}}}\n```\n"),
+            11 => format!("<tool_calls>[{{\"name\": \"{name}\", \"arguments\": {a}}}, {{\"name\": \"nope\", \"arguments\": {{}}}}]</tool_calls>"),
+            12 => format!("<|tools_prefix|>[{{\"{name}\": {a}}}]<|tools_suffix|>"),
+            13 => format!("<|START_ACTION|>[{{\"tool_call_id\": \"0\", \"tool_name\": \"{name}\", \"parameters\": {a}}}]<|END_ACTION|>"),
+            14 => format!("\nfunctools[{{\"name\": \"{name}\", \"arguments\": {a}}}]\n"),
+            15 => format!("<TOOLCALL>[{{\"name\": \"nope\", \"arguments\": {a}}}, {{\"name\": \"{name}\", \"arguments\": {a}}}]</TOOLCALL>"),
+            16 => format!("<|tool_call|>[{{\"name\": \"{name}\", \"arguments\": {a}}}]\n"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }
@@ -657,6 +665,12 @@ const NOISE: &[&str] = &[
     "<|python_tag|>",
     "{\"tool_calls\": [",
     "[{\"name\": \"nope\", \"arguments\": {}}, ",
+    "<tool_calls>[",
+    "</tool_calls>",
+    "<|tools_prefix|>[",
+    "<|tools_suffix|>",
+    "<|START_ACTION|>",
+    "\nfunctools[",
     "<think>",
     "</think>",
     "<think></think>",
@@ -708,6 +722,7 @@ fn mode() -> impl Strategy<Value = Mode> {
             FormatId::Mistral,
             FormatId::Pythonic,
             FormatId::BareJson,
+            FormatId::MarkerList,
         ][..]).prop_map(Mode::Only),
     ]
 }

@@ -231,6 +231,9 @@ pub fn render_call(format: FormatId, name: &str, arguments: &serde_json::Value) 
         FormatId::Llama3 => format!("<|python_tag|>{}\n", object("parameters")),
         FormatId::Mistral => format!("[TOOL_CALLS][{}]\n", object("arguments")),
         FormatId::BareJson => format!("{}\n", object("arguments")),
+        // The family's first row (Jamba, Hunyuan, Apriel): which row a profile's model writes
+        // is not known here, and every row decodes in this format's mode.
+        FormatId::MarkerList => format!("<tool_calls>[{}]</tool_calls>\n", object("arguments")),
         FormatId::Qwen3Xml => {
             let mut s = format!("<tool_call>\n<function={name}>\n");
             if let Some(obj) = arguments.as_object() {

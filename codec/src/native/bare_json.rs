@@ -11,7 +11,7 @@
 //! `"status"` in a fabricated tool result) rejects it back to prose, and so does an object
 //! without both a name and an arguments key. `ToolCallStart` waits for both.
 
-use super::call::{CallErr, CallObject, CallOpts, Outcome};
+use super::call::{CallErr, CallObject, CallOpts, Keys, Outcome};
 use super::json::Push;
 use super::json_list::{ListMachine, list_detect};
 use super::{Driven, Eos, Flow, Machine};
@@ -241,6 +241,7 @@ impl BareMachine {
             wrapped: false,
             format: id,
             parameters_native: id == FormatId::Llama3,
+            keys: Keys::Named,
         };
         let call = CallObject::new(opts);
         BareMachine {

@@ -1,5 +1,7 @@
 //! One JSON call object, `{"name": …, "arguments": {…}}`, parsed as it streams, shared by every
-//! JSON-based native format (Hermes, Llama 3, Mistral, bare JSON, OpenAI deltas).
+//! JSON-based native format (Hermes, Llama 3, Mistral, bare JSON, the marker lists, OpenAI
+//! deltas). [`Keys`] says which keys name the tool and hold its arguments, for the formats
+//! that spell them otherwise (Command R7B's `tool_name`/`parameters`, Apertus' `{"f": {…}}`).
 //!
 //! The object is read character by character. `ToolCallStart` goes out once the tool name is
 //! certain and known to the registry (for unwrapped objects, only once the arguments key has
@@ -32,6 +34,22 @@ pub(crate) struct CallOpts {
     pub format: FormatId,
     /// `"parameters"` is this format's own arguments key (Llama 3), not a repair.
     pub parameters_native: bool,
+    /// Which keys hold the tool's name and its arguments.
+    pub keys: Keys,
+}
+
+/// The keys of a call object: which one names the tool and which holds its arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keys {
+    /// `{"name": f, "arguments": {…}}`: every JSON format but the two below.
+    Named,
+    /// Command R7B: `{"tool_call_id": "0", "tool_name": f, "parameters": {…}}`; the id is
+    /// skipped, and `"parameters"` is the format's own key.
+    ToolName,
+    /// Apertus: `{"f": {…}}`, the tool's name as the object's only key and the arguments
+    /// object as its value. The name and the arguments key are certain at once, when the
+    /// key's closing quote is read.
+    NameIsKey,
 }
 
 /// Why a call object stopped.
@@ -269,7 +287,11 @@ impl CallObject {
                         Some(Value::String(k)) => k,
                         _ => return Err(self.invalid()),
                     };
-                    let slot = self.slot_for(&key)?;
+                    let slot = if self.opts.keys == Keys::NameIsKey {
+                        self.name_key(&key)?
+                    } else {
+                        self.slot_for(&key)?
+                    };
                     if slot == Slot::Args {
                         if self.args_key_seen {
                             return Err(self.invalid());
@@ -300,6 +322,11 @@ impl CallObject {
                 if parser.is_none() {
                     if c.is_whitespace() {
                         return Ok(Push::More);
+                    }
+                    // Keyed by the tool's name, the value is the arguments object itself:
+                    // anything else is not this shape.
+                    if self.opts.keys == Keys::NameIsKey && c != '{' {
+                        return Err(self.invalid());
                     }
                     // Only an object streams; a string is arguments written as a string and
                     // is re-parsed whole when it closes.
@@ -346,27 +373,43 @@ impl CallObject {
     }
 
     fn slot_for(&mut self, key: &str) -> Result<Slot, CallErr> {
+        let named = self.opts.keys == Keys::Named;
         match key {
-            "name" => {
-                if self.name.is_some() {
-                    return Err(self.invalid());
-                }
-                Ok(Slot::Name)
-            }
-            "arguments" => Ok(Slot::Args),
+            "name" if named => self.name_slot(),
+            "tool_name" if !named => self.name_slot(),
+            "arguments" if named => Ok(Slot::Args),
             "parameters" => {
                 if !self.opts.parameters_native {
                     self.parameters_key = true;
                 }
                 Ok(Slot::Args)
             }
-            "type" => Ok(Slot::Type),
-            "function" if self.name.is_none() && !self.args_key_seen => Ok(Slot::Function),
+            "tool_call_id" if !named => Ok(Slot::Skip),
+            "type" if named => Ok(Slot::Type),
+            "function" if named && self.name.is_none() && !self.args_key_seen => Ok(Slot::Function),
             // An unwrapped object must look like a call from its first key on: anything else
             // (`{"status": …}`, a schema with a `description`) is prose until it has started.
             _ if !self.opts.wrapped && self.index.is_none() => Err(CallErr::Reject),
             _ => Ok(Slot::Skip),
         }
+    }
+
+    fn name_slot(&self) -> Result<Slot, CallErr> {
+        if self.name.is_some() {
+            return Err(self.invalid());
+        }
+        Ok(Slot::Name)
+    }
+
+    /// [`Keys::NameIsKey`]: the object's one key is the tool's name, and its value the
+    /// arguments. A second key is not this shape.
+    fn name_key(&mut self, key: &str) -> Result<Slot, CallErr> {
+        let name = key.trim();
+        if self.name.is_some() || name.is_empty() {
+            return Err(self.invalid());
+        }
+        self.name = Some(name.to_owned());
+        Ok(Slot::Args)
     }
 
     fn value_done(

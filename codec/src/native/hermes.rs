@@ -8,7 +8,7 @@
 //! [`TAIL_MAX`] bytes without it are `missing_close_tag`, and the tail goes back to prose.
 //! Another `{` right after the call is a second call inside the same wrapper.
 
-use super::call::{CallObject, CallOpts, Outcome};
+use super::call::{CallObject, CallOpts, Keys, Outcome};
 use super::json::Push;
 use super::qwen3_xml::XmlCall;
 use super::{Driven, Eos, Flow, Machine, detect_literal};
@@ -106,6 +106,7 @@ fn opts() -> CallOpts {
         wrapped: true,
         format: FormatId::Hermes,
         parameters_native: false,
+        keys: Keys::Named,
     }
 }
 

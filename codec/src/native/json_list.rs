@@ -41,9 +41,17 @@
 //! `unknown_tool` failures, each with its own text, and go out just before the first call that
 //! starts; if none starts they were prose all along. Once committed, a malformed element is a
 //! failure, as in the other list formats.
+//!
+//! # Marker lists
+//!
+//! [`super::marker_list`] drives the same machine for a list that follows a start marker
+//! (`<tool_calls>`, `<TOOLCALL>`, …). There the elements may spell their keys otherwise (the
+//! `Keys` of `call.rs`), an end marker may follow the list, and the marker itself says "these
+//! are calls": a list whose elements are all call-shaped is a call list even when none of them
+//! names a declared tool, so they end as `unknown_tool` failures instead of prose.
 
 use super::bare_json::{WS_MAX, object_detect};
-use super::call::{CallObject, CallOpts, Outcome};
+use super::call::{CallObject, CallOpts, Keys, Outcome};
 use super::json::Push;
 use super::{Driven, Eos, Flow, Machine};
 use crate::event::{Event, FailureKind, RepairKind};
@@ -171,8 +179,8 @@ enum L {
     Elem(Box<CallObject>),
     /// After an envelope's value: blanks, then its `}`.
     EnvClose { ws: usize },
-    /// After a fenced construct: the closing fence, if it comes.
-    FenceTail { buf: String },
+    /// After the construct's JSON: blanks, then its closing fence or end marker, if it comes.
+    Tail { buf: String },
 }
 
 /// A call list or envelope as a [`Machine`].
@@ -181,7 +189,16 @@ pub(crate) struct ListMachine {
     st: L,
     shape: Shape,
     format: FormatId,
+    /// The keys of each element.
+    keys: Keys,
     fenced: bool,
+    /// What may close the construct after its JSON: the fence's ```` ``` ````, or a marker
+    /// list's end marker.
+    tail: Option<&'static str>,
+    /// A start marker opened the construct (see [`super::marker_list`]): the model said "these
+    /// are calls", so a list whose elements are all call-shaped is one even when none names a
+    /// declared tool (each is an `unknown_tool` failure at the list's end, not prose).
+    marker: bool,
     text_mode: bool,
     /// A call of the construct has started: nothing can be handed back as prose any more.
     committed: bool,
@@ -201,7 +218,30 @@ impl ListMachine {
         lead: usize,
         fenced: bool,
     ) -> Box<dyn Body> {
-        Driven::boxed(ListMachine {
+        let mut m = ListMachine::new(format, text_mode, shape, lead);
+        m.fenced = fenced;
+        m.tail = fenced.then_some("```");
+        Driven::boxed(m)
+    }
+
+    /// A body for a marker list: the list starts after the `lead` bytes of its start marker,
+    /// its elements have `keys`, and `close` may follow it.
+    pub(crate) fn boxed_marker(
+        format: FormatId,
+        text_mode: bool,
+        lead: usize,
+        keys: Keys,
+        close: Option<&'static str>,
+    ) -> Box<dyn Body> {
+        let mut m = ListMachine::new(format, text_mode, Shape::List, lead);
+        m.keys = keys;
+        m.tail = close;
+        m.marker = true;
+        Driven::boxed(m)
+    }
+
+    fn new(format: FormatId, text_mode: bool, shape: Shape, lead: usize) -> ListMachine {
+        ListMachine {
             st: if lead > 0 {
                 L::Lead { left: lead }
             } else {
@@ -209,19 +249,30 @@ impl ListMachine {
             },
             shape,
             format,
-            fenced,
+            keys: Keys::Named,
+            fenced: false,
+            tail: None,
+            marker: false,
             text_mode,
             committed: false,
             failed: Vec::new(),
-        })
+        }
     }
 
     fn opts(&self) -> CallOpts {
         CallOpts {
             wrapped: false,
             format: self.format,
-            parameters_native: false,
+            parameters_native: self.keys == Keys::ToolName,
+            keys: self.keys,
         }
+    }
+
+    /// Whether the construct is a call list now that it ends (its JSON is complete, or the
+    /// stream ended): a call started, or a marker list held call-shaped elements.
+    fn commit_at_end(&mut self) -> bool {
+        self.committed |= self.marker && !self.failed.is_empty();
+        self.committed
     }
 
     fn extra(&self, ctx: &Ctx<'_>) -> Vec<RepairKind> {
@@ -277,12 +328,12 @@ impl ListMachine {
 
     /// The JSON of the construct is complete (the list's `]` or the envelope's `}`).
     fn end(&mut self, raw: &str, out: &mut Vec<Event>) -> Flow {
-        if !self.committed {
+        if !self.commit_at_end() {
             return Flow::Reject;
         }
         self.emit_failed(true, raw, out);
-        if self.fenced {
-            self.st = L::FenceTail { buf: String::new() };
+        if self.tail.is_some() {
+            self.st = L::Tail { buf: String::new() };
             Flow::More
         } else {
             Flow::Done
@@ -448,14 +499,15 @@ impl Machine for ListMachine {
                 self.emit_failed(true, raw, out);
                 Flow::DoneBefore
             }
-            L::FenceTail { mut buf } => {
+            L::Tail { mut buf } => {
+                let close = self.tail.unwrap_or_default();
                 buf.push(c);
                 let t = buf.trim_start();
-                if t == "```" {
+                if t == close {
                     return Flow::Done;
                 }
-                if "```".starts_with(t) && buf.len() < 64 {
-                    self.st = L::FenceTail { buf };
+                if close.starts_with(t) && buf.len() < 64 {
+                    self.st = L::Tail { buf };
                     return Flow::More;
                 }
                 Flow::Ended {
@@ -473,13 +525,23 @@ impl Machine for ListMachine {
                 let mut events = Vec::new();
                 let r = call.finish(ctx, &mut events);
                 self.take_events(events, raw, out);
-                if !self.committed {
-                    return Eos::Reject;
-                }
                 let o = match r {
                     Ok(o) => Some(o),
                     Err(e) => call.outcome_of(e),
                 };
+                // In a marker list, an element cut off after naming an undeclared tool with
+                // its arguments key is call-shaped, as the held ones are.
+                self.committed |= self.marker
+                    && matches!(
+                        o,
+                        Some(Outcome::Failure {
+                            kind: FailureKind::UnknownTool,
+                            ..
+                        })
+                    );
+                if !self.commit_at_end() {
+                    return Eos::Reject;
+                }
                 match o {
                     Some(o @ Outcome::Proposal { .. }) => {
                         self.emit_failed(false, raw, out);
@@ -496,8 +558,8 @@ impl Machine for ListMachine {
                 }
                 Eos::Closed(None)
             }
-            _ if !self.committed => Eos::Reject,
-            L::FenceTail { buf } => Eos::Closed(if buf.is_empty() { None } else { Some(buf) }),
+            _ if !self.commit_at_end() => Eos::Reject,
+            L::Tail { buf } => Eos::Closed(if buf.is_empty() { None } else { Some(buf) }),
             // A committed list or envelope left open: its calls are complete.
             _ => {
                 self.emit_failed(true, raw, out);

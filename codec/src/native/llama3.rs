@@ -6,7 +6,7 @@
 //! there, `brave_search.call(query=…)`) is not a JSON call and goes back to prose.
 
 use super::bare_json::detect_object;
-use super::call::{CallObject, CallOpts, Outcome};
+use super::call::{CallObject, CallOpts, Keys, Outcome};
 use super::json::Push;
 use super::{Driven, Eos, Flow, Machine, detect_literal};
 use crate::event::{Event, RepairKind};
@@ -62,6 +62,7 @@ fn opts() -> CallOpts {
         wrapped: true,
         format: FormatId::Llama3,
         parameters_native: true,
+        keys: Keys::Named,
     }
 }
 

@@ -5,7 +5,7 @@
 //! arguments are fed to it as the object `{"name": "…", "arguments": {json}}` they mean, so
 //! arguments stream and validate exactly as in the JSON forms.
 
-use super::call::{CallObject, CallOpts, Outcome};
+use super::call::{CallObject, CallOpts, Keys, Outcome};
 use super::json::Push;
 use super::{Driven, Eos, Flow, Machine, detect_literal};
 use crate::event::{Event, FailureKind, RepairKind};
@@ -57,6 +57,7 @@ fn opts() -> CallOpts {
         wrapped: true,
         format: FormatId::Mistral,
         parameters_native: false,
+        keys: Keys::Named,
     }
 }
 

@@ -2,7 +2,9 @@
 //! (`<function=…><parameter=…>`), Llama 3 (`<|python_tag|>` and bare `{"name", "parameters"}`
 //! lines), Mistral `[TOOL_CALLS]`, pythonic `[f(a=1)]`, bare `{"name", "arguments"}` objects,
 //! lists of them and `{"tool_calls": […]}` / `{"tool_call": {…}}` envelopes (optionally in a
-//! ```json fence; [`bare_json`], [`json_list`]), and OpenAI `tool_calls` stream deltas
+//! ```json fence; [`bare_json`], [`json_list`]), a JSON list after a start marker
+//! (`<tool_calls>`, `<TOOLCALL>`, `<|tools_prefix|>`, `<|START_ACTION|>`, `<|tool_call|>`,
+//! `functools`: one table, [`marker_list`]), and OpenAI `tool_calls` stream deltas
 //! ([`openai`]).
 //!
 //! # Triggers
@@ -22,14 +24,20 @@
 //! | bare_json (list) | `[` ws, then the object trigger above | line start |
 //! | bare_json (envelope) | `{` ws `"tool_calls"`/`"tool_call"` ws `:` | line start |
 //! | bare_json | ```` ```json ```` ws newline ws, then any of the three triggers above | line start |
+//! | marker_list | `<tool_calls>`, `<TOOLCALL>`, `<\|tools_prefix\|>`, `<\|START_ACTION\|>`, `<\|tool_call\|>` | anywhere |
+//! | marker_list | `functools[` | line start |
 //!
 //! In the single-format mode `llama3`, [`format`] also gives Llama 3 the line-start object
 //! trigger (its native form is `{"name": …, "parameters": …}` on a line of its own); in `auto`
 //! that trigger belongs to bare_json, which accepts either key. The list trigger differs from
 //! pythonic's in the byte after `[` and its blanks (`{`, not an identifier) and from Mistral's
-//! (`T`); the envelope's first key is none of the object's. The text protocol's triggers
-//! (uppercase verbs, `<<<`/`===`/`>>>` markers, fences, path lines) start with other bytes,
-//! except the ```` ```json ```` fence: the text protocol must answer `No` where
+//! (`T`); the envelope's first key is none of the object's. `<tool_calls>` and hermes'
+//! `<tool_call>` share the prefix `<tool_call`: both answer `NeedMore` up to it and the next
+//! byte (`s` or `>`) makes one say `Start` and the other `No`; `<|tool_call|>` parts from
+//! `<|python_tag|>` at its third byte. The text protocol's triggers
+//! (uppercase verbs, `<<<`/`===`/`>>>` markers, fences, path lines) start with other bytes
+//! or part from these at a byte they cannot hold (a path line never holds the `[` of
+//! `functools[`), except the ```` ```json ```` fence: the text protocol must answer `No` where
 //! [`bare_json::fence_detect`] answers `Start` or `NeedMore` (a fence whose first line opens
 //! a call object belongs to bare_json).
 //!
@@ -48,6 +56,7 @@ pub mod hermes;
 pub mod json;
 pub mod json_list;
 pub mod llama3;
+pub mod marker_list;
 pub mod mistral;
 pub mod openai;
 pub mod pythonic;
@@ -70,6 +79,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(mistral::Mistral::new(false)),
         Box::new(pythonic::Pythonic::new(false)),
         Box::new(bare_json::BareJson::new(FormatId::BareJson, false)),
+        Box::new(marker_list::MarkerList::new(false)),
     ]
 }
 
@@ -83,6 +93,7 @@ pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
         Box::new(mistral::Mistral::new(true)),
         Box::new(pythonic::Pythonic::new(true)),
         Box::new(bare_json::BareJson::new(FormatId::BareJson, true)),
+        Box::new(marker_list::MarkerList::new(true)),
     ]
 }
 
@@ -97,6 +108,7 @@ pub fn format(id: FormatId) -> Option<Box<dyn Format>> {
         FormatId::Mistral => Some(Box::new(mistral::Mistral::new(false))),
         FormatId::Pythonic => Some(Box::new(pythonic::Pythonic::new(false))),
         FormatId::BareJson => Some(Box::new(bare_json::BareJson::new(id, false))),
+        FormatId::MarkerList => Some(Box::new(marker_list::MarkerList::new(false))),
         FormatId::Text | FormatId::OpenAi => None,
     }
 }

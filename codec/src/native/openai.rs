@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{CallObject, CallOpts, Outcome};
+use super::call::{CallObject, CallOpts, Keys, Outcome};
 use crate::event::{Event, FailureKind};
 use crate::format::{Ctx, FormatId};
 use crate::registry::Registry;
@@ -40,6 +40,7 @@ fn opts() -> CallOpts {
         wrapped: true,
         format: FormatId::OpenAi,
         parameters_native: false,
+        keys: Keys::Named,
     }
 }
 

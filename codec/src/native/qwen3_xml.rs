@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::call::{CallErr, CallObject, CallOpts, Outcome, resolve_name};
+use super::call::{CallErr, CallObject, CallOpts, Keys, Outcome, resolve_name};
 use super::json::parse_whole;
 use super::{Driven, Eos, Flow, Machine, detect_literal};
 use crate::action::ActionProposal;
@@ -224,6 +224,7 @@ impl XmlCall {
             wrapped: true,
             format: FormatId::Llama3,
             parameters_native: true,
+            keys: Keys::Named,
         };
         let mut call = CallObject::new(opts);
         if let Some(index) = self.index {

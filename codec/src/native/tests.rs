@@ -643,6 +643,239 @@ fn json_lists_and_envelopes() {
     );
 }
 
+fn markers() -> Box<dyn Format> {
+    Box::new(marker_list::MarkerList::new(false))
+}
+
+/// The marker lists (see `marker_list`): every row's own shape, its repairs, and the prose
+/// that mentions its marker.
+#[test]
+fn marker_lists() {
+    // Jamba / Hunyuan / Apriel: a client call streams, a builtin follows, the end marker is
+    // part of the construct and the prose after it is not.
+    check(
+        &*markers(),
+        "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}, {\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}]</tool_calls> ok",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 marker_list get_weather {"city":"Rome"} []"#,
+            "start 1 read",
+            r#"args 1 {"path":"a"}"#,
+            r#"proposal 1 marker_list read {"path":"a"} []"#,
+            r#"prose " ok""#,
+        ],
+    );
+    // Nemotron, written as a Python literal with `parameters`.
+    check(
+        &*markers(),
+        "<TOOLCALL>[{'name': 'get_weather', 'parameters': {'city': 'Rome', 'days': 2}}]</TOOLCALL>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome","days":2}"#,
+            r#"proposal 0 marker_list get_weather {"city":"Rome","days":2} [python_literal,parameters_key]"#,
+        ],
+    );
+    // Apertus: each element keyed by the tool's name; a second key is not the shape.
+    check(
+        &*markers(),
+        "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Rome\"}}, {\"list\": {\"path\": \".\"}}]<|tools_suffix|>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 marker_list get_weather {"city":"Rome"} []"#,
+            "start 1 list",
+            r#"args 1 {"path":"."}"#,
+            r#"proposal 1 marker_list list {"path":"."} []"#,
+        ],
+    );
+    check(
+        &*markers(),
+        "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Rome\"}, \"x\": 1}]",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"failure Some(0) invalid_json "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Rome\"}, \"x""#,
+            r#"prose "\": 1}]""#,
+        ],
+    );
+    // Cut off after its name: closed when only brackets are missing; the suffix is optional.
+    check(
+        &*markers(),
+        "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Rome\"",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 marker_list get_weather {"city":"Rome"} [unclosed_json]"#,
+        ],
+    );
+    // Command R7B: `tool_call_id` is skipped, `parameters` is the format's own key.
+    check(
+        &*markers(),
+        "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Rome\"}}\n]<|END_ACTION|>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 marker_list get_weather {"city":"Rome"} []"#,
+        ],
+    );
+    // Granite 3.0 and Phi-4-mini have no end marker.
+    check(
+        &*markers(),
+        "<|tool_call|>[{\"name\": \"list\", \"arguments\": \"{\\\"path\\\": \\\"src\\\"}\"}]\n",
+        &[
+            "start 0 list",
+            r#"args 0 {"path":"src"}"#,
+            r#"proposal 0 marker_list list {"path":"src"} [arguments_as_string]"#,
+            r#"prose "\n""#,
+        ],
+    );
+    check(
+        &*markers(),
+        "functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}]",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 marker_list get_weather {"city":"Rome"} []"#,
+        ],
+    );
+    // Undeclared tools after a marker are failures, not prose, each with its own text; a
+    // declared call after them starts as usual.
+    check(
+        &*markers(),
+        "<tool_calls>[{\"name\": \"nope\", \"arguments\": {}}]</tool_calls>",
+        &[
+            r#"failure None unknown_tool "<tool_calls>[{\"name\": \"nope\", \"arguments\": {}}]""#,
+            r#"text "</tool_calls>""#,
+        ],
+    );
+    check(
+        &*markers(),
+        "<TOOLCALL>[{\"name\": \"nope\", \"arguments\": {}}, {\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}]\nthen",
+        &[
+            r#"failure None unknown_tool "<TOOLCALL>[{\"name\": \"nope\", \"arguments\": {}}""#,
+            "start 0 read",
+            r#"args 0 {"path":"a"}"#,
+            r#"proposal 0 marker_list read {"path":"a"} []"#,
+            r#"prose "\nthen""#,
+        ],
+    );
+    check(
+        &*markers(),
+        "<|tools_prefix|>[{\"nope\": {\"city\": \"Rome\"",
+        &[r#"failure None unknown_tool "<|tools_prefix|>[{\"nope\": {\"city\": \"Rome\"""#],
+    );
+    // Traps: a marker named in prose, data after a marker, a shape foreign to the row, and
+    // Python's functools.
+    check(
+        &*markers(),
+        "<tool_calls> is the tag",
+        &[r#"text "<rejected><tool_calls> i""#, r#"prose "s the tag""#],
+    );
+    check(
+        &*markers(),
+        "<tool_calls>[{\"name\": \"Alice\", \"age\": 3}]",
+        &[
+            r#"text "<rejected><tool_calls>[{\"name\": \"Alice\", \"age\"""#,
+            r#"prose ": 3}]""#,
+        ],
+    );
+    check(
+        &*markers(),
+        "<|tools_prefix|>[{\"city\": \"Paris\"}]",
+        &[
+            r#"text "<rejected><|tools_prefix|>[{\"city\": \"""#,
+            r#"prose "Paris\"}]""#,
+        ],
+    );
+    check(
+        &*markers(),
+        "<|START_ACTION|>[{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}]",
+        &[
+            r#"text "<rejected><|START_ACTION|>[{\"name\"""#,
+            r#"prose ": \"read\", \"arguments\": {\"path\": \"a\"}}]""#,
+        ],
+    );
+    check(
+        &*markers(),
+        "functools.partial(f)",
+        &[r#"prose "functools.partial(f)""#],
+    );
+    check(
+        &*markers(),
+        "functools[0]",
+        &[r#"text "<rejected>functools[0""#, r#"prose "]""#],
+    );
+}
+
+/// `<tool_calls>` (marker_list) and `<tool_call>` (hermes) agree up to `<tool_call`: both
+/// need more bytes there, and the next byte makes exactly one of them start.
+#[test]
+fn tool_calls_and_tool_call_part_at_their_last_byte() {
+    let reg = registry();
+    let ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto: true,
+    };
+    let answer = |f: &dyn Format, s: &str, eos: bool| match f.detect(
+        s,
+        Position {
+            line_start: false,
+            eos,
+        },
+        &ctx,
+    ) {
+        Detect::No => "no",
+        Detect::NeedMore => "more",
+        Detect::Start(_) => "start",
+    };
+    let (h, m) = (hermes(), markers());
+    let tag = "<tool_calls>";
+    for k in 1..=tag.len() - 2 {
+        assert_eq!(answer(&*h, &tag[..k], false), "more", "{:?}", &tag[..k]);
+        assert_eq!(answer(&*m, &tag[..k], false), "more", "{:?}", &tag[..k]);
+        assert_eq!(answer(&*h, &tag[..k], true), "no", "{:?}", &tag[..k]);
+        assert_eq!(answer(&*m, &tag[..k], true), "no", "{:?}", &tag[..k]);
+    }
+    assert_eq!(answer(&*h, "<tool_calls", false), "no");
+    assert_eq!(answer(&*m, "<tool_calls", false), "more");
+    assert_eq!(answer(&*h, "<tool_calls>", false), "no");
+    assert_eq!(answer(&*m, "<tool_calls>", false), "start");
+    assert_eq!(answer(&*h, "<tool_call>", false), "start");
+    assert_eq!(answer(&*m, "<tool_call>", false), "no");
+    // `functools[` counts at a line start only.
+    let at = |line_start| Position {
+        line_start,
+        eos: false,
+    };
+    assert!(matches!(
+        m.detect("functools[{", at(true), &ctx),
+        Detect::Start(_)
+    ));
+    assert!(matches!(
+        m.detect("functools[{", at(false), &ctx),
+        Detect::No
+    ));
+    assert!(matches!(
+        m.detect("functools", at(true), &ctx),
+        Detect::NeedMore
+    ));
+}
+
+/// No row's marker is a prefix of another's, so at most one row starts anywhere.
+#[test]
+fn marker_rows_are_disjoint() {
+    for (i, a) in marker_list::ROWS.iter().enumerate() {
+        for (j, b) in marker_list::ROWS.iter().enumerate() {
+            if i != j {
+                assert!(!b.open.starts_with(a.open), "{} / {}", a.open, b.open);
+            }
+        }
+    }
+}
+
 #[test]
 fn llama3_forms() {
     check(
@@ -822,6 +1055,12 @@ fn triggers_are_disjoint() {
         "{\"tool_call\": {",
         "```json\n[{\"name\": \"read\"",
         "```json\n{\"tool_calls\":",
+        "<tool_calls>[{",
+        "<TOOLCALL>[{",
+        "<|tools_prefix|>[{",
+        "<|START_ACTION|>[{",
+        "<|tool_call|>[{",
+        "functools[{",
     ];
     for s in samples {
         for line_start in [true, false] {
@@ -865,7 +1104,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn arbitrary_bytes_never_panic(tail in "\\PC{0,80}", cut in 0usize..8) {
-        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function=", "[{\"name\":", "{\"tool_calls\": [", "{\"tool_call\":", "```json\n[{\"name\":"] {
+        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function=", "[{\"name\":", "{\"tool_calls\": [", "{\"tool_call\":", "```json\n[{\"name\":", "<tool_calls>[{\"name\":", "<|tools_prefix|>[{\"get_weather\":", "<|START_ACTION|>[{\"tool_name\":", "functools["] {
             let input = format!("{prefix}{tail}");
             for f in formats().iter().chain(mode_formats(FormatId::Llama3).iter()) {
                 let _ = drive(&**f, &chunks(&input, cut + 1), true);
@@ -883,6 +1122,10 @@ proptest! {
         let _ = drive(&*bare(), &chunks(&input, 2), true);
         let input = format!("{{\"tool_calls\": [{s}");
         let _ = drive(&*bare(), &chunks(&input, 3), true);
+        let input = format!("<|tools_prefix|>[{{\"get_weather\": {s}");
+        let _ = drive(&*markers(), &chunks(&input, 2), true);
+        let input = format!("<|START_ACTION|>[{{\"tool_name\": \"get_weather\", \"parameters\": {s}");
+        let _ = drive(&*markers(), &chunks(&input, 3), true);
     }
 }
 
