@@ -6,7 +6,9 @@
 pub enum FormatId {
     /// bellows' text protocol: verb lines and SEARCH/REPLACE blocks.
     Text,
-    /// Hermes / Qwen2.5: `<tool_call>{json}</tool_call>`.
+    /// Hermes / Qwen2.5: `<tool_call>{json}</tool_call>`, and the wrappers small models drift to
+    /// (`<tools>{json}</tools>`, `<function name="f">{…}</function>`, …:
+    /// [`crate::native::hermes_drift`]).
     Hermes,
     /// Qwen3-Coder: `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`.
     Qwen3Xml,
@@ -26,6 +28,10 @@ pub enum FormatId {
     /// `<|START_ACTION|>[…]<|END_ACTION|>`, Granite 3.0 `<|tool_call|>[…]`, Phi-4-mini
     /// `functools[…]` (one table, [`crate::native::marker_list`]).
     MarkerList,
+    /// Gemma's `call:` form: FunctionGemma
+    /// `<start_function_call>call:f{a:<escape>v<escape>}<end_function_call>` and Gemma 4
+    /// `<|tool_call>call:f{a:<|"|>v<|"|>}<tool_call|>` ([`crate::native::gemma_call`]).
+    GemmaCall,
     /// OpenAI `tool_calls` stream deltas from an upstream server (not in-band text).
     OpenAi,
 }
@@ -40,6 +46,7 @@ impl FormatId {
         FormatId::Pythonic,
         FormatId::BareJson,
         FormatId::MarkerList,
+        FormatId::GemmaCall,
         FormatId::OpenAi,
     ];
 
@@ -54,6 +61,7 @@ impl FormatId {
             FormatId::Pythonic => "pythonic",
             FormatId::BareJson => "bare_json",
             FormatId::MarkerList => "marker_list",
+            FormatId::GemmaCall => "gemma_call",
             FormatId::OpenAi => "openai",
         }
     }

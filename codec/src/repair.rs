@@ -100,6 +100,11 @@ kinds! {
         /// `<<<<<<< SEARCH>`: a stray `>` after a SEARCH marker's word (aider's SEARCH pattern
         /// allows it).
         MarkerTrailingAngle = "marker_trailing_angle",
+        /// A Hermes call object in another wrapper than `<tool_call>`: `<function_call>`,
+        /// `<tool>`, `<tools>`, `<json>`, `<response>`, `<xml>`, `<JSON>`, or
+        /// `<function name="f">{arguments}</function>` (the drift llama.cpp's Hermes parser
+        /// accepts; see `native::hermes_drift`).
+        HermesWrapper = "hermes_wrapper",
     }
 }
 

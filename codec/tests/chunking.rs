@@ -61,6 +61,17 @@ const FRAGMENTS: &[&str] = &[
     "<|tools_prefix|>[{\"read\": {\"path\": \"a\"}}",
     "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"read\", \"parameters\": ",
     "functools[",
+    "<start_function_call>call:read{path:",
+    "<escape>",
+    "<end_function_call>",
+    "<|tool_call>call:read{",
+    "<|\"|>",
+    "<tool_call|>",
+    "<tools>",
+    "</tools>",
+    "<function name=\"read\">{",
+    "</function>",
+    "<response>",
     "<function=read>",
     "<parameter=path>",
     "\"",
@@ -88,6 +99,7 @@ fn modes() -> impl Strategy<Value = Mode> {
         Just(Mode::Only(FormatId::Hermes)),
         Just(Mode::Only(FormatId::BareJson)),
         Just(Mode::Only(FormatId::MarkerList)),
+        Just(Mode::Only(FormatId::GemmaCall)),
     ]
 }
 

@@ -609,7 +609,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..18usize,
+        0..22usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -630,6 +630,10 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             14 => format!("\nfunctools[{{\"name\": \"{name}\", \"arguments\": {a}}}]\n"),
             15 => format!("<TOOLCALL>[{{\"name\": \"nope\", \"arguments\": {a}}}, {{\"name\": \"{name}\", \"arguments\": {a}}}]</TOOLCALL>"),
             16 => format!("<|tool_call|>[{{\"name\": \"{name}\", \"arguments\": {a}}}]\n"),
+            18 => format!("<start_function_call>call:{name}{{{key}:<escape>{v}<escape>}}<end_function_call>"),
+            19 => format!("<|tool_call>call:{name}{{{key}:{v},x:<|\"|>{v}<|\"|>}}<tool_call|>\n"),
+            20 => format!("<tools>\n{{\"name\": \"{name}\", \"arguments\": {a}}}\n</tools>"),
+            21 => format!("<function name=\"{name}\">{a}</function>"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }
@@ -671,6 +675,14 @@ const NOISE: &[&str] = &[
     "<|tools_suffix|>",
     "<|START_ACTION|>",
     "\nfunctools[",
+    "<start_function_call>call:",
+    "<end_function_call>",
+    "<|tool_call>",
+    "<escape>",
+    "<tools>",
+    "</tools>",
+    "<function name=\"",
+    "<response>",
     "<think>",
     "</think>",
     "<think></think>",
@@ -723,6 +735,7 @@ fn mode() -> impl Strategy<Value = Mode> {
             FormatId::Pythonic,
             FormatId::BareJson,
             FormatId::MarkerList,
+            FormatId::GemmaCall,
         ][..]).prop_map(Mode::Only),
     ]
 }

@@ -234,6 +234,12 @@ pub fn render_call(format: FormatId, name: &str, arguments: &serde_json::Value) 
         // The family's first row (Jamba, Hunyuan, Apriel): which row a profile's model writes
         // is not known here, and every row decodes in this format's mode.
         FormatId::MarkerList => format!("<tool_calls>[{}]</tool_calls>\n", object("arguments")),
+        // FunctionGemma's dialect (the small one bellows serves); Gemma 4's decodes in the same
+        // mode.
+        FormatId::GemmaCall => format!(
+            "<start_function_call>call:{name}{}<end_function_call>\n",
+            gemma_value(arguments)
+        ),
         FormatId::Qwen3Xml => {
             let mut s = format!("<tool_call>\n<function={name}>\n");
             if let Some(obj) = arguments.as_object() {
@@ -255,6 +261,38 @@ pub fn render_call(format: FormatId, name: &str, arguments: &serde_json::Value) 
         FormatId::Hermes | FormatId::Text | FormatId::OpenAi => {
             format!("<tool_call>\n{}\n</tool_call>\n", object("arguments"))
         }
+    }
+}
+
+/// A JSON value in FunctionGemma's argument syntax: bare keys (quoted like strings when they
+/// hold other characters than a name's), strings between `<escape>` tokens, other scalars as
+/// JSON writes them.
+fn gemma_value(v: &serde_json::Value) -> String {
+    const QUOTE: &str = "<escape>";
+    let key = |k: &str| {
+        if !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            k.to_owned()
+        } else {
+            format!("{QUOTE}{k}{QUOTE}")
+        }
+    };
+    match v {
+        serde_json::Value::String(s) => format!("{QUOTE}{s}{QUOTE}"),
+        serde_json::Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(gemma_value).collect();
+            format!("[{}]", items.join(","))
+        }
+        serde_json::Value::Object(o) => {
+            let items: Vec<String> = o
+                .iter()
+                .map(|(k, v)| format!("{}:{}", key(k), gemma_value(v)))
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        other => other.to_string(),
     }
 }
 

@@ -4,8 +4,10 @@
 //! lists of them and `{"tool_calls": […]}` / `{"tool_call": {…}}` envelopes (optionally in a
 //! ```json fence; [`bare_json`], [`json_list`]), a JSON list after a start marker
 //! (`<tool_calls>`, `<TOOLCALL>`, `<|tools_prefix|>`, `<|START_ACTION|>`, `<|tool_call|>`,
-//! `functools`: one table, [`marker_list`]), and OpenAI `tool_calls` stream deltas
-//! ([`openai`]).
+//! `functools`: one table, [`marker_list`]), Gemma's `call:f{a:<escape>v<escape>}` between
+//! FunctionGemma's or Gemma 4's markers ([`gemma_call`]), the Hermes call object in the
+//! wrappers small models drift to (`<tools>`, `<function_call>`, `<function name="f">`, …;
+//! [`hermes_drift`]), and OpenAI `tool_calls` stream deltas ([`openai`]).
 //!
 //! # Triggers
 //!
@@ -26,6 +28,8 @@
 //! | bare_json | ```` ```json ```` ws newline ws, then any of the three triggers above | line start |
 //! | marker_list | `<tool_calls>`, `<TOOLCALL>`, `<\|tools_prefix\|>`, `<\|START_ACTION\|>`, `<\|tool_call\|>` | anywhere |
 //! | marker_list | `functools[` | line start |
+//! | gemma_call | `<start_function_call>`, `<\|tool_call>` | anywhere |
+//! | hermes (drift) | `<function_call>`, `<tool>`, `<tools>`, `<response>`, `<json>`, `<xml>`, `<JSON>`, `<function name="` | anywhere; decoded only when a call to a declared tool follows |
 //!
 //! In the single-format mode `llama3`, [`format`] also gives Llama 3 the line-start object
 //! trigger (its native form is `{"name": …, "parameters": …}` on a line of its own); in `auto`
@@ -34,7 +38,10 @@
 //! (`T`); the envelope's first key is none of the object's. `<tool_calls>` and hermes'
 //! `<tool_call>` share the prefix `<tool_call`: both answer `NeedMore` up to it and the next
 //! byte (`s` or `>`) makes one say `Start` and the other `No`; `<|tool_call|>` parts from
-//! `<|python_tag|>` at its third byte. The text protocol's triggers
+//! `<|python_tag|>` at its third byte and from gemma_call's `<|tool_call>` at its last. The
+//! drifted Hermes wrappers part the same way: `<tool>` and `<tools>` from `<tool_call>` and
+//! `<tool_calls>` at the byte after `<tool`, `<function_call>` and `<function name="` from
+//! qwen3_xml's `<function=` at the byte after `<function`. The text protocol's triggers
 //! (uppercase verbs, `<<<`/`===`/`>>>` markers, fences, path lines) start with other bytes
 //! or part from these at a byte they cannot hold (a path line never holds the `[` of
 //! `functools[`), except the ```` ```json ```` fence: the text protocol must answer `No` where
@@ -52,7 +59,9 @@
 
 pub mod bare_json;
 mod call;
+pub mod gemma_call;
 pub mod hermes;
+pub mod hermes_drift;
 pub mod json;
 pub mod json_list;
 pub mod llama3;
@@ -80,6 +89,8 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(pythonic::Pythonic::new(false)),
         Box::new(bare_json::BareJson::new(FormatId::BareJson, false)),
         Box::new(marker_list::MarkerList::new(false)),
+        Box::new(gemma_call::GemmaCall::new(false)),
+        Box::new(hermes_drift::HermesDrift::new(false)),
     ]
 }
 
@@ -94,6 +105,8 @@ pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
         Box::new(pythonic::Pythonic::new(true)),
         Box::new(bare_json::BareJson::new(FormatId::BareJson, true)),
         Box::new(marker_list::MarkerList::new(true)),
+        Box::new(gemma_call::GemmaCall::new(true)),
+        Box::new(hermes_drift::HermesDrift::new(true)),
     ]
 }
 
@@ -109,16 +122,19 @@ pub fn format(id: FormatId) -> Option<Box<dyn Format>> {
         FormatId::Pythonic => Some(Box::new(pythonic::Pythonic::new(false))),
         FormatId::BareJson => Some(Box::new(bare_json::BareJson::new(id, false))),
         FormatId::MarkerList => Some(Box::new(marker_list::MarkerList::new(false))),
+        FormatId::GemmaCall => Some(Box::new(gemma_call::GemmaCall::new(false))),
         FormatId::Text | FormatId::OpenAi => None,
     }
 }
 
 /// Every format a single-format mode enables: for `qwen3_xml` also the unwrapped
-/// `<function=` trigger.
+/// `<function=` trigger, for `hermes` also the drifted wrappers.
 pub fn mode_formats(id: FormatId) -> Vec<Box<dyn Format>> {
     let mut v: Vec<Box<dyn Format>> = format(id).into_iter().collect();
-    if id == FormatId::Qwen3Xml {
-        v.push(Box::new(qwen3_xml::BareFunction::new(false)));
+    match id {
+        FormatId::Qwen3Xml => v.push(Box::new(qwen3_xml::BareFunction::new(false))),
+        FormatId::Hermes => v.push(Box::new(hermes_drift::HermesDrift::new(false))),
+        _ => {}
     }
     v
 }

@@ -876,6 +876,381 @@ fn marker_rows_are_disjoint() {
     }
 }
 
+fn gemma() -> Box<dyn Format> {
+    Box::new(gemma_call::GemmaCall::new(false))
+}
+
+/// Gemma's `call:` form in both dialects (see `gemma_call`): values of every kind, the
+/// repairs, the failures, and the markers named in prose.
+#[test]
+fn gemma_calls() {
+    check(
+        &*gemma(),
+        "<start_function_call>call:get_weather{city:<escape>Paris, \"FR\"<escape>,days:3}<end_function_call> ok",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Paris, \"FR\"","days":3}"#,
+            r#"proposal 0 gemma_call get_weather {"city":"Paris, \"FR\"","days":3} []"#,
+            r#"prose " ok""#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>,days:2}<tool_call|>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome","days":2}"#,
+            r#"proposal 0 gemma_call get_weather {"city":"Rome","days":2} []"#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<start_function_call>call:read{path:<escape>a <b> <esc <escape>}<end_function_call>",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a <b> <esc "}"#,
+            r#"proposal 0 gemma_call read {"path":"a <b> <esc "} []"#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>,xs:[1,<|\"|>a<|\"|>,{k:true}],o:{n:null,f:-1.5e3},<|\"|>odd key<|\"|>:false}<tool_call|>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome","xs":[1,"a",{"k":true}],"o":{"n":null,"f":-1500.0},"odd key":false}"#,
+            r#"proposal 0 gemma_call get_weather {"city":"Rome","xs":[1,"a",{"k":true}],"o":{"n":null,"f":-1500.0},"odd key":false} []"#,
+        ],
+    );
+    // Repairs: no end marker (before prose, at end of stream), Python literals, cut off.
+    check(
+        &*gemma(),
+        "<start_function_call>call:get_weather{city:<escape>Oslo<escape>}\nDone.",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Oslo"}"#,
+            r#"proposal 0 gemma_call get_weather {"city":"Oslo"} [missing_close_tag]"#,
+            r#"prose "\nDone.""#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>,flag:True,none:None}",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome","flag":true,"none":null}"#,
+            r#"proposal 0 gemma_call get_weather {"city":"Rome","flag":true,"none":null} [python_literal,missing_close_tag]"#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<start_function_call>call:get_weather{days:2,city:<escape>Oslo<escape>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"days":2,"city":"Oslo"}"#,
+            r#"proposal 0 gemma_call get_weather {"days":2,"city":"Oslo"} [unclosed_json,missing_close_tag]"#,
+        ],
+    );
+    // A number at the very end may have been cut: it is not closed.
+    check(
+        &*gemma(),
+        "<start_function_call>call:get_weather{city:<escape>Oslo<escape>,days:2",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Oslo","days":"#,
+            r#"failure Some(0) truncated_json "<start_function_call>call:get_weather{city:<escape>Oslo<escape>,days:2""#,
+        ],
+    );
+    // Failures: cut inside a string, after a comma; a bare word; a JSON-quoted string; an
+    // undeclared tool; arguments the schema refuses.
+    check(
+        &*gemma(),
+        "<start_function_call>call:get_weather{city:<escape>Os",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Os"#,
+            r#"failure Some(0) truncated_json "<start_function_call>call:get_weather{city:<escape>Os""#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<start_function_call>call:get_weather{city:<escape>Os<escape>,",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Os""#,
+            r#"failure Some(0) truncated_json "<start_function_call>call:get_weather{city:<escape>Os<escape>,""#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<start_function_call>call:get_weather{unit:celsius}<end_function_call>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"unit":"#,
+            r#"failure Some(0) invalid_json "<start_function_call>call:get_weather{unit:celsi""#,
+            r#"prose "us}<end_function_call>""#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<|tool_call>call:get_weather{city:\"Rome\"}<tool_call|>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"#,
+            r#"failure Some(0) invalid_json "<|tool_call>call:get_weather{city:""#,
+            r#"prose "\"Rome\"}<tool_call|>""#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<start_function_call>call:nope{a:1}<end_function_call>",
+        &[r#"failure None unknown_tool "<start_function_call>call:nope{a:1}<end_function_call>""#],
+    );
+    check(
+        &*gemma(),
+        "<start_function_call>call:read{}<end_function_call>",
+        &[
+            "start 0 read",
+            r#"failure Some(0) bad_arguments "<start_function_call>call:read{}<end_function_call>""#,
+        ],
+    );
+    // Traps: the markers named in prose.
+    check(
+        &*gemma(),
+        "<start_function_call> and <end_function_call> wrap a call",
+        &[
+            r#"text "<rejected><start_function_call> a""#,
+            r#"prose "nd <end_function_call> wrap a call""#,
+        ],
+    );
+    check(
+        &*gemma(),
+        "<|tool_call> opens it",
+        &[r#"text "<rejected><|tool_call> o""#, r#"prose "pens it""#],
+    );
+    check(
+        &*gemma(),
+        "<|tool_call>call: f(x)",
+        &[r#"text "<rejected><|tool_call>call: ""#, r#"prose "f(x)""#],
+    );
+    check(
+        &*gemma(),
+        "<|tool_call|>[{\"name\": \"read\"}]",
+        &[r#"prose "<|tool_call|>[{\"name\": \"read\"}]""#],
+    );
+}
+
+fn drift() -> Box<dyn Format> {
+    Box::new(hermes_drift::HermesDrift::new(false))
+}
+
+/// The drifted Hermes wrappers (see `hermes_drift`): decoded only when a call to a declared
+/// tool follows; anything else is prose, every byte.
+#[test]
+fn hermes_drift_wrappers() {
+    check(
+        &*drift(),
+        "<tools>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tools> ok",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Paris"}"#,
+            r#"proposal 0 hermes get_weather {"city":"Paris"} [hermes_wrapper]"#,
+            r#"prose " ok""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<function_call>{\"arguments\": {\"path\": \"a\"}, \"name\": \"read\"}</function_call>",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a"}"#,
+            r#"proposal 0 hermes read {"path":"a"} [arguments_before_name,hermes_wrapper]"#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<function name=\"get_weather\">{\"city\": \"Rome\", \"days\": 2}</function>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome","days":2}"#,
+            r#"proposal 0 hermes get_weather {"city":"Rome","days":2} [hermes_wrapper]"#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<function name=\"read\">\n{\"path\": \"a.py\"}\n</function>",
+        &[
+            "start 0 read",
+            r#"args 0 {"path":"a.py"}"#,
+            r#"proposal 0 hermes read {"path":"a.py"} [hermes_wrapper]"#,
+        ],
+    );
+    // Repairs: no close tag, a Python literal, arguments as a string, cut off.
+    check(
+        &*drift(),
+        "<response>{\"name\": \"list\", \"arguments\": {\"path\": \"src\"}}\nDone.",
+        &[
+            "start 0 list",
+            r#"args 0 {"path":"src"}"#,
+            r#"proposal 0 hermes list {"path":"src"} [hermes_wrapper,missing_close_tag]"#,
+            r#"prose "\nDone.""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<json>{'name': 'get_weather', 'arguments': {'city': 'Rome'}}</json>",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 hermes get_weather {"city":"Rome"} [python_literal,hermes_wrapper]"#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<tool>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ro",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Ro"#,
+            r#"failure Some(0) truncated_json "<tool>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ro""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<tool>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"",
+        &[
+            "start 0 get_weather",
+            r#"args 0 {"city":"Rome"}"#,
+            r#"proposal 0 hermes get_weather {"city":"Rome"} [unclosed_json,hermes_wrapper,missing_close_tag]"#,
+        ],
+    );
+    // Failures once a declared call started.
+    check(
+        &*drift(),
+        "<tools>{\"name\": \"read\", \"arguments\": {\"path\": 3}}</tools>",
+        &[
+            "start 0 read",
+            r#"failure Some(0) bad_arguments "<tools>{\"name\": \"read\", \"arguments\": {\"path\": 3}}</tools>""#,
+        ],
+    );
+    // Traps: every wrapper is a word in prose or markup until a declared call follows.
+    check(
+        &*drift(),
+        "<tool> is a tag",
+        &[r#"text "<rejected><tool> i""#, r#"prose "s a tag""#],
+    );
+    check(
+        &*drift(),
+        "<tools>{\"name\": \"nope\", \"arguments\": {}}</tools>",
+        &[
+            r#"text "<rejected><tools>{\"name\": \"nope\", \"arguments\": {}}""#,
+            r#"prose "</tools>""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<response>{\"status\": \"ok\"}</response>",
+        &[
+            r#"text "<rejected><response>{\"status\"""#,
+            r#"prose ": \"ok\"}</response>""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<json>{\"name\": \"Alice\", \"age\": 3}</json>",
+        &[
+            r#"text "<rejected><json>{\"name\": \"Alice\", \"age\"""#,
+            r#"prose ": 3}</json>""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<function name=\"nope\">{\"a\": 1}</function>",
+        &[
+            r#"text "<rejected><function name=\"nope\">{""#,
+            r#"prose "\"a\": 1}</function>""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<function name=\"read\">{{ template }}</function>",
+        &[
+            r#"text "<rejected><function name=\"read\">{{""#,
+            r#"prose " template }}</function>""#,
+        ],
+    );
+    check(
+        &*drift(),
+        "<function name=\"read\">Reads a file.</function>",
+        &[
+            r#"text "<rejected><function name=\"read\">R""#,
+            r#"prose "eads a file.</function>""#,
+        ],
+    );
+    check(&*drift(), "<tool_call>{", &[r#"prose "<tool_call>{""#]);
+}
+
+/// `<tool>`, `<tools>`, `<tool_call>` and `<tool_calls>` agree up to `<tool`; `<function_call>`,
+/// `<function name="` and `<function=` up to `<function`. All need more there, and the next
+/// byte makes at most one start; the Gemma 4 marker parts from Granite's at its last byte.
+#[test]
+fn look_alike_tags_part_at_one_byte() {
+    let reg = registry();
+    let ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto: true,
+    };
+    let at = Position {
+        line_start: false,
+        eos: false,
+    };
+    let starts = |s: &str| -> Vec<FormatId> {
+        formats()
+            .iter()
+            .filter(|f| matches!(f.detect(s, at, &ctx), Detect::Start(_)))
+            .map(|f| f.id())
+            .collect()
+    };
+    let more = |s: &str| -> usize {
+        formats()
+            .iter()
+            .filter(|f| matches!(f.detect(s, at, &ctx), Detect::NeedMore))
+            .count()
+    };
+    assert_eq!(more("<tool"), 3);
+    assert_eq!(more("<function"), 2);
+    assert_eq!(more("<|tool_call"), 2);
+    assert_eq!(starts("<tool>"), [FormatId::Hermes]);
+    assert_eq!(starts("<tools>"), [FormatId::Hermes]);
+    assert_eq!(starts("<tool_call>"), [FormatId::Hermes]);
+    assert_eq!(starts("<tool_calls>"), [FormatId::MarkerList]);
+    assert_eq!(starts("<function_call>"), [FormatId::Hermes]);
+    assert_eq!(starts("<function name=\""), [FormatId::Hermes]);
+    assert_eq!(starts("<function="), [FormatId::Qwen3Xml]);
+    assert_eq!(starts("<|tool_call>"), [FormatId::GemmaCall]);
+    assert_eq!(starts("<|tool_call|>"), [FormatId::MarkerList]);
+    assert_eq!(starts("<start_function_call>"), [FormatId::GemmaCall]);
+    assert!(starts("<start_function_response>").is_empty());
+    assert!(starts("<toolbox>").is_empty());
+}
+
+/// A Gemma quote token holds no `<` but its first byte, which the transcoder relies on when a
+/// `<` inside a string turns out not to start one.
+#[test]
+fn gemma_quote_tokens_hold_one_angle() {
+    for d in gemma_call::DIALECTS {
+        assert!(d.quote.starts_with('<'));
+        assert!(!d.quote[1..].contains('<'), "{}", d.quote);
+    }
+    for (i, a) in gemma_call::DIALECTS.iter().enumerate() {
+        for (j, b) in gemma_call::DIALECTS.iter().enumerate() {
+            if i != j {
+                assert!(!b.open.starts_with(a.open), "{} / {}", a.open, b.open);
+            }
+        }
+    }
+}
+
 #[test]
 fn llama3_forms() {
     check(
@@ -1061,6 +1436,14 @@ fn triggers_are_disjoint() {
         "<|START_ACTION|>[{",
         "<|tool_call|>[{",
         "functools[{",
+        "<start_function_call>call:read{",
+        "<|tool_call>call:read{",
+        "<tools>{\"name\"",
+        "<function_call>{",
+        "<tool>{",
+        "<response>{",
+        "<json>{",
+        "<function name=\"read\">{",
     ];
     for s in samples {
         for line_start in [true, false] {
@@ -1104,7 +1487,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn arbitrary_bytes_never_panic(tail in "\\PC{0,80}", cut in 0usize..8) {
-        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function=", "[{\"name\":", "{\"tool_calls\": [", "{\"tool_call\":", "```json\n[{\"name\":", "<tool_calls>[{\"name\":", "<|tools_prefix|>[{\"get_weather\":", "<|START_ACTION|>[{\"tool_name\":", "functools["] {
+        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function=", "[{\"name\":", "{\"tool_calls\": [", "{\"tool_call\":", "```json\n[{\"name\":", "<tool_calls>[{\"name\":", "<|tools_prefix|>[{\"get_weather\":", "<|START_ACTION|>[{\"tool_name\":", "functools[", "<start_function_call>call:get_weather{", "<|tool_call>call:get_weather{", "<tools>{\"name\": \"read\", ", "<function name=\"get_weather\">{"] {
             let input = format!("{prefix}{tail}");
             for f in formats().iter().chain(mode_formats(FormatId::Llama3).iter()) {
                 let _ = drive(&**f, &chunks(&input, cut + 1), true);
@@ -1126,6 +1509,12 @@ proptest! {
         let _ = drive(&*markers(), &chunks(&input, 2), true);
         let input = format!("<|START_ACTION|>[{{\"tool_name\": \"get_weather\", \"parameters\": {s}");
         let _ = drive(&*markers(), &chunks(&input, 3), true);
+        let input = format!("<|tool_call>call:get_weather{{{s}");
+        let _ = drive(&*gemma(), &chunks(&input, 2), true);
+        let input = format!("<tool>{{\"name\": \"get_weather\", \"arguments\": {s}");
+        let _ = drive(&*drift(), &chunks(&input, 3), true);
+        let input = format!("<function name=\"get_weather\">{{{s}");
+        let _ = drive(&*drift(), &chunks(&input, 2), true);
     }
 }
 
