@@ -338,6 +338,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
             Ok(change(None, changes, Vec::new(), Vec::new()))
         }
         Action::Create { path, content } => {
+            not_a_directory(ws, path)?;
             // A small model rewrites a small file whole more reliably than it copies SEARCH
             // lines: CREATE on an existing file of at most WHOLE_FILE_LINES lines replaces it
             // (previewed and journaled with its pre-image like any edit).
@@ -374,6 +375,7 @@ pub fn plan(ws: &Workspace, action: &Action) -> Result<Plan, Observation> {
             Ok(change(summary, changes, Vec::new(), Vec::new()))
         }
         Action::Edit { path, blocks } => {
+            not_a_directory(ws, path)?;
             let pre = text(path)?;
             let (post, repairs) = apply_blocks(path, pre.as_deref(), blocks)?;
             if pre.as_deref() == Some(post.as_str()) {
@@ -1101,8 +1103,9 @@ pub fn commit(
         match made {
             Ok(true) => done.push(Done::Dir(d)),
             Ok(false) => {}
+            // A directory that could not be made was not made: nothing to roll back (a
+            // file in its place is someone's, and stays).
             Err(e) => {
-                done.push(Done::Dir(d));
                 failed = Some(e);
                 break;
             }
@@ -1180,6 +1183,23 @@ fn roll_back(ws: &Workspace, done: &[Done<'_>]) -> Vec<String> {
         }
     }
     unrestored
+}
+
+/// Refuses a file change whose path names a directory (`docs/`, or `docs` where a directory
+/// `docs` exists) before anything is written: writing it could only fail halfway.
+fn not_a_directory(ws: &Workspace, path: &str) -> Result<(), Observation> {
+    let dir = path.ends_with('/') || ws.resolve(path).is_ok_and(|p| p.is_dir());
+    if !dir {
+        return Ok(());
+    }
+    let name = path.trim_end_matches('/');
+    Err(Observation::error(
+        format!("{path} is a directory, not a file; nothing was written"),
+        Some(&format!(
+            "write the path of a file, with its name: for a file in {name}, {name}/ and then \
+             the file's name (e.g. {name}/notes.md)"
+        )),
+    ))
 }
 
 /// Puts one file back as it was before `c`: its pre-image with its mode bits, or absent.

@@ -463,3 +463,37 @@ fn the_files_apart_layout_sends_the_task_as_a_message_of_its_own() {
     assert!(!agent::attempts::layout(false, 1) && agent::attempts::layout(false, 2));
     assert!(agent::attempts::layout(true, 1) && !agent::attempts::layout(true, 4));
 }
+
+/// A block headed by a directory (`docs/`) is refused before anything is written (it once
+/// made `docs`, failed to write, and reported a rollback failure), and a file where a
+/// directory is needed fails with everything as it was.
+#[test]
+fn a_directory_as_a_file_path_is_refused_and_nothing_changes() {
+    let dir = repo("whole-dir-path", &[("notes.txt", "n\n")]);
+    let e = engine(&[
+        "docs/\n```markdown\n# Docs\n```\n",
+        "notes.txt/index.md\n```\n# Docs\n```\n",
+    ]);
+    let mut c = cfg("Create a directory docs containing a file index.md");
+    c.max_turns = 2;
+    let out = session(&e, dir.path(), &c);
+    let summaries: Vec<String> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Observation { summary, .. } => Some(summary),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        summaries[0],
+        "docs/ is a directory, not a file; nothing was written"
+    );
+    // A file where a directory is needed: refused when the change is planned.
+    assert!(summaries[1].contains("Not a directory"), "{summaries:?}");
+    assert!(!dir.path().join("docs").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "n\n"
+    );
+    assert!(prompts(&e)[1].contains("docs/notes.md"));
+}
