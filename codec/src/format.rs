@@ -30,6 +30,18 @@ pub(crate) fn push_text(out: &mut Vec<Event>, s: &str) {
     }
 }
 
+/// Appends reasoning text to `out`, merging it into a trailing `Reasoning` event.
+pub(crate) fn push_reasoning(out: &mut Vec<Event>, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    if let Some(Event::Reasoning(t)) = out.last_mut() {
+        t.push_str(s);
+    } else {
+        out.push(Event::Reasoning(s.to_owned()));
+    }
+}
+
 /// State shared by all bodies of one turn.
 #[derive(Debug)]
 pub struct Ctx<'r> {

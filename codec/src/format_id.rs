@@ -32,6 +32,14 @@ pub enum FormatId {
     /// `<start_function_call>call:f{a:<escape>v<escape>}<end_function_call>` and Gemma 4
     /// `<|tool_call>call:f{a:<|"|>v<|"|>}<tool_call|>` ([`crate::native::gemma_call`]).
     GemmaCall,
+    /// Calls between section markers, one table ([`crate::native::section`]): DeepSeek R1/V3
+    /// `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f` + a ```json fence,
+    /// DeepSeek V3.1 `<｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`, Kimi K2
+    /// `<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}`.
+    SectionCalls,
+    /// gpt-oss harmony: `<|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>`;
+    /// the `analysis` channel is reasoning ([`crate::native::harmony`]).
+    Harmony,
     /// OpenAI `tool_calls` stream deltas from an upstream server (not in-band text).
     OpenAi,
 }
@@ -47,6 +55,8 @@ impl FormatId {
         FormatId::BareJson,
         FormatId::MarkerList,
         FormatId::GemmaCall,
+        FormatId::SectionCalls,
+        FormatId::Harmony,
         FormatId::OpenAi,
     ];
 
@@ -62,6 +72,8 @@ impl FormatId {
             FormatId::BareJson => "bare_json",
             FormatId::MarkerList => "marker_list",
             FormatId::GemmaCall => "gemma_call",
+            FormatId::SectionCalls => "section_calls",
+            FormatId::Harmony => "harmony",
             FormatId::OpenAi => "openai",
         }
     }

@@ -42,7 +42,9 @@ use std::sync::Arc;
 use crate::action::ActionProposal;
 use crate::event::{Event, FailureKind};
 pub use crate::format::MAX_HELD;
-use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, Step, push_text};
+use crate::format::{
+    Body, Ctx, Detect, Format, FormatId, Position, Step, push_reasoning, push_text,
+};
 use crate::registry::Registry;
 
 const SWAR_LO: u64 = 0x0101_0101_0101_0101;
@@ -766,18 +768,6 @@ enum Found {
     No,
     NeedMore,
     Start(Box<dyn Body>, FormatId),
-}
-
-/// Appends reasoning text to `out`, merging it into a trailing `Reasoning` event.
-pub(crate) fn push_reasoning(out: &mut Vec<Event>, s: &str) {
-    if s.is_empty() {
-        return;
-    }
-    if let Some(Event::Reasoning(t)) = out.last_mut() {
-        t.push_str(s);
-    } else {
-        out.push(Event::Reasoning(s.to_owned()));
-    }
 }
 
 /// Renders events as a stable, line-per-event text trace for snapshot tests and tools.

@@ -43,6 +43,22 @@ const OPENERS: &[(&str, Mode)] = &[
     ),
     ("<function name=\"", Mode::Auto),
     ("<function name=\"read\">{", Mode::Only(FormatId::Hermes)),
+    ("<|tool_calls_section_begin|>", Mode::Auto),
+    (
+        "<|tool_calls_section_begin|><|tool_call_begin|>",
+        Mode::Auto,
+    ),
+    (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{\"path\": \"",
+        Mode::Only(FormatId::SectionCalls),
+    ),
+    ("<|channel|>", Mode::Auto),
+    ("<|start|>assistant", Mode::Auto),
+    ("<|channel|>analysis<|message|>", Mode::Auto),
+    (
+        "<|channel|>commentary to=functions.read<|message|>{\"path\": \"",
+        Mode::Only(FormatId::Harmony),
+    ),
     ("[", Mode::Auto),
     ("{", Mode::Auto),
     ("<<<<<<< SEARCH\n", Mode::Auto),

@@ -72,6 +72,19 @@ const FRAGMENTS: &[&str] = &[
     "<function name=\"read\">{",
     "</function>",
     "<response>",
+    "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>",
+    "function<\u{ff5c}tool\u{2581}sep\u{ff5c}>read\n```json\n",
+    "read<\u{ff5c}tool\u{2581}sep\u{ff5c}>",
+    "<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}>",
+    "<\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>",
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<|tool_calls_section_end|>",
+    "<|channel|>commentary to=functions.read <|constrain|>json<|message|>",
+    "<|channel|>analysis<|message|>",
+    "<|start|>assistant",
+    "<|end|>",
+    "<|call|>",
     "<function=read>",
     "<parameter=path>",
     "\"",
@@ -100,6 +113,8 @@ fn modes() -> impl Strategy<Value = Mode> {
         Just(Mode::Only(FormatId::BareJson)),
         Just(Mode::Only(FormatId::MarkerList)),
         Just(Mode::Only(FormatId::GemmaCall)),
+        Just(Mode::Only(FormatId::SectionCalls)),
+        Just(Mode::Only(FormatId::Harmony)),
     ]
 }
 

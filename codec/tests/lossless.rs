@@ -609,7 +609,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..22usize,
+        0..26usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -634,6 +634,10 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             19 => format!("<|tool_call>call:{name}{{{key}:{v},x:<|\"|>{v}<|\"|>}}<tool_call|>\n"),
             20 => format!("<tools>\n{{\"name\": \"{name}\", \"arguments\": {a}}}\n</tools>"),
             21 => format!("<function name=\"{name}\">{a}</function>"),
+            22 => format!("<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>function<\u{ff5c}tool\u{2581}sep\u{ff5c}>{name}\n```json\n{a}\n```<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>"),
+            23 => format!("<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>nope<\u{ff5c}tool\u{2581}sep\u{ff5c}>{{}}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>{name}<\u{ff5c}tool\u{2581}sep\u{ff5c}>{a}<\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>"),
+            24 => format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{a}<|tool_call_end|><|tool_calls_section_end|>"),
+            25 => format!("<|channel|>analysis<|message|>{a}<|end|><|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{a}<|call|>"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }
@@ -683,6 +687,18 @@ const NOISE: &[&str] = &[
     "</tools>",
     "<function name=\"",
     "<response>",
+    "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}>",
+    "<\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>",
+    "<\u{ff5c}tool\u{2581}sep\u{ff5c}>",
+    "<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}>",
+    "<|tool_calls_section_begin|><|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<|channel|>analysis<|message|>",
+    "<|channel|>commentary to=functions.",
+    "<|message|>",
+    "<|end|>",
+    "<|call|>",
     "<think>",
     "</think>",
     "<think></think>",
@@ -736,6 +752,8 @@ fn mode() -> impl Strategy<Value = Mode> {
             FormatId::BareJson,
             FormatId::MarkerList,
             FormatId::GemmaCall,
+            FormatId::SectionCalls,
+            FormatId::Harmony,
         ][..]).prop_map(Mode::Only),
     ]
 }

@@ -236,6 +236,16 @@ pub fn render_call(format: FormatId, name: &str, arguments: &serde_json::Value) 
         FormatId::MarkerList => format!("<tool_calls>[{}]</tool_calls>\n", object("arguments")),
         // FunctionGemma's dialect (the small one bellows serves); Gemma 4's decodes in the same
         // mode.
+        // DeepSeek R1/V3's form (the R1 distills are the small models of the family); V3.1's
+        // and Kimi K2's decode in the same mode.
+        FormatId::SectionCalls => format!(
+            "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>function\
+             <\u{ff5c}tool\u{2581}sep\u{ff5c}>{name}\n```json\n{arguments}\n```<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}>\
+             <\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>\n"
+        ),
+        FormatId::Harmony => format!(
+            "<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{arguments}<|call|>\n"
+        ),
         FormatId::GemmaCall => format!(
             "<start_function_call>call:{name}{}<end_function_call>\n",
             gemma_value(arguments)

@@ -78,7 +78,7 @@ pub struct EvalArgs {
     pub markdown: bool,
     /// Which formats to decode: `auto` (the text protocol and every in-band native format),
     /// one of text, hermes, qwen3_xml, llama3, mistral, pythonic, bare_json, marker_list,
-    /// gemma_call, openai, or `from-corpus`: each line in the format its `format` field names (a line with
+    /// gemma_call, section_calls, harmony, openai, or `from-corpus`: each line in the format its `format` field names (a line with
     /// no known format is reported and skipped).
     #[arg(long, default_value = "auto", value_parser = parse_mode)]
     pub mode: EvalMode,

@@ -113,7 +113,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<()> {
             Some(f) if f != FormatId::OpenAi => protocols.push(f),
             _ => anyhow::bail!(
                 "--protocols: unknown protocol {p:?}; use text or a native format (hermes, \
-                 qwen3_xml, llama3, mistral, pythonic, bare_json, marker_list, gemma_call)"
+                 qwen3_xml, llama3, mistral, pythonic, bare_json, marker_list, gemma_call, section_calls, harmony)"
             ),
         }
     }

@@ -7,7 +7,9 @@
 //! `functools`: one table, [`marker_list`]), Gemma's `call:f{a:<escape>v<escape>}` between
 //! FunctionGemma's or Gemma 4's markers ([`gemma_call`]), the Hermes call object in the
 //! wrappers small models drift to (`<tools>`, `<function_call>`, `<function name="f">`, …;
-//! [`hermes_drift`]), and OpenAI `tool_calls` stream deltas ([`openai`]).
+//! [`hermes_drift`]), calls between section markers (DeepSeek R1/V3/V3.1's
+//! `<｜tool▁calls▁begin｜>`, Kimi K2's `<|tool_calls_section_begin|>`: one table, [`section`]),
+//! gpt-oss's harmony messages ([`harmony`]), and OpenAI `tool_calls` stream deltas ([`openai`]).
 //!
 //! # Triggers
 //!
@@ -30,6 +32,8 @@
 //! | marker_list | `functools[` | line start |
 //! | gemma_call | `<start_function_call>`, `<\|tool_call>` | anywhere |
 //! | hermes (drift) | `<function_call>`, `<tool>`, `<tools>`, `<response>`, `<json>`, `<xml>`, `<JSON>`, `<function name="` | anywhere; decoded only when a call to a declared tool follows |
+//! | section_calls | `<｜tool▁calls▁begin｜>` (U+FF5C, U+2581), `<\|tool_calls_section_begin\|>` | anywhere |
+//! | harmony | `<\|channel\|>`, `<\|start\|>assistant` | anywhere; a call only with a `functions.` recipient |
 //!
 //! In the single-format mode `llama3`, [`format`] also gives Llama 3 the line-start object
 //! trigger (its native form is `{"name": …, "parameters": …}` on a line of its own); in `auto`
@@ -41,7 +45,11 @@
 //! `<|python_tag|>` at its third byte and from gemma_call's `<|tool_call>` at its last. The
 //! drifted Hermes wrappers part the same way: `<tool>` and `<tools>` from `<tool_call>` and
 //! `<tool_calls>` at the byte after `<tool`, `<function_call>` and `<function name="` from
-//! qwen3_xml's `<function=` at the byte after `<function`. The text protocol's triggers
+//! qwen3_xml's `<function=` at the byte after `<function`. Kimi's `<|tool_calls_section_begin|>`
+//! parts from `<|tool_call|>` and `<|tool_call>` at the byte after `<|tool_call` (`s`), and from
+//! Apertus' `<|tools_prefix|>` at the byte after `<|tool` (`_`); harmony's `<|start|>` from
+//! Command R7B's `<|START_ACTION|>` at its third byte; DeepSeek's markers are the only
+//! triggers whose second byte is not ASCII. The text protocol's triggers
 //! (uppercase verbs, `<<<`/`===`/`>>>` markers, fences, path lines) start with other bytes
 //! or part from these at a byte they cannot hold (a path line never holds the `[` of
 //! `functools[`), except the ```` ```json ```` fence: the text protocol must answer `No` where
@@ -60,6 +68,7 @@
 pub mod bare_json;
 mod call;
 pub mod gemma_call;
+pub mod harmony;
 pub mod hermes;
 pub mod hermes_drift;
 pub mod json;
@@ -70,6 +79,7 @@ pub mod mistral;
 pub mod openai;
 pub mod pythonic;
 pub mod qwen3_xml;
+pub mod section;
 
 use crate::event::{Event, FailureKind};
 use crate::format::{Body, Ctx, Format, FormatId, Position, Step};
@@ -91,6 +101,8 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(marker_list::MarkerList::new(false)),
         Box::new(gemma_call::GemmaCall::new(false)),
         Box::new(hermes_drift::HermesDrift::new(false)),
+        Box::new(section::SectionCalls::new(false)),
+        Box::new(harmony::Harmony::new(false)),
     ]
 }
 
@@ -107,6 +119,8 @@ pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
         Box::new(marker_list::MarkerList::new(true)),
         Box::new(gemma_call::GemmaCall::new(true)),
         Box::new(hermes_drift::HermesDrift::new(true)),
+        Box::new(section::SectionCalls::new(true)),
+        Box::new(harmony::Harmony::new(true)),
     ]
 }
 
@@ -123,6 +137,8 @@ pub fn format(id: FormatId) -> Option<Box<dyn Format>> {
         FormatId::BareJson => Some(Box::new(bare_json::BareJson::new(id, false))),
         FormatId::MarkerList => Some(Box::new(marker_list::MarkerList::new(false))),
         FormatId::GemmaCall => Some(Box::new(gemma_call::GemmaCall::new(false))),
+        FormatId::SectionCalls => Some(Box::new(section::SectionCalls::new(false))),
+        FormatId::Harmony => Some(Box::new(harmony::Harmony::new(false))),
         FormatId::Text | FormatId::OpenAi => None,
     }
 }
@@ -165,6 +181,12 @@ pub(crate) enum Flow {
     Ended {
         held: String,
         line_start: bool,
+    },
+    /// The machine emitted everything read so far (as prose or reasoning, not as calls) but
+    /// the last `keep` bytes, which it still holds; the construct goes on. Nothing emitted
+    /// before is ever part of a failure's raw text, and the bytes held stay bounded.
+    Claimed {
+        keep: usize,
     },
 }
 
@@ -336,6 +358,12 @@ impl<M: Machine> Body for Driven<M> {
             match flow {
                 Flow::More => {
                     self.settle(mark, self.raw.len(), out);
+                }
+                Flow::Claimed { keep } => {
+                    let cut = self.raw.len().saturating_sub(keep);
+                    self.raw.drain(..cut);
+                    self.taken = 0;
+                    self.last_proposal = false;
                 }
                 Flow::Done => {
                     self.flush_before_close(mark, out);

@@ -1219,7 +1219,6 @@ fn look_alike_tags_part_at_one_byte() {
     };
     assert_eq!(more("<tool"), 3);
     assert_eq!(more("<function"), 2);
-    assert_eq!(more("<|tool_call"), 2);
     assert_eq!(starts("<tool>"), [FormatId::Hermes]);
     assert_eq!(starts("<tools>"), [FormatId::Hermes]);
     assert_eq!(starts("<tool_call>"), [FormatId::Hermes]);
@@ -1230,6 +1229,20 @@ fn look_alike_tags_part_at_one_byte() {
     assert_eq!(starts("<|tool_call>"), [FormatId::GemmaCall]);
     assert_eq!(starts("<|tool_call|>"), [FormatId::MarkerList]);
     assert_eq!(starts("<start_function_call>"), [FormatId::GemmaCall]);
+    assert_eq!(more("<|tool_calls"), 1);
+    assert_eq!(more("<|tool_call"), 3);
+    assert_eq!(more("<|"), 5);
+    assert_eq!(
+        starts("<|tool_calls_section_begin|>"),
+        [FormatId::SectionCalls]
+    );
+    assert_eq!(starts(DS_OPEN), [FormatId::SectionCalls]);
+    assert_eq!(starts("<|channel|>"), [FormatId::Harmony]);
+    assert_eq!(starts("<|start|>assistant"), [FormatId::Harmony]);
+    assert!(starts("<|START_ACTION|>").contains(&FormatId::MarkerList));
+    assert!(starts(DS_CALL).is_empty());
+    assert!(starts("<|tool_call_begin|>").is_empty());
+    assert!(starts("<|start|>user").is_empty());
     assert!(starts("<start_function_response>").is_empty());
     assert!(starts("<toolbox>").is_empty());
 }
@@ -1444,6 +1457,10 @@ fn triggers_are_disjoint() {
         "<response>{",
         "<json>{",
         "<function name=\"read\">{",
+        "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>",
+        "<|tool_calls_section_begin|><|tool_call_begin|>",
+        "<|channel|>commentary to=functions.read",
+        "<|start|>assistant<|channel|>",
     ];
     for s in samples {
         for line_start in [true, false] {
@@ -1487,7 +1504,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn arbitrary_bytes_never_panic(tail in "\\PC{0,80}", cut in 0usize..8) {
-        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function=", "[{\"name\":", "{\"tool_calls\": [", "{\"tool_call\":", "```json\n[{\"name\":", "<tool_calls>[{\"name\":", "<|tools_prefix|>[{\"get_weather\":", "<|START_ACTION|>[{\"tool_name\":", "functools[", "<start_function_call>call:get_weather{", "<|tool_call>call:get_weather{", "<tools>{\"name\": \"read\", ", "<function name=\"get_weather\">{"] {
+        for prefix in ["<tool_call>", "<tool_call><function=", "<|python_tag|>", "[TOOL_CALLS]", "[read(", "{\"name\"", "```json\n{\"name\":", "<function=", "[{\"name\":", "{\"tool_calls\": [", "{\"tool_call\":", "```json\n[{\"name\":", "<tool_calls>[{\"name\":", "<|tools_prefix|>[{\"get_weather\":", "<|START_ACTION|>[{\"tool_name\":", "functools[", "<start_function_call>call:get_weather{", "<|tool_call>call:get_weather{", "<tools>{\"name\": \"read\", ", "<function name=\"get_weather\">{", "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>function<\u{ff5c}tool\u{2581}sep\u{ff5c}>", "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>get_weather<\u{ff5c}tool\u{2581}sep\u{ff5c}>", "<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>", "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>", "<|channel|>analysis<|message|>"] {
             let input = format!("{prefix}{tail}");
             for f in formats().iter().chain(mode_formats(FormatId::Llama3).iter()) {
                 let _ = drive(&**f, &chunks(&input, cut + 1), true);
@@ -1515,6 +1532,10 @@ proptest! {
         let _ = drive(&*drift(), &chunks(&input, 3), true);
         let input = format!("<function name=\"get_weather\">{{{s}");
         let _ = drive(&*drift(), &chunks(&input, 2), true);
+        let input = format!("{DS_OPEN}{DS_CALL}get_weather{DS_SEP}{s}{DS_CALL_END}");
+        let _ = drive(&*sections(), &chunks(&input, 3), true);
+        let input = format!("<|channel|>commentary to=functions.get_weather<|message|>{s}<|call|>");
+        let _ = drive(&*harmony_fmt(), &chunks(&input, 2), true);
     }
 }
 
@@ -1639,4 +1660,245 @@ fn held_bytes_are_capped() {
     assert_eq!((index, kind), (Some(0), crate::event::FailureKind::TooLong));
     assert!(raw_len > MAX_HELD);
     assert!(b.finish(&mut ctx, &mut out).is_none());
+}
+
+fn sections() -> Box<dyn Format> {
+    Box::new(section::SectionCalls::new(false))
+}
+
+const DS_OPEN: &str = "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}>";
+const DS_CALL: &str = "<\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>";
+const DS_SEP: &str = "<\u{ff5c}tool\u{2581}sep\u{ff5c}>";
+const DS_CALL_END: &str = "<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}>";
+const DS_END: &str = "<\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>";
+
+/// DeepSeek's markers are the tokens' exact bytes: `<`, U+FF5C, words joined by U+2581, U+FF5C,
+/// `>`.
+#[test]
+fn deepseek_marker_bytes() {
+    let row = &section::ROWS[0];
+    assert_eq!(row.open, DS_OPEN);
+    assert_eq!(row.call_open, DS_CALL);
+    assert_eq!(row.sep, DS_SEP);
+    assert_eq!(row.call_close, DS_CALL_END);
+    assert_eq!(row.close, DS_END);
+    assert_eq!(
+        row.open.as_bytes(),
+        b"<\xef\xbd\x9ctool\xe2\x96\x81calls\xe2\x96\x81begin\xef\xbd\x9c>"
+    );
+}
+
+/// No row's section marker is a prefix of another's.
+#[test]
+fn section_rows_are_disjoint() {
+    for (i, a) in section::ROWS.iter().enumerate() {
+        for (j, b) in section::ROWS.iter().enumerate() {
+            if i != j {
+                assert!(!b.open.starts_with(a.open), "{} / {}", a.open, b.open);
+            }
+        }
+    }
+}
+
+#[test]
+fn section_calls_deepseek() {
+    let r1 = |name: &str, args: &str| {
+        format!("{DS_CALL}function{DS_SEP}{name}\n```json\n{args}\n```{DS_CALL_END}")
+    };
+    check(
+        &*sections(),
+        &format!(
+            "{DS_OPEN}{}\n{}{DS_END} ok",
+            r1("get_weather", "{\"city\": \"Paris\"}"),
+            r1("read", "{\"path\": \"a.rs\"}")
+        ),
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Paris\"}",
+            "proposal 0 section_calls get_weather {\"city\":\"Paris\"} []",
+            "start 1 read",
+            "args 1 {\"path\":\"a.rs\"}",
+            "proposal 1 section_calls read {\"path\":\"a.rs\"} []",
+            "prose \" ok\"",
+        ],
+    );
+    check(
+        &*sections(),
+        &format!(
+            "{DS_OPEN}{DS_CALL}get_weather{DS_SEP}{{\"city\": \"Rome\", \"days\": 2}}{DS_CALL_END}{DS_END}"
+        ),
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Rome\",\"days\":2}",
+            "proposal 0 section_calls get_weather {\"city\":\"Rome\",\"days\":2} []",
+        ],
+    );
+    // Repairs: end markers missing (next call, section end, end of stream), Python literal.
+    check(
+        &*sections(),
+        &format!(
+            "{DS_OPEN}{DS_CALL}get_weather{DS_SEP}{{'city': 'Oslo'}}{DS_CALL}read{DS_SEP}{{\"path\": \"x\"}}{DS_END}"
+        ),
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Oslo\"}",
+            "proposal 0 section_calls get_weather {\"city\":\"Oslo\"} [python_literal,missing_close_tag]",
+            "start 1 read",
+            "args 1 {\"path\":\"x\"}",
+            "proposal 1 section_calls read {\"path\":\"x\"} [missing_close_tag]",
+        ],
+    );
+    check(
+        &*sections(),
+        &format!("{DS_OPEN}{DS_CALL}function{DS_SEP}get_weather\n```json\n{{\"city\": \"Oslo\""),
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Oslo\"}",
+            "proposal 0 section_calls get_weather {\"city\":\"Oslo\"} [unclosed_json,missing_close_tag]",
+        ],
+    );
+    // Failures: an undeclared tool, arguments the schema refuses.
+    check(
+        &*sections(),
+        &format!("{DS_OPEN}{DS_CALL}nope{DS_SEP}{{}}{DS_CALL_END}{DS_END}"),
+        &[
+            "failure None unknown_tool \"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>nope<｜tool▁sep｜>{}<｜tool▁call▁end｜>\"",
+            "text \"<｜tool▁calls▁end｜>\"",
+        ],
+    );
+    // V3.1 calling a tool named `function`: `{` after the separator.
+    check(
+        &*sections(),
+        &format!("{DS_OPEN}{DS_CALL}function{DS_SEP}{{\"a\": 1}}{DS_CALL_END}{DS_END}"),
+        &[
+            "failure None unknown_tool \"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{\\\"a\\\": 1}<｜tool▁call▁end｜>\"",
+            "text \"<｜tool▁calls▁end｜>\"",
+        ],
+    );
+    // Traps: the marker named in prose; a head that is no name.
+    check(
+        &*sections(),
+        &format!("{DS_OPEN} starts a call list"),
+        &[
+            "text \"<rejected><｜tool▁calls▁begin｜> s\"",
+            "prose \"tarts a call list\"",
+        ],
+    );
+    check(
+        &*sections(),
+        &format!("{DS_OPEN}{DS_CALL}what is this? {DS_SEP}"),
+        &[
+            "text \"<rejected><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>what is this? <｜tool▁sep｜>\"",
+        ],
+    );
+}
+
+#[test]
+fn section_calls_kimi() {
+    check(
+        &*sections(),
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_call_begin|>functions.read:1<|tool_call_argument_begin|>{\"path\": \"a\"}<|tool_call_end|><|tool_calls_section_end|>",
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Paris\"}",
+            "proposal 0 section_calls get_weather {\"city\":\"Paris\"} []",
+            "start 1 read",
+            "args 1 {\"path\":\"a\"}",
+            "proposal 1 section_calls read {\"path\":\"a\"} []",
+        ],
+    );
+    check(
+        &*sections(),
+        "<|tool_calls_section_begin|> <|tool_call_begin|> get_weather:0 <|tool_call_argument_begin|> {\"city\": \"Paris\", \"days\": 3\nDone.",
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Paris\",\"days\":3",
+            "failure Some(0) invalid_json \"<|tool_calls_section_begin|> <|tool_call_begin|> get_weather:0 <|tool_call_argument_begin|> {\\\"city\\\": \\\"Paris\\\", \\\"days\\\": 3\\n\"",
+            "prose \"Done.\"",
+        ],
+    );
+    check(
+        &*sections(),
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather<|tool_call_argument_begin|>{}<|tool_call_end|>",
+        &[
+            "text \"<rejected><|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather<|tool_call_argument_begin|>\"",
+            "prose \"{}<|tool_call_end|>\"",
+        ],
+    );
+    check(
+        &*sections(),
+        "<|tool_calls_section_begin|> is the token Kimi opens calls with",
+        &[
+            "text \"<rejected><|tool_calls_section_begin|> i\"",
+            "prose \"s the token Kimi opens calls with\"",
+        ],
+    );
+}
+
+fn harmony_fmt() -> Box<dyn Format> {
+    Box::new(harmony::Harmony::new(false))
+}
+
+#[test]
+fn harmony_messages() {
+    check(
+        &*harmony_fmt(),
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Paris\"}",
+            "proposal 0 harmony get_weather {\"city\":\"Paris\"} []",
+        ],
+    );
+    check(
+        &*harmony_fmt(),
+        "<|start|>assistant to=functions.read<|channel|>commentary json<|message|>{\"path\": \"a\"}<|call|>",
+        &[
+            "start 0 read",
+            "args 0 {\"path\":\"a\"}",
+            "proposal 0 harmony read {\"path\":\"a\"} []",
+        ],
+    );
+    check(
+        &*harmony_fmt(),
+        "<|channel|>analysis<|message|>Call <tool_call>{\"name\": \"read\"}</tool_call>? No.<|end|><|start|>assistant",
+        &[
+            "text \"<|channel|>analysis<|message|>\"",
+            "reasoning \"Call <tool_call>{\\\"name\\\": \\\"read\\\"}</tool_call>? No.\"",
+            "text \"<|end|>\"",
+            "prose \"<|start|>assistant\"",
+        ],
+    );
+    check(
+        &*harmony_fmt(),
+        "<|channel|>commentary to=functions.get_weather<|message|>{'city': 'Oslo'}",
+        &[
+            "start 0 get_weather",
+            "args 0 {\"city\":\"Oslo\"}",
+            "proposal 0 harmony get_weather {\"city\":\"Oslo\"} [python_literal,missing_close_tag]",
+        ],
+    );
+    check(
+        &*harmony_fmt(),
+        "<|channel|>final<|message|>The <|channel|> token names a channel.<|return|>",
+        &[
+            "text \"<rejected><|channel|>final<|message|>\"",
+            "prose \"The <|channel|> token names a channel.<|return|>\"",
+        ],
+    );
+    check(
+        &*harmony_fmt(),
+        "<|channel|>commentary to=browser.search <|constrain|>json<|message|>{\"q\": \"x\"}<|call|>",
+        &[
+            "text \"<rejected><|channel|>commentary to=browser.search <|constrain|>json<|message|>\"",
+            "prose \"{\\\"q\\\": \\\"x\\\"}<|call|>\"",
+        ],
+    );
+    check(
+        &*harmony_fmt(),
+        "<|channel|>commentary to=functions.nope<|message|>{}<|call|>",
+        &[
+            "failure None unknown_tool \"<|channel|>commentary to=functions.nope<|message|>{}<|call|>\"",
+        ],
+    );
 }
