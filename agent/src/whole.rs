@@ -211,8 +211,10 @@ pub fn read_as_is(ws: &Workspace, action: &Action, obs: &Observation) -> Observa
     }
 }
 
-/// A file block that is the file as it already is: `Some` observation saying so.
-pub fn unchanged(ws: &Workspace, action: &Action) -> Option<Observation> {
+/// A file block that is the file as it already is: `Some` observation saying so. `changed`:
+/// the session has already changed the repository — a model that made its change often
+/// writes the file again instead of DONE, so it is reminded that DONE ends the task.
+pub fn unchanged(ws: &Workspace, action: &Action, changed: bool) -> Option<Observation> {
     let Action::Create { path, content } = action else {
         return None;
     };
@@ -220,10 +222,13 @@ pub fn unchanged(ws: &Workspace, action: &Action) -> Option<Observation> {
     (now == content.as_bytes()).then(|| {
         Observation::error(
             format!("{path} not changed: your block is the file exactly as it is"),
-            Some(
+            Some(if changed {
+                "your earlier change is in place: if the task is finished, reply DONE; if not, \
+                 write only the files that still need a change, with the change made"
+            } else {
                 "write only the files the task changes or creates, with the change made \
-                 (a new file is written the same way: its path, then its content)",
-            ),
+                 (a new file is written the same way: its path, then its content)"
+            }),
         )
     })
 }

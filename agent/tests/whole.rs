@@ -497,3 +497,17 @@ fn a_directory_as_a_file_path_is_refused_and_nothing_changes() {
     );
     assert!(prompts(&e)[1].contains("docs/notes.md"));
 }
+
+/// Without a check, a model that made its change often writes the file again instead of
+/// DONE: the unchanged block is then told that the change is in place and DONE ends the task.
+#[test]
+fn a_block_written_again_after_the_change_is_reminded_of_done() {
+    let dir = repo("whole-again", &[("stats.py", STATS)]);
+    let fixed = format!("stats.py\n```\n{FIXED}```\n");
+    let e = engine(&[fixed.as_str(), fixed.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("fix mean"));
+    assert_eq!(out.reason, StopReason::Done);
+    let p = prompts(&e);
+    assert!(p[2].contains("your earlier change is in place"), "{}", p[2]);
+    assert!(!p[1].contains("your earlier change is in place"));
+}
