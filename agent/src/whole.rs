@@ -25,6 +25,11 @@ pub const DEFAULT_CONTEXT_BUDGET: usize = 10_000;
 /// The malformed kind of a whole-file block that leaves code out (`# ... rest unchanged`).
 pub const ELIDED: &str = "elided_file";
 
+/// The malformed kind of a whole-file block that holds a diff of the file (`+`/`-` lines, as
+/// the observation of a change shows it) or the tool output's own markers, not its content.
+/// Small models copy the diff they were shown; written, it would break the file.
+pub const DIFF: &str = "diff_in_file";
+
 /// The malformed kind of a code block headed by a bare word that is no file of the
 /// repository (`docs` above the content of `docs/index.md`): nothing is written, and the
 /// model is told to name the file.
@@ -286,10 +291,16 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
                     matches!(&p.action, Action::Create { path, content }
                         if *path == f.path && *content == f.content)
                 });
+                let diff = original
+                    .as_deref()
+                    .is_some_and(|o| diff_in_block(o, &f.content));
                 match elided {
                     Some(_) => out
                         .failures
                         .push((ELIDED.to_owned(), format!("{}\n{}", f.path, f.content))),
+                    None if diff => out
+                        .failures
+                        .push((DIFF.to_owned(), format!("{}\n{}", f.path, f.content))),
                     None if again => {}
                     None => out.proposals.push(ActionProposal {
                         action: Action::Create {
@@ -314,6 +325,10 @@ pub fn failure_hint(kind: &str) -> Option<&'static str> {
             "a file block must hold the file's complete content: write every line, without \
              placeholders for code left out (to delete a file, write DELETE and its path on a \
              line of its own)",
+        ),
+        DIFF => Some(
+            "a file block holds the file's content itself: no + or - markers before its lines, \
+             no diff headers and nothing copied from tool output",
         ),
         HEADLESS => Some(
             "the line above a file block must be the path of the file, with its name (for a \
@@ -362,4 +377,44 @@ fn headless_blocks(text: &str) -> Vec<&str> {
         }
     }
     out
+}
+
+/// Whether `content`, a whole-file block for a file that now reads `original`, is a diff of it
+/// or a copy of tool output rather than its content: a line `</output>` or `@@ … @@` the file
+/// does not have, or a line the file does not have that is `+`/`-` and then one of the file's
+/// own lines (the diff a change's observation shows). Never a guess: such a block is refused.
+pub(crate) fn diff_in_block(original: &str, content: &str) -> bool {
+    let has = |l: &str| original.lines().any(|o| o == l);
+    content.lines().any(|line| {
+        if has(line) {
+            return false;
+        }
+        if line == "</output>" || line == "<output>" || line.starts_with("@@ -") {
+            return true;
+        }
+        match line.strip_prefix(['+', '-']) {
+            Some(rest) => !rest.trim().is_empty() && has(rest),
+            None => false,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff_in_block;
+
+    #[test]
+    fn a_diff_or_tool_output_in_a_block_is_told_apart_from_code() {
+        let file = "def f(x):\n    if not x:\n        return 0\n    return x\n";
+        assert!(diff_in_block(
+            file,
+            "def f(x):\n+    if not x:\n        return 0\n"
+        ));
+        assert!(diff_in_block(file, "def f(x):\n    return x\n</output>\n"));
+        assert!(diff_in_block(file, "@@ -1,3 +1,4 @@\ndef f(x):\n"));
+        // Code with + and - of its own, and a file that has such lines, are code.
+        assert!(!diff_in_block(file, "def f(x):\n    return -x\n+1\n"));
+        assert!(!diff_in_block("-x\n", "-x\n"));
+        assert!(!diff_in_block("a\n", "- a list item\n- another\n"));
+    }
 }

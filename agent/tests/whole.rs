@@ -511,3 +511,20 @@ fn a_block_written_again_after_the_change_is_reminded_of_done() {
     assert!(p[2].contains("your earlier change is in place"), "{}", p[2]);
     assert!(!p[1].contains("your earlier change is in place"));
 }
+
+/// A block that copies the diff a change's observation showed (`+` lines, `</output>`) is
+/// refused as `diff_in_file`, and the file keeps its content.
+#[test]
+fn a_diff_copied_into_a_block_is_not_written() {
+    let dir = repo("whole-diff", &[("stats.py", FIXED)]);
+    let copied = "stats.py\n```\ndef mean(xs):\n    total = 0\n+    for i in range(0, len(xs)):\n</output>\n```\n";
+    let e = engine(&[copied, "DONE"]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        FIXED
+    );
+    assert_eq!(malformed(dir.path(), &out.session), ["diff_in_file"]);
+}
