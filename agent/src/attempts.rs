@@ -76,7 +76,7 @@ pub fn sampling(base: &Sampling, number: u32) -> Sampling {
 /// odd attempts, the other on even ones. The two layouts fail on different tasks (the suite's
 /// figures in benches/README.md), which varies the attempts more than the temperature alone.
 pub fn layout(configured: bool, number: u32) -> bool {
-    configured ^ (number % 2 == 0)
+    configured ^ number.is_multiple_of(2)
 }
 
 /// The policy each attempt's session runs under. An attempt works in a disposable copy, so
