@@ -44,7 +44,7 @@
 
 use super::call::{CallErr, CallObject, CallOpts, Keys, Outcome};
 use super::json::{Push, escape_into};
-use super::{Driven, Eos, Flow, Machine, detect_literal};
+use super::{Driven, Eos, Flow, Machine, detect_row};
 use crate::event::{Event, FailureKind, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
@@ -112,22 +112,16 @@ impl Format for GemmaCall {
         b""
     }
     fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
-        let mut more = false;
-        for d in DIALECTS {
-            match detect_literal(s, d.open, at) {
-                Some(true) => {
-                    return Detect::Start(Driven::boxed(GemmaMachine {
-                        st: G::Trigger { left: d.open.len() },
-                        dialect: d,
-                        text_mode: self.text_mode,
-                        pending: None,
-                    }));
-                }
-                None => more = true,
-                Some(false) => {}
-            }
+        match detect_row(s, at, DIALECTS, |d| d.open) {
+            Some(Ok(d)) => Detect::Start(Driven::boxed(GemmaMachine {
+                st: G::Trigger { left: d.open.len() },
+                dialect: d,
+                text_mode: self.text_mode,
+                pending: None,
+            })),
+            Some(Err(())) => Detect::NeedMore,
+            None => Detect::No,
         }
-        if more { Detect::NeedMore } else { Detect::No }
     }
 }
 

@@ -40,7 +40,7 @@
 //!   `browser.search`, a header that does not parse): prose, every byte handed back.
 
 use super::section::{ArgStep, JsonArgs, name_char};
-use super::{Driven, Eos, Flow, Machine, detect_literal};
+use super::{Driven, Eos, Flow, Machine, detect_row};
 use crate::event::{Event, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position, push_reasoning, push_text};
 
@@ -82,21 +82,15 @@ impl Format for Harmony {
         b""
     }
     fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
-        let mut more = false;
-        for t in TRIGGERS {
-            match detect_literal(s, t, at) {
-                Some(true) => {
-                    return Detect::Start(Driven::boxed(HarmonyMachine {
-                        st: H::Header { buf: String::new() },
-                        text_mode: self.text_mode,
-                        pending: None,
-                    }));
-                }
-                None => more = true,
-                Some(false) => {}
-            }
+        match detect_row(s, at, TRIGGERS, |t| t) {
+            Some(Ok(_)) => Detect::Start(Driven::boxed(HarmonyMachine {
+                st: H::Header { buf: String::new() },
+                text_mode: self.text_mode,
+                pending: None,
+            })),
+            Some(Err(())) => Detect::NeedMore,
+            None => Detect::No,
         }
-        if more { Detect::NeedMore } else { Detect::No }
     }
 }
 

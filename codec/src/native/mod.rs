@@ -166,6 +166,25 @@ pub(crate) fn detect_literal(s: &str, lit: &str, at: Position) -> Option<bool> {
     }
 }
 
+/// The first of `rows` whose literal (`open`) starts `s`: `Some(Ok(row))`; `Some(Err(()))`
+/// when none does yet but one still could (more bytes needed); `None` when none can.
+pub(crate) fn detect_row<'t, T>(
+    s: &str,
+    at: Position,
+    rows: &'t [T],
+    open: impl Fn(&T) -> &str,
+) -> Option<Result<&'t T, ()>> {
+    let mut more = false;
+    for row in rows {
+        match detect_literal(s, open(row), at) {
+            Some(true) => return Some(Ok(row)),
+            None => more = true,
+            Some(false) => {}
+        }
+    }
+    more.then_some(Err(()))
+}
+
 /// The result of one character read by a [`Machine`].
 #[derive(Debug)]
 pub(crate) enum Flow {

@@ -54,7 +54,7 @@
 
 use super::call::{CallErr, CallObject, CallOpts, Keys, Outcome};
 use super::json::Push;
-use super::{Driven, Eos, Flow, Machine, detect_literal};
+use super::{Driven, Eos, Flow, Machine, detect_row};
 use crate::event::{Event, FailureKind, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
@@ -152,26 +152,20 @@ impl Format for SectionCalls {
         b""
     }
     fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
-        let mut more = false;
-        for row in ROWS {
-            match detect_literal(s, row.open, at) {
-                Some(true) => {
-                    return Detect::Start(Driven::boxed(SectionMachine {
-                        st: S::Trigger {
-                            left: row.open.len(),
-                        },
-                        row,
-                        text_mode: self.text_mode,
-                        pending: None,
-                        emitted: false,
-                        since: String::new(),
-                    }));
-                }
-                None => more = true,
-                Some(false) => {}
-            }
+        match detect_row(s, at, ROWS, |row| row.open) {
+            Some(Ok(row)) => Detect::Start(Driven::boxed(SectionMachine {
+                st: S::Trigger {
+                    left: row.open.len(),
+                },
+                row,
+                text_mode: self.text_mode,
+                pending: None,
+                emitted: false,
+                since: String::new(),
+            })),
+            Some(Err(())) => Detect::NeedMore,
+            None => Detect::No,
         }
-        if more { Detect::NeedMore } else { Detect::No }
     }
 }
 
