@@ -938,16 +938,23 @@ fn unreachable_plan() -> Observation {
     Observation::error("internal: plan already handled", None)
 }
 
+/// The text up to its last newline, and where each of its lines starts; the list ends with
+/// the text's length, so line `i` is `done[starts[i]..starts[i + 1]]`. `None` without a
+/// newline.
+fn whole_lines(text: &str) -> Option<(&str, Vec<usize>)> {
+    let done = &text[..text.rfind('\n')? + 1];
+    let starts = std::iter::once(0)
+        .chain(done.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    Some((done, starts))
+}
+
 /// The block of whole lines a reply ends by repeating, if it does: the last `k` lines (1 to 8)
 /// written three times in a row (four for a single line), holding at least 8 characters that
 /// are not whitespace. Code can repeat a short line or two; a block that comes back whole
 /// three times is a model stuck in a loop.
 pub(crate) fn repeating_tail(text: &str) -> Option<&str> {
-    let done = &text[..text.rfind('\n')? + 1];
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(done.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    // `starts` ends with `done.len()`: line `i` is `done[starts[i]..starts[i + 1]]`.
+    let (done, starts) = whole_lines(text)?;
     let lines = starts.len() - 1;
     let line = |i: usize| &done[starts[i]..starts[i + 1]];
     for k in 1..=8usize {
@@ -972,10 +979,7 @@ pub(crate) fn repeating_tail(text: &str) -> Option<&str> {
 /// block's closing and opening fences coming back with the same lines between is a model
 /// writing what it already wrote.
 pub(crate) fn repeated_blocks(text: &str) -> Option<&str> {
-    let done = &text[..text.rfind('\n')? + 1];
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(done.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let (done, starts) = whole_lines(text)?;
     let lines = starts.len() - 1;
     let line = |i: usize| &done[starts[i]..starts[i + 1]];
     for k in 3..=lines / 2 {
