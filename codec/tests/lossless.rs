@@ -609,7 +609,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..26usize,
+        0..31usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -638,6 +638,11 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             23 => format!("<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>nope<\u{ff5c}tool\u{2581}sep\u{ff5c}>{{}}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>{name}<\u{ff5c}tool\u{2581}sep\u{ff5c}>{a}<\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>"),
             24 => format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{a}<|tool_call_end|><|tool_calls_section_end|>"),
             25 => format!("<|channel|>analysis<|message|>{a}<|end|><|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{a}<|call|>"),
+            26 => format!("[TOOL_CALLS]{name}{a}[TOOL_CALLS]nope{{}}"),
+            27 => format!("<|action_start|><|plugin|>\n{{\"name\": \"{name}\", \"parameters\": {a}}}<|action_end|>"),
+            28 => format!("<|tool_call_start|>[{name}({key}={v}), nope(x=1)]<|tool_call_end|>"),
+            29 => format!("<|python_start|>[{name}({key}={v})]<|python_end|>\n"),
+            30 => format!("<function_calls>\n{name}({key}={v})\n{name}()\n</function_calls>"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }
@@ -694,6 +699,12 @@ const NOISE: &[&str] = &[
     "<|tool_calls_section_begin|><|tool_call_begin|>",
     "<|tool_call_argument_begin|>",
     "<|tool_call_end|>",
+    "<|action_start|><|plugin|>",
+    "<|action_end|>",
+    "<|tool_call_start|>[",
+    "<|python_start|>[",
+    "<function_calls>\n",
+    "</function_calls>",
     "<|channel|>analysis<|message|>",
     "<|channel|>commentary to=functions.",
     "<|message|>",

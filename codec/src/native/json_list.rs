@@ -71,6 +71,9 @@ pub(crate) enum Shape {
     Calls,
     /// `{"tool_call": {…}}`: llama.cpp's generic format, one call.
     Call,
+    /// One call object after a start marker, `"parameters"` its own arguments key: InternLM's
+    /// `<|action_start|><|plugin|>{…}` (see [`super::marker_list`]).
+    Object,
 }
 
 fn is_blank(b: u8) -> bool {
@@ -224,16 +227,18 @@ impl ListMachine {
         Driven::boxed(m)
     }
 
-    /// A body for a marker list: the list starts after the `lead` bytes of its start marker,
-    /// its elements have `keys`, and `close` may follow it.
+    /// A body for a marker list: the list (or, for [`Shape::Object`], the one call object)
+    /// starts after the `lead` bytes of its start marker, its elements have `keys`, and
+    /// `close` may follow it.
     pub(crate) fn boxed_marker(
         format: FormatId,
         text_mode: bool,
         lead: usize,
+        shape: Shape,
         keys: Keys,
         close: Option<&'static str>,
     ) -> Box<dyn Body> {
-        let mut m = ListMachine::new(format, text_mode, Shape::List, lead);
+        let mut m = ListMachine::new(format, text_mode, shape, lead);
         m.keys = keys;
         m.tail = close;
         m.marker = true;
@@ -263,7 +268,7 @@ impl ListMachine {
         CallOpts {
             wrapped: false,
             format: self.format,
-            parameters_native: self.keys == Keys::ToolName,
+            parameters_native: self.keys == Keys::ToolName || self.shape == Shape::Object,
             keys: self.keys,
         }
     }
@@ -383,6 +388,9 @@ impl ListMachine {
                 self.failed.push((o, raw.len()));
             }
         }
+        if self.shape == Shape::Object {
+            return self.end(raw, out);
+        }
         if self.shape == Shape::Call {
             if !self.committed {
                 return Flow::Reject;
@@ -429,7 +437,7 @@ impl Machine for ListMachine {
                         self.st = L::Between(ListSt::ElemOrEnd);
                         Flow::More
                     }
-                    (Shape::Call, '{') => {
+                    (Shape::Call | Shape::Object, '{') => {
                         self.st = self.new_element(c, ctx);
                         Flow::More
                     }

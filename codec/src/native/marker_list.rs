@@ -1,6 +1,7 @@
-//! The "start marker, JSON list of calls, optional end marker" family, as one table: each
-//! [`Row`] names a marker, the keys of the list's elements and the marker that may close the
-//! list. Adding the next format of this shape is a row.
+//! The "start marker, known body, optional end marker" family, as one table: each [`Row`]
+//! names a marker, the body that follows it (a JSON list of calls, one JSON call object, a
+//! pythonic list, or pythonic calls one per line) and the marker that may close it. Adding the
+//! next format of this shape is a row.
 //!
 //! | families | written |
 //! |---|---|
@@ -10,19 +11,30 @@
 //! | Command R7B | `<\|START_ACTION\|>[{"tool_call_id": "0", "tool_name": f, "parameters": {…}}]<\|END_ACTION\|>` |
 //! | Granite 3.0 | `<\|tool_call\|>[{"name": f, "arguments": {…}}, …]` (no end marker) |
 //! | Phi-4-mini | `functools[{"name": f, "arguments": {…}}, …]` (no end marker) |
+//! | InternLM 2 / 2.5 | `<\|action_start\|><\|plugin\|>{"name": f, "parameters": {…}}<\|action_end\|>` |
+//! | LFM2 | `<\|tool_call_start\|>[f(a=1), …]<\|tool_call_end\|>`, or a JSON list of calls |
+//! | Llama 4 | `<\|python_start\|>[f(a=1), …]<\|python_end\|>` |
+//! | Olmo 3 | `<function_calls>` then `f(a=1)` one call per line, then `</function_calls>` |
 //!
 //! Sources, in the same order: vLLM's `jamba`, `hunyuan_a13b` and `apriel` tool parsers and
 //! llama.cpp's Apriel 1.5 chat format; llama.cpp's Nemotron v2 chat format; vLLM's `apertus`
 //! tool parser (which also takes a missing suffix); vLLM's `command` tool parser and
 //! llama.cpp's Command R7B chat format; vLLM's `granite` tool parser; vLLM's `phi4_mini_json`
-//! tool parser.
+//! tool parser; InternLM's chat-format documentation (`chat/chat_format.md`) and vLLM's
+//! `internlm2` tool parser (one call per action, `parameters` or `arguments`); vLLM's `lfm2`
+//! tool parser (pythonic list) and llama.cpp's `LFM2_WITH_JSON_TOOLS` format (JSON list);
+//! vLLM's `llama4_pythonic` tool parser and its `tool_chat_template_llama4_pythonic.jinja`;
+//! vLLM's `olmo3` tool parser (calls separated by newlines, JSON's `true`/`false`/`null`
+//! accepted beside Python's).
 //!
 //! (Granite 3.1 writes `<tool_call>[…]`, which is Hermes' tag with a list body: [`super::hermes`]
 //! reads it.)
 //!
-//! The list is read by the machine of [`super::json_list`] with the call-object parser of
+//! A JSON body is read by the machine of [`super::json_list`] with the call-object parser of
 //! `call.rs`, so the elements stream, validate and repair as every other JSON call does
-//! (`parameters_key`, `arguments_as_string`, `python_literal`, `unclosed_json`, …).
+//! (`parameters_key`, `arguments_as_string`, `python_literal`, `unclosed_json`, …). A pythonic
+//! body is read by the machine of [`super::pythonic`], as a line-start `[f(a=1)]` is: nothing
+//! goes out until the body closes, and then whole calls.
 //!
 //! # Triggers
 //!
@@ -31,12 +43,25 @@
 //! (the trigger is `functools[`; `import functools` and `functools.partial` are prose, and the
 //! prose scanner's fast skip gains no common letter). No marker is a prefix of another, nor of
 //! another format's trigger: `<tool_calls>` and Hermes' `<tool_call>` agree up to
-//! `<tool_call` and both answer `NeedMore` there; the next byte (`s` or `>`) decides.
+//! `<tool_call` and both answer `NeedMore` there; the next byte (`s` or `>`) decides. Olmo's
+//! `<function_calls>` parts the same way from the drifted Hermes wrapper `<function_call>`
+//! (`s` or `>`), and from `<function=` and `<function name="` at the byte after `<function`;
+//! `<|tool_call_start|>` from `<|tool_call|>`, `<|tool_call>` and Kimi's
+//! `<|tool_calls_section_begin|>` at the byte after `<|tool_call`.
+//!
+//! A pythonic body starts only when the bytes after the marker show it: blanks, `[`, blanks and
+//! the first letter of a name (LFM2's `[{` is its JSON list instead); Olmo's, blanks and the
+//! first letter of a name. Anything else after the marker leaves the marker prose.
 //!
 //! # Never a false call
 //!
-//! A marker not followed (after blanks) by `[` and a call object of its row's shape is prose:
-//! the body rejects and every byte goes back to the scanner. Elements are read as unwrapped
+//! A marker not followed (after blanks) by `[` and a call object of its row's shape (InternLM:
+//! the call object itself) is prose: the body rejects and every byte goes back to the scanner.
+//! A pythonic body is a call list only when every call names a declared tool with keyword
+//! arguments and the body closes (`]`, or Olmo's end marker; an Olmo body the stream cut off
+//! after a complete call lacks only the marker, `missing_close_tag`); anything else is prose,
+//! because the same markers also wrap plain Python (Llama 4's `<|python_start|>` is its code
+//! interpreter's). Elements are read as unwrapped
 //! call objects: one must show its tool name and its arguments key before it starts, and a
 //! first key foreign to the row's shape rejects the list. Unlike a bare list, the marker says
 //! "these are calls", so a list of call-shaped elements that name only undeclared tools ends
@@ -50,19 +75,36 @@
 //! when only brackets are missing (`unclosed_json`).
 
 use super::call::Keys;
-use super::detect_literal;
-use super::json_list::ListMachine;
+use super::json_list::{ListMachine, Shape};
+use super::pythonic::PyMachine;
+use super::{detect_literal, pythonic};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
+
+/// What follows a row's start marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowBody {
+    /// A JSON list of call objects with these keys.
+    List(Keys),
+    /// One JSON call object whose arguments key is `"parameters"` (`"arguments"` too).
+    Object,
+    /// A pythonic list, `[f(a=1), g(b="x")]`.
+    Pythonic,
+    /// A pythonic list, or a JSON list of call objects with these keys: the byte after the
+    /// `[` tells which (`{` or a name's first letter).
+    PythonicOrList(Keys),
+    /// Pythonic calls, one per line, without brackets.
+    PythonicLines,
+}
 
 /// One format of the family.
 #[derive(Debug, Clone, Copy)]
 pub struct Row {
     /// The model families that write it.
     pub families: &'static str,
-    /// The start marker, read before the list.
+    /// The start marker, read before the body.
     pub open: &'static str,
-    /// The keys of the list's elements.
-    pub(crate) keys: Keys,
+    /// What the marker is followed by.
+    pub(crate) body: RowBody,
     /// The end marker, when the format has one. It may be missing.
     pub close: Option<&'static str>,
     /// The marker is a plain word, not a special token: it counts only at the start of a line
@@ -75,46 +117,129 @@ pub const ROWS: &[Row] = &[
     Row {
         families: "Jamba, Hunyuan-A13B, Apriel 1.5",
         open: "<tool_calls>",
-        keys: Keys::Named,
+        body: RowBody::List(Keys::Named),
         close: Some("</tool_calls>"),
         word: false,
     },
     Row {
         families: "Nemotron",
         open: "<TOOLCALL>",
-        keys: Keys::Named,
+        body: RowBody::List(Keys::Named),
         close: Some("</TOOLCALL>"),
         word: false,
     },
     Row {
         families: "Apertus",
         open: "<|tools_prefix|>",
-        keys: Keys::NameIsKey,
+        body: RowBody::List(Keys::NameIsKey),
         close: Some("<|tools_suffix|>"),
         word: false,
     },
     Row {
         families: "Command R7B",
         open: "<|START_ACTION|>",
-        keys: Keys::ToolName,
+        body: RowBody::List(Keys::ToolName),
         close: Some("<|END_ACTION|>"),
         word: false,
     },
     Row {
         families: "Granite 3.0",
         open: "<|tool_call|>",
-        keys: Keys::Named,
+        body: RowBody::List(Keys::Named),
         close: None,
         word: false,
     },
     Row {
         families: "Phi-4-mini",
         open: "functools",
-        keys: Keys::Named,
+        body: RowBody::List(Keys::Named),
         close: None,
         word: true,
     },
+    Row {
+        families: "InternLM 2 / 2.5",
+        open: "<|action_start|><|plugin|>",
+        body: RowBody::Object,
+        close: Some("<|action_end|>"),
+        word: false,
+    },
+    Row {
+        families: "LFM2",
+        open: "<|tool_call_start|>",
+        body: RowBody::PythonicOrList(Keys::Named),
+        close: Some("<|tool_call_end|>"),
+        word: false,
+    },
+    Row {
+        families: "Llama 4",
+        open: "<|python_start|>",
+        body: RowBody::Pythonic,
+        close: Some("<|python_end|>"),
+        word: false,
+    },
+    Row {
+        families: "Olmo 3",
+        open: "<function_calls>",
+        body: RowBody::PythonicLines,
+        close: Some("</function_calls>"),
+        word: false,
+    },
 ];
+
+/// Blanks allowed between a marker and a pythonic body's first name.
+const PEEK_BLANKS: usize = 64;
+
+/// Which body the bytes after a row's marker begin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peeked {
+    Json,
+    /// A pythonic body whose `[` (or, for calls one per line, first name) is at this byte.
+    Pythonic(usize),
+}
+
+/// Looks past the marker (`s` starts with it) for the body a pythonic row needs. `None`: need
+/// more bytes; `Some(None)`: none follows, the marker is prose.
+fn peek(s: &str, row: &Row, at: Position) -> Option<Option<Peeked>> {
+    let b = s.as_bytes();
+    let more = if at.eos { Some(None) } else { None };
+    let mut i = row.open.len();
+    let blanks = |i: &mut usize, newlines: bool| -> Option<bool> {
+        let from = *i;
+        while *i < b.len()
+            && (b[*i] == b' ' || b[*i] == b'\t' || newlines && matches!(b[*i], b'\n' | b'\r'))
+        {
+            *i += 1;
+            if *i - from > PEEK_BLANKS {
+                return Some(false);
+            }
+        }
+        if *i >= b.len() { None } else { Some(true) }
+    };
+    let name_start = |c: u8| c.is_ascii_alphabetic() || c == b'_';
+    if row.body == RowBody::PythonicLines {
+        return match blanks(&mut i, true) {
+            None => more,
+            Some(false) => Some(None),
+            Some(true) => Some(name_start(b[i]).then_some(Peeked::Pythonic(i))),
+        };
+    }
+    match blanks(&mut i, true) {
+        None => return more,
+        Some(false) => return Some(None),
+        Some(true) if b[i] != b'[' => return Some(None),
+        Some(true) => {}
+    }
+    let bracket = i;
+    i += 1;
+    match blanks(&mut i, false) {
+        None => more,
+        Some(false) => Some(None),
+        Some(true) if b[i] == b'{' && matches!(row.body, RowBody::PythonicOrList(_)) => {
+            Some(Some(Peeked::Json))
+        }
+        Some(true) => Some(name_start(b[i]).then_some(Peeked::Pythonic(bracket))),
+    }
+}
 
 impl Row {
     /// Whether `s` starts this row's trigger. `None`: need more bytes.
@@ -130,6 +255,50 @@ impl Row {
             },
             r => r,
         }
+    }
+
+    /// The body for a construct that starts with this row's marker, once the bytes after it
+    /// decide it. `None`: need more bytes; `Some(None)`: the marker is prose.
+    fn start(&self, s: &str, at: Position, text_mode: bool) -> Option<Option<Detect>> {
+        let lead = self.open.len();
+        let list = |keys| {
+            ListMachine::boxed_marker(
+                FormatId::MarkerList,
+                text_mode,
+                lead,
+                Shape::List,
+                keys,
+                self.close,
+            )
+        };
+        let body = match self.body {
+            RowBody::List(keys) => list(keys),
+            RowBody::Object => ListMachine::boxed_marker(
+                FormatId::MarkerList,
+                text_mode,
+                lead,
+                Shape::Object,
+                Keys::Named,
+                self.close,
+            ),
+            RowBody::Pythonic | RowBody::PythonicOrList(_) | RowBody::PythonicLines => {
+                match peek(s, self, at)? {
+                    None => return Some(None),
+                    Some(Peeked::Json) => match self.body {
+                        RowBody::PythonicOrList(keys) => list(keys),
+                        _ => return Some(None),
+                    },
+                    Some(Peeked::Pythonic(n)) => pythonic::boxed(PyMachine::marker(
+                        FormatId::MarkerList,
+                        text_mode,
+                        n,
+                        self.body == RowBody::PythonicLines,
+                        self.close,
+                    )),
+                }
+            }
+        };
+        Some(Some(Detect::Start(body)))
     }
 }
 
@@ -160,13 +329,11 @@ impl Format for MarkerList {
         for row in ROWS {
             match row.detect(s, at) {
                 Some(true) => {
-                    return Detect::Start(ListMachine::boxed_marker(
-                        FormatId::MarkerList,
-                        self.text_mode,
-                        row.open.len(),
-                        row.keys,
-                        row.close,
-                    ));
+                    return match row.start(s, at, self.text_mode) {
+                        None => Detect::NeedMore,
+                        Some(None) => Detect::No,
+                        Some(Some(d)) => d,
+                    };
                 }
                 None => more = true,
                 Some(false) => {}

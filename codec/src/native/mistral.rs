@@ -1,5 +1,7 @@
 //! Mistral: `[TOOL_CALLS]` followed by a JSON list of call objects (`[{…}, {…}]`), a single
-//! object, or the v11 form `name[ARGS]{json}` (optionally `name[CALL_ID]id[ARGS]{json}`).
+//! object, or the v11 form `name[ARGS]{json}` (optionally `name[CALL_ID]id[ARGS]{json}`), or
+//! `name{json}` without `[ARGS]` (the first v11 tokenizers; vLLM's `mistral` tool parser splits
+//! such a call at its first `{`). Each v11 call has its own `[TOOL_CALLS]`.
 //!
 //! The v11 form is read by the same call-object parser as the others: its name and
 //! arguments are fed to it as the object `{"name": "…", "arguments": {json}}` they mean, so
@@ -142,6 +144,18 @@ impl MistralMachine {
         }
     }
 
+    /// A v11 call whose `name` was read: a call object fed `{"name": "…", "arguments":`, ready
+    /// for the arguments object.
+    fn v11_call(name: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Box<CallObject> {
+        // The name goes in as a JSON string; its characters need no escaping.
+        let mut call = CallObject::new(opts());
+        let prefix = format!("{{\"name\":\"{name}\",\"arguments\":");
+        for ch in prefix.chars() {
+            let _ = call.push(ch, ctx, out);
+        }
+        call
+    }
+
     /// Emits a held failure at the end of the list, with everything read.
     fn emit_failed(&mut self, raw: &str, out: &mut Vec<Event>) {
         if let Some((o, _)) = self.failed.take() {
@@ -272,6 +286,12 @@ impl Machine for MistralMachine {
                     name.push(c);
                     return Flow::More;
                 }
+                if c == '{' && !name.is_empty() {
+                    // v11 without `[ARGS]`: the arguments object follows the name directly.
+                    let name = std::mem::take(name);
+                    self.st = M::Args(Self::v11_call(&name, ctx, out));
+                    return self.push(c, raw, ctx, out);
+                }
                 if c == '[' {
                     let name = std::mem::take(name);
                     self.st = M::Marker {
@@ -298,12 +318,7 @@ impl Machine for MistralMachine {
                 }
                 buf.push(c);
                 if buf == ARGS {
-                    // The name goes in as a JSON string; its characters need no escaping.
-                    let mut call = CallObject::new(opts());
-                    let prefix = format!("{{\"name\":\"{name}\",\"arguments\":");
-                    for ch in prefix.chars() {
-                        let _ = call.push(ch, ctx, out);
-                    }
+                    let call = Self::v11_call(name, ctx, out);
                     self.st = M::Args(call);
                     return Flow::More;
                 }

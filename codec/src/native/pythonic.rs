@@ -13,7 +13,7 @@ use super::json::{Push, ValueParser};
 use super::{Driven, Eos, Flow, Machine};
 use crate::action::ActionProposal;
 use crate::event::{Event, FailureKind, RepairKind};
-use crate::format::{Ctx, Detect, Format, FormatId, Position};
+use crate::format::{Body, Ctx, Detect, Format, FormatId, Position};
 
 const NAME_MAX: usize = 128;
 /// The most blanks between `[` and the first call's name.
@@ -89,10 +89,14 @@ impl Format for Pythonic {
         match shape(s, at) {
             None => Detect::NeedMore,
             Some(false) => Detect::No,
-            Some(true) => Detect::Start(Driven::boxed(PyMachine {
+            Some(true) => Detect::Start(boxed(PyMachine {
                 st: P::Open,
                 calls: Vec::new(),
                 text_mode: self.text_mode,
+                format: FormatId::Pythonic,
+                lines: false,
+                close: None,
+                repairs: Vec::new(),
             })),
         }
     }
@@ -100,6 +104,10 @@ impl Format for Pythonic {
 
 #[derive(Debug)]
 enum P {
+    /// A start marker and the blanks after it, already seen by the detector.
+    Lead {
+        left: usize,
+    },
     Open,
     /// Before a call's name (after `[` or `,`).
     CallStart,
@@ -113,6 +121,10 @@ enum P {
     Val(ValueParser),
     AfterVal,
     AfterCall,
+    /// The end marker of calls one per line, read up to this point.
+    Close(String),
+    /// After the list's `]`: blanks, then its end marker, if it comes.
+    Tail(String),
 }
 
 #[derive(Debug)]
@@ -125,37 +137,103 @@ struct PyCall {
     start: usize,
 }
 
+/// A pythonic call list as a [`Machine`]: a line-start `[f(a=1)]`, or the body after a start
+/// marker of [`super::marker_list`].
 #[derive(Debug)]
-struct PyMachine {
+pub(crate) struct PyMachine {
     st: P,
     calls: Vec<PyCall>,
     text_mode: bool,
+    /// The format proposals are attributed to.
+    format: FormatId,
+    /// Calls one per line, without brackets, up to `close` (Olmo 3).
+    lines: bool,
+    /// The end marker that may follow the body.
+    close: Option<&'static str>,
+    /// Repairs of the construct, given to its last call.
+    repairs: Vec<RepairKind>,
+}
+
+/// A [`PyMachine`] as a [`Body`].
+pub(crate) fn boxed(m: PyMachine) -> Box<dyn Body> {
+    Driven::boxed(m)
 }
 
 impl PyMachine {
+    /// The body after a start marker: its list's `[` (with `lines`, its first call's name) is
+    /// `lead` bytes on, and `close` may follow it.
+    pub(crate) fn marker(
+        format: FormatId,
+        text_mode: bool,
+        lead: usize,
+        lines: bool,
+        close: Option<&'static str>,
+    ) -> PyMachine {
+        let next = if lines { P::CallStart } else { P::Open };
+        PyMachine {
+            st: if lead > 0 {
+                P::Lead { left: lead }
+            } else {
+                next
+            },
+            calls: Vec::new(),
+            text_mode,
+            format,
+            lines,
+            close,
+            repairs: Vec::new(),
+        }
+    }
+
+    /// Whether `c` continues the end marker of calls one per line, read into `buf`.
+    fn close_step(
+        &mut self,
+        mut buf: String,
+        c: char,
+        raw: &str,
+        ctx: &mut Ctx<'_>,
+        out: &mut Vec<Event>,
+    ) -> Flow {
+        let close = self.close.unwrap_or_default();
+        buf.push(c);
+        if buf == close {
+            self.conclude(raw, ctx, out);
+            return Flow::Done;
+        }
+        if close.starts_with(buf.as_str()) {
+            self.st = P::Close(buf);
+            return Flow::More;
+        }
+        Flow::Reject
+    }
+
     /// The closing `]`: every call is a known tool with keyword arguments; emit them all.
     fn conclude(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
         let calls = std::mem::take(&mut self.calls);
+        let last = calls.len().saturating_sub(1);
         let ends: Vec<usize> = calls
             .iter()
             .skip(1)
             .map(|c| c.start)
             .chain([raw.len()])
             .collect();
-        for (call, end) in calls.into_iter().zip(ends) {
+        for (k, (call, end)) in calls.into_iter().zip(ends).enumerate() {
             // Each failure carries its own call's text, so no byte is reported twice.
             let own = raw.get(call.start..end).unwrap_or(raw);
             let args = Value::Object(call.args);
             match ctx.registry.validate(&call.name, &args) {
                 Ok((action, reg_repairs)) => {
                     let mut repairs = reg_repairs;
+                    if k == last {
+                        repairs.extend(self.repairs.iter().copied());
+                    }
                     if self.text_mode && !ctx.auto {
                         repairs.push(RepairKind::NativeInTextMode);
                     }
                     let proposal = ActionProposal {
                         action,
                         repairs,
-                        format: FormatId::Pythonic,
+                        format: self.format,
                     };
                     let index = ctx.take_index();
                     out.push(Event::ToolCallStart {
@@ -185,13 +263,42 @@ impl PyMachine {
 impl Machine for PyMachine {
     fn push(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow {
         match &mut self.st {
+            P::Lead { left } => {
+                *left = left.saturating_sub(c.len_utf8());
+                if *left == 0 {
+                    self.st = if self.lines { P::CallStart } else { P::Open };
+                }
+                Flow::More
+            }
             P::Open => {
                 self.st = P::CallStart;
                 Flow::More
             }
-            P::CallStart => {
-                if c == ' ' {
+            P::Close(buf) => {
+                let buf = std::mem::take(buf);
+                self.close_step(buf, c, raw, ctx, out)
+            }
+            P::Tail(buf) => {
+                let close = self.close.unwrap_or_default();
+                buf.push(c);
+                let t = buf.trim_start();
+                if t == close {
+                    return Flow::Done;
+                }
+                if close.starts_with(t) && buf.len() < 64 {
                     return Flow::More;
+                }
+                Flow::Ended {
+                    held: std::mem::take(buf),
+                    line_start: false,
+                }
+            }
+            P::CallStart => {
+                if c == ' ' || self.lines && c.is_whitespace() {
+                    return Flow::More;
+                }
+                if self.lines && c == '<' && !self.calls.is_empty() {
+                    return self.close_step(String::new(), c, raw, ctx, out);
                 }
                 if c.is_ascii_alphabetic() || c == '_' {
                     self.st = P::Name(c.to_string());
@@ -308,6 +415,18 @@ impl Machine for PyMachine {
                     Flow::Reject
                 }
             }
+            P::AfterCall if self.lines => {
+                if c == '\n' {
+                    self.st = P::CallStart;
+                    Flow::More
+                } else if c == ' ' || c == '\t' || c == '\r' {
+                    Flow::More
+                } else if c == '<' {
+                    self.close_step(String::new(), c, raw, ctx, out)
+                } else {
+                    Flow::Reject
+                }
+            }
             P::AfterCall => {
                 if c == ' ' {
                     Flow::More
@@ -316,6 +435,10 @@ impl Machine for PyMachine {
                     Flow::More
                 } else if c == ']' {
                     self.conclude(raw, ctx, out);
+                    if self.close.is_some() {
+                        self.st = P::Tail(String::new());
+                        return Flow::More;
+                    }
                     Flow::Done
                 } else {
                     Flow::Reject
@@ -324,9 +447,18 @@ impl Machine for PyMachine {
         }
     }
 
-    fn eos(&mut self, _raw: &str, _ctx: &mut Ctx<'_>, _out: &mut Vec<Event>) -> Eos {
-        // Without its `]` the line is not known to be a call list.
-        Eos::Reject
+    fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos {
+        match std::mem::replace(&mut self.st, P::Open) {
+            P::Tail(buf) => Eos::Closed((!buf.is_empty()).then_some(buf)),
+            // Calls one per line, the last one complete: only the end marker is missing.
+            P::AfterCall | P::CallStart | P::Close(_) if self.lines && !self.calls.is_empty() => {
+                self.repairs.push(RepairKind::MissingCloseTag);
+                self.conclude(raw, ctx, out);
+                Eos::Closed(None)
+            }
+            // Without its `]` the line is not known to be a call list.
+            _ => Eos::Reject,
+        }
     }
 
     fn flush(&mut self, _out: &mut Vec<Event>) {}

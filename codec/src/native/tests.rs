@@ -1189,7 +1189,7 @@ fn hermes_drift_wrappers() {
 }
 
 /// `<tool>`, `<tools>`, `<tool_call>` and `<tool_calls>` agree up to `<tool`; `<function_call>`,
-/// `<function name="` and `<function=` up to `<function`. All need more there, and the next
+/// `<function_calls>`, `<function name="` and `<function=` up to `<function`. All need more there, and the next
 /// byte makes at most one start; the Gemma 4 marker parts from Granite's at its last byte.
 #[test]
 fn look_alike_tags_part_at_one_byte() {
@@ -1218,7 +1218,10 @@ fn look_alike_tags_part_at_one_byte() {
             .count()
     };
     assert_eq!(more("<tool"), 3);
-    assert_eq!(more("<function"), 2);
+    assert_eq!(more("<function"), 3);
+    assert_eq!(more("<function_call"), 2);
+    assert_eq!(starts("<function_calls>\nread("), [FormatId::MarkerList]);
+    assert_eq!(starts("<|tool_call_start|>[read("), [FormatId::MarkerList]);
     assert_eq!(starts("<tool>"), [FormatId::Hermes]);
     assert_eq!(starts("<tools>"), [FormatId::Hermes]);
     assert_eq!(starts("<tool_call>"), [FormatId::Hermes]);
@@ -1461,6 +1464,12 @@ fn triggers_are_disjoint() {
         "<|tool_calls_section_begin|><|tool_call_begin|>",
         "<|channel|>commentary to=functions.read",
         "<|start|>assistant<|channel|>",
+        "<|action_start|><|plugin|>\n{",
+        "<|tool_call_start|>[read(",
+        "<|tool_call_start|>[{\"name\"",
+        "<|python_start|>[read(",
+        "<function_calls>\nread(",
+        "[TOOL_CALLS]read{",
     ];
     for s in samples {
         for line_start in [true, false] {
