@@ -609,7 +609,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..31usize,
+        0..34usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -643,6 +643,9 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             28 => format!("<|tool_call_start|>[{name}({key}={v}), nope(x=1)]<|tool_call_end|>"),
             29 => format!("<|python_start|>[{name}({key}={v})]<|python_end|>\n"),
             30 => format!("<function_calls>\n{name}({key}={v})\n{name}()\n</function_calls>"),
+            31 => format!("<seed:tool_call>\n<function={name}>\n<parameter={key}>{v}</parameter>\n</function>\n</seed:tool_call>"),
+            32 => format!("<minimax:tool_call>\n<invoke name=\"nope\">\n</invoke>\n<invoke name=\"{name}\">\n<parameter name=\"{key}\">{v}</parameter>\n</invoke>\n</minimax:tool_call>"),
+            33 => format!("<tool_call>{name}\n<arg_key>{key}</arg_key>\n<arg_value>{v}</arg_value>\n</tool_call>"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }
@@ -705,6 +708,11 @@ const NOISE: &[&str] = &[
     "<|python_start|>[",
     "<function_calls>\n",
     "</function_calls>",
+    "<seed:tool_call>",
+    "<minimax:tool_call>",
+    "<invoke name=\"",
+    "<arg_key>",
+    "</arg_value>",
     "<|channel|>analysis<|message|>",
     "<|channel|>commentary to=functions.",
     "<|message|>",

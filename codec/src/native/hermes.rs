@@ -10,14 +10,30 @@
 
 use super::call::{CallObject, CallOpts, Keys, Outcome};
 use super::json::Push;
-use super::qwen3_xml::XmlCall;
+use super::qwen3_xml::{GLM, QWEN3, XmlCall, XmlTags};
 use super::{Driven, Eos, Flow, Machine, detect_literal};
 use crate::event::{Event, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
-const OPEN: &str = "<tool_call>";
-const CLOSE: &str = "</tool_call>";
-const FUNCTION: &str = "<function=";
+/// A wrapper around calls, and what it holds.
+#[derive(Debug)]
+pub(crate) struct Wrapper {
+    pub open: &'static str,
+    pub close: &'static str,
+    /// The XML calls it may hold (each opened by `tags.function`).
+    pub tags: &'static XmlTags,
+    /// Hermes' own `<tool_call>`: it may also hold a JSON call or list (fenced or not), or a
+    /// GLM-4.5 call; the XML call of the other wrappers is all they hold, one or more.
+    pub hermes: bool,
+}
+
+/// Hermes' and Qwen3-Coder's `<tool_call>`.
+pub(crate) const TOOL_CALL: Wrapper = Wrapper {
+    open: "<tool_call>",
+    close: "</tool_call>",
+    tags: &QWEN3,
+    hermes: true,
+};
 /// How many bytes after a call are searched for its `</tool_call>`.
 pub const TAIL_MAX: usize = 96;
 /// Whitespace allowed between `<tool_call>` and the call.
@@ -47,10 +63,10 @@ impl Format for ToolCallTag {
         b""
     }
     fn detect(&self, s: &str, at: Position, _ctx: &Ctx<'_>) -> Detect {
-        match detect_literal(s, OPEN, at) {
+        match detect_literal(s, TOOL_CALL.open, at) {
             None => Detect::NeedMore,
             Some(false) => Detect::No,
-            Some(true) => Detect::Start(Driven::boxed(HermesMachine::new(self.text_mode))),
+            Some(true) => Detect::Start(HermesMachine::boxed(&TOOL_CALL, self.text_mode)),
         }
     }
 }
@@ -89,6 +105,7 @@ enum H {
 
 #[derive(Debug)]
 pub(crate) struct HermesMachine {
+    w: &'static Wrapper,
     st: H,
     text_mode: bool,
     /// A concluded call waiting for the wrapper's end (which may add repairs).
@@ -111,9 +128,15 @@ fn opts() -> CallOpts {
 }
 
 impl HermesMachine {
-    fn new(text_mode: bool) -> HermesMachine {
+    /// A body for a construct that starts with `w.open`.
+    pub(crate) fn boxed(w: &'static Wrapper, text_mode: bool) -> Box<dyn crate::format::Body> {
+        Driven::boxed(HermesMachine::new(w, text_mode))
+    }
+
+    fn new(w: &'static Wrapper, text_mode: bool) -> HermesMachine {
         HermesMachine {
-            st: H::Trigger { left: OPEN.len() },
+            w,
+            st: H::Trigger { left: w.open.len() },
             text_mode,
             pending: None,
             committed: false,
@@ -194,12 +217,13 @@ impl Machine for HermesMachine {
                 Flow::More
             }
             H::Inner { ws, lit } => {
+                let function = self.w.tags.function;
                 if *lit > 0 {
-                    if FUNCTION[*lit..].starts_with(c) {
+                    if function[*lit..].starts_with(c) {
                         *lit += c.len_utf8();
-                        if *lit == FUNCTION.len() {
+                        if *lit == function.len() {
                             self.committed = true;
-                            self.st = H::Xml(Box::new(XmlCall::new(true)));
+                            self.st = H::Xml(Box::new(XmlCall::with_tags(true, self.w.tags)));
                         }
                         return Flow::More;
                     }
@@ -213,7 +237,21 @@ impl Machine for HermesMachine {
                         Flow::More
                     };
                 }
+                if !self.w.hermes && c != '<' {
+                    return Flow::Reject;
+                }
                 match c {
+                    // GLM-4.5: the tool's name right after the tag. Nothing is committed until
+                    // its first `<arg_key>` or the end tag shows it is a call.
+                    c if c.is_ascii_alphabetic() || c == '_' => {
+                        let mut x = Box::new(XmlCall::with_tags(false, &GLM));
+                        let r = x.push(c, ctx, out);
+                        self.st = H::Xml(x);
+                        match r {
+                            Ok(_) => Flow::More,
+                            Err(_) => Flow::Reject,
+                        }
+                    }
                     '{' => {
                         let mut call = CallObject::new(opts());
                         let _ = call.push(c, ctx, out);
@@ -335,27 +373,37 @@ impl Machine for HermesMachine {
                     }
                 }
             }
-            H::Xml(x) => match x.push(c, ctx, out) {
-                Ok(false) => Flow::More,
-                Ok(true) => {
-                    let o = match x.conclude(ctx, out) {
-                        Ok(o) => Some(o),
-                        Err(e) => x.outcome_of(e),
-                    };
-                    if let Some(o) = o {
-                        self.queue(o, raw, out, ctx);
+            H::Xml(x) => {
+                let r = x.push(c, ctx, out);
+                self.committed |= !x.uncommitted();
+                match r {
+                    Ok(false) => Flow::More,
+                    Ok(true) => {
+                        let o = match x.conclude(ctx, out) {
+                            Ok(o) => Some(o),
+                            Err(e) => x.outcome_of(e),
+                        };
+                        let whole = x.ends_wrapper();
+                        if let Some(o) = o {
+                            self.queue(o, raw, out, ctx);
+                        }
+                        if whole {
+                            // The call's end tag was the wrapper's.
+                            self.emit_pending(Vec::new(), raw, ctx, out);
+                            return Flow::Done;
+                        }
+                        self.st = H::Tail {
+                            buf: String::new(),
+                            after_json: false,
+                        };
+                        Flow::More
                     }
-                    self.st = H::Tail {
-                        buf: String::new(),
-                        after_json: false,
-                    };
-                    Flow::More
+                    Err(e) => {
+                        let o = x.outcome_of(e);
+                        self.fail(o, raw, ctx, out)
+                    }
                 }
-                Err(e) => {
-                    let o = x.outcome_of(e);
-                    self.fail(o, raw, ctx, out)
-                }
-            },
+            }
             H::Tail { buf, after_json } => {
                 if *after_json && c == '{' && buf.trim().is_empty() {
                     // A second call inside the same wrapper: the first is complete.
@@ -366,7 +414,13 @@ impl Machine for HermesMachine {
                     return Flow::More;
                 }
                 buf.push(c);
-                if let Some(junk) = buf.strip_suffix(CLOSE) {
+                if !self.w.hermes && buf.trim_start() == self.w.tags.function {
+                    // Another call inside the same wrapper: the one before it is complete.
+                    self.emit_before_next(raw, ctx, out);
+                    self.st = H::Xml(Box::new(XmlCall::with_tags(true, self.w.tags)));
+                    return Flow::More;
+                }
+                if let Some(junk) = buf.strip_suffix(self.w.close) {
                     // The closing fence of a fenced call is part of the repair, not junk.
                     let junk = if self.fenced {
                         junk.trim().trim_end_matches('`')
@@ -381,7 +435,7 @@ impl Machine for HermesMachine {
                     self.emit_pending(repairs, raw, ctx, out);
                     return Flow::Done;
                 }
-                if buf.ends_with(OPEN) || buf.len() > TAIL_MAX {
+                if buf.ends_with(self.w.open) || buf.len() > TAIL_MAX {
                     let held = std::mem::take(buf);
                     self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
                     return Flow::Ended {
@@ -431,11 +485,18 @@ impl Machine for HermesMachine {
                 self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
                 Eos::Closed(None)
             }
+            H::Xml(x) if !self.committed && x.uncommitted() => Eos::Reject,
             H::Xml(mut x) => {
                 match x.eos(ctx, out) {
                     Ok(o) => {
                         self.queue(o, raw, out, ctx);
-                        self.emit_pending(vec![RepairKind::MissingCloseTag], raw, ctx, out);
+                        // A GLM-4.5 call's missing end tag is the wrapper's, counted once.
+                        let wrapper = if x.ends_wrapper() {
+                            Vec::new()
+                        } else {
+                            vec![RepairKind::MissingCloseTag]
+                        };
+                        self.emit_pending(wrapper, raw, ctx, out);
                     }
                     Err(e) => {
                         self.emit_pending(Vec::new(), raw, ctx, out);

@@ -80,6 +80,7 @@ pub mod openai;
 pub mod pythonic;
 pub mod qwen3_xml;
 pub mod section;
+pub mod xml_wrapped;
 
 use crate::event::{Event, FailureKind};
 use crate::format::{Body, Ctx, Format, FormatId, Position, Step};
@@ -103,6 +104,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(hermes_drift::HermesDrift::new(false)),
         Box::new(section::SectionCalls::new(false)),
         Box::new(harmony::Harmony::new(false)),
+        Box::new(xml_wrapped::XmlWrapped::new(false)),
     ]
 }
 
@@ -121,6 +123,7 @@ pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
         Box::new(hermes_drift::HermesDrift::new(true)),
         Box::new(section::SectionCalls::new(true)),
         Box::new(harmony::Harmony::new(true)),
+        Box::new(xml_wrapped::XmlWrapped::new(true)),
     ]
 }
 
@@ -144,11 +147,15 @@ pub fn format(id: FormatId) -> Option<Box<dyn Format>> {
 }
 
 /// Every format a single-format mode enables: for `qwen3_xml` also the unwrapped
-/// `<function=` trigger, for `hermes` also the drifted wrappers.
+/// `<function=` trigger and the other wrappers of XML calls (Seed-OSS, MiniMax-M2), for
+/// `hermes` also the drifted wrappers.
 pub fn mode_formats(id: FormatId) -> Vec<Box<dyn Format>> {
     let mut v: Vec<Box<dyn Format>> = format(id).into_iter().collect();
     match id {
-        FormatId::Qwen3Xml => v.push(Box::new(qwen3_xml::BareFunction::new(false))),
+        FormatId::Qwen3Xml => {
+            v.push(Box::new(qwen3_xml::BareFunction::new(false)));
+            v.push(Box::new(xml_wrapped::XmlWrapped::new(false)));
+        }
         FormatId::Hermes => v.push(Box::new(hermes_drift::HermesDrift::new(false))),
         _ => {}
     }

@@ -18,16 +18,76 @@ use crate::event::{Event, FailureKind, RepairKind};
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
 const FUNCTION: &str = "<function=";
-const PARAMETER: &str = "<parameter=";
-const END_PARAMETER: &str = "</parameter>";
-const END_FUNCTION: &str = "</function>";
 const MAX_NAME: usize = 128;
+
+/// How one dialect of XML calls spells its tags. A call is `function` name `name_end`, then
+/// per argument `parameter` key `param_name_end` [blanks `value_open`] value `end_parameter`,
+/// then `end_function`.
+#[derive(Debug)]
+pub(crate) struct XmlTags {
+    /// What opens a call, read before this machine starts (empty: the name comes first).
+    pub function: &'static str,
+    /// What ends the name. A `\n` ending may also be left out before the next `<`.
+    pub name_end: &'static str,
+    pub parameter: &'static str,
+    pub param_name_end: &'static str,
+    /// What opens each value after its key and optional blanks (empty: the value follows the
+    /// key's end directly).
+    pub value_open: &'static str,
+    pub end_parameter: &'static str,
+    pub end_function: &'static str,
+    /// The call starts (and can no longer be prose) only when its first `parameter` or its
+    /// `end_function` is read, not when its name ends: the name alone could be any word.
+    pub late_start: bool,
+}
+
+/// Qwen3-Coder and Seed-OSS: `<function=f><parameter=a>v</parameter></function>`.
+pub(crate) const QWEN3: XmlTags = XmlTags {
+    function: FUNCTION,
+    name_end: ">",
+    parameter: "<parameter=",
+    param_name_end: ">",
+    value_open: "",
+    end_parameter: "</parameter>",
+    end_function: "</function>",
+    late_start: false,
+};
+
+/// MiniMax-M2: `<invoke name="f"><parameter name="a">v</parameter></invoke>`.
+pub(crate) const MINIMAX: XmlTags = XmlTags {
+    function: "<invoke name=\"",
+    name_end: "\">",
+    parameter: "<parameter name=\"",
+    param_name_end: "\">",
+    value_open: "",
+    end_parameter: "</parameter>",
+    end_function: "</invoke>",
+    late_start: false,
+};
+
+/// GLM-4.5 inside `<tool_call>`: `f\n<arg_key>a</arg_key>\n<arg_value>v</arg_value>\n</tool_call>`;
+/// the call ends with the wrapper's own end tag.
+pub(crate) const GLM: XmlTags = XmlTags {
+    function: "",
+    name_end: "\n",
+    parameter: "<arg_key>",
+    param_name_end: "</arg_key>",
+    value_open: "<arg_value>",
+    end_parameter: "</arg_value>",
+    end_function: "</tool_call>",
+    late_start: true,
+};
 
 #[derive(Debug)]
 enum X {
     Name(String),
     Between(String),
     ParamName(String),
+    /// Between a key's end and its value's `value_open`.
+    ValueOpen {
+        name: String,
+        buf: String,
+    },
     Value {
         name: String,
         val: String,
@@ -42,7 +102,10 @@ enum X {
 /// One XML call, read after its `<function=`.
 #[derive(Debug)]
 pub(crate) struct XmlCall {
+    tags: &'static XmlTags,
     wrapped: bool,
+    /// A `late_start` call whose first parameter or end tag was read.
+    started: bool,
     st: X,
     name: Option<String>,
     index: Option<usize>,
@@ -70,7 +133,14 @@ fn trim_value(v: &str) -> String {
 
 impl XmlCall {
     pub fn new(wrapped: bool) -> XmlCall {
+        XmlCall::with_tags(wrapped, &QWEN3)
+    }
+
+    /// A call of another dialect, read after its `tags.function`.
+    pub fn with_tags(wrapped: bool, tags: &'static XmlTags) -> XmlCall {
         XmlCall {
+            tags,
+            started: false,
             wrapped,
             st: X::Name(String::new()),
             name: None,
@@ -86,10 +156,46 @@ impl XmlCall {
     }
 
     fn invalid(&self) -> CallErr {
-        if !self.wrapped && self.index.is_none() && self.name.is_none() {
+        if self.uncommitted() {
             CallErr::Reject
         } else {
             CallErr::Fail(FailureKind::InvalidJson)
+        }
+    }
+
+    /// Nothing says yet that this is a call: an unwrapped call before its name ended, or a
+    /// `late_start` call before its first parameter or end tag.
+    pub fn uncommitted(&self) -> bool {
+        if self.tags.late_start {
+            !self.started
+        } else {
+            !self.wrapped && self.index.is_none() && self.name.is_none()
+        }
+    }
+
+    /// The call ends with its wrapper's end tag (GLM-4.5), so no other follows.
+    pub fn ends_wrapper(&self) -> bool {
+        self.tags.late_start
+    }
+
+    /// Emits the start of a call whose name resolves to a declared tool.
+    fn start(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
+        if self.index.is_some() {
+            return;
+        }
+        let Some(name) = &self.name else { return };
+        if let Some((canon, _)) = resolve_name(ctx.registry, name) {
+            let index = ctx.take_index();
+            self.index = Some(index);
+            out.push(Event::ToolCallStart { index, name: canon });
+        }
+    }
+
+    /// A literal of the call's body was completed: a `late_start` call starts here.
+    fn commit(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) {
+        if self.tags.late_start && !self.started {
+            self.started = true;
+            self.start(ctx, out);
         }
     }
 
@@ -103,25 +209,42 @@ impl XmlCall {
         match &mut self.st {
             X::Done => Err(self.invalid()),
             X::Name(buf) => {
-                if c == '>' {
-                    let name = std::mem::take(buf);
-                    if name.is_empty() {
-                        return Err(if self.wrapped {
+                let tags = self.tags;
+                // A name ended by a line break may run into the next tag instead.
+                let early = tags.name_end == "\n" && c == '<' && !buf.is_empty();
+                if early || c.len_utf8() == 1 && tags.name_end.contains(c) {
+                    buf.push(c);
+                }
+                let named = if early {
+                    buf.pop();
+                    Some(std::mem::take(buf))
+                } else {
+                    buf.strip_suffix(tags.name_end).map(str::to_owned)
+                };
+                if let Some(name) = named {
+                    buf.clear();
+                    if name.is_empty() || !name.chars().all(name_char) {
+                        return Err(if self.wrapped && !tags.late_start && !name.is_empty() {
+                            CallErr::Fail(FailureKind::InvalidJson)
+                        } else if self.wrapped && !tags.late_start {
                             CallErr::Fail(FailureKind::MissingName)
                         } else {
                             CallErr::Reject
                         });
                     }
-                    if let Some((canon, _)) = resolve_name(ctx.registry, &name) {
-                        let index = ctx.take_index();
-                        self.index = Some(index);
-                        out.push(Event::ToolCallStart { index, name: canon });
-                    }
                     self.name = Some(name);
+                    if !tags.late_start {
+                        self.start(ctx, out);
+                    }
                     self.st = X::Between(String::new());
+                    if early {
+                        return self.push(c, ctx, out);
+                    }
                     Ok(false)
-                } else if name_char(c) && buf.len() < MAX_NAME {
-                    buf.push(c);
+                } else if (name_char(c) || tags.name_end.contains(c)) && buf.len() < MAX_NAME {
+                    if !tags.name_end.contains(c) {
+                        buf.push(c);
+                    }
                     Ok(false)
                 } else {
                     Err(self.invalid())
@@ -135,14 +258,17 @@ impl XmlCall {
                     return self.start_json(ctx, out);
                 }
                 buf.push(c);
-                if buf == PARAMETER {
+                let tags = self.tags;
+                if buf == tags.parameter {
                     self.st = X::ParamName(String::new());
+                    self.commit(ctx, out);
                     Ok(false)
-                } else if buf == END_FUNCTION {
+                } else if buf == tags.end_function {
                     self.st = X::Done;
+                    self.commit(ctx, out);
                     Ok(true)
-                } else if PARAMETER.starts_with(buf.as_str())
-                    || END_FUNCTION.starts_with(buf.as_str())
+                } else if tags.parameter.starts_with(buf.as_str())
+                    || tags.end_function.starts_with(buf.as_str())
                 {
                     Ok(false)
                 } else {
@@ -169,25 +295,55 @@ impl XmlCall {
                     return Ok(false);
                 }
                 buf.push(c);
-                if buf == END_FUNCTION {
+                if buf == self.tags.end_function {
                     self.st = X::Done;
                     Ok(true)
-                } else if END_FUNCTION.starts_with(buf.as_str()) {
+                } else if self.tags.end_function.starts_with(buf.as_str()) {
                     Ok(false)
                 } else {
                     Err(CallErr::Fail(FailureKind::InvalidJson))
                 }
             }
             X::ParamName(buf) => {
-                if c == '>' && !buf.is_empty() {
-                    let name = std::mem::take(buf);
+                let tags = self.tags;
+                buf.push(c);
+                if let Some(name) = buf.strip_suffix(tags.param_name_end) {
+                    if name.is_empty() || !name.chars().all(name_char) {
+                        return Err(self.invalid());
+                    }
+                    let name = name.to_owned();
+                    self.st = if tags.value_open.is_empty() {
+                        X::Value {
+                            name,
+                            val: String::new(),
+                        }
+                    } else {
+                        X::ValueOpen {
+                            name,
+                            buf: String::new(),
+                        }
+                    };
+                    Ok(false)
+                } else if (name_char(c) || tags.param_name_end.contains(c)) && buf.len() < MAX_NAME
+                {
+                    Ok(false)
+                } else {
+                    Err(self.invalid())
+                }
+            }
+            X::ValueOpen { name, buf } => {
+                if buf.is_empty() && c.is_whitespace() {
+                    return Ok(false);
+                }
+                buf.push(c);
+                if buf == self.tags.value_open {
+                    let name = std::mem::take(name);
                     self.st = X::Value {
                         name,
                         val: String::new(),
                     };
                     Ok(false)
-                } else if name_char(c) && buf.len() < MAX_NAME {
-                    buf.push(c);
+                } else if self.tags.value_open.starts_with(buf.as_str()) {
                     Ok(false)
                 } else {
                     Err(self.invalid())
@@ -195,13 +351,14 @@ impl XmlCall {
             }
             X::Value { name, val } => {
                 val.push(c);
-                if let Some(v) = val.strip_suffix(END_PARAMETER) {
+                let tags = self.tags;
+                if let Some(v) = val.strip_suffix(tags.end_parameter) {
                     let v = trim_value(v);
                     let name = std::mem::take(name);
                     self.add_param(name, v)?;
                     self.st = X::Between(String::new());
                     Ok(false)
-                } else if let Some(v) = val.strip_suffix(END_FUNCTION) {
+                } else if let Some(v) = val.strip_suffix(tags.end_function) {
                     let v = trim_value(v);
                     let name = std::mem::take(name);
                     self.add_param(name, v)?;
@@ -313,13 +470,14 @@ impl XmlCall {
     pub fn eos(&mut self, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Result<Outcome, CallErr> {
         match &self.st {
             X::Done => self.conclude(ctx, out),
-            X::Between(buf) if buf.is_empty() || END_FUNCTION.starts_with(buf.as_str()) => {
+            X::Between(buf)
+                if !self.uncommitted()
+                    && (buf.is_empty() || self.tags.end_function.starts_with(buf.as_str())) =>
+            {
                 self.repairs.push(RepairKind::MissingCloseTag);
                 self.conclude(ctx, out)
             }
-            _ if !self.wrapped && self.index.is_none() && self.name.is_none() => {
-                Err(CallErr::Reject)
-            }
+            _ if self.uncommitted() => Err(CallErr::Reject),
             _ => Err(CallErr::Fail(FailureKind::TruncatedJson)),
         }
     }
