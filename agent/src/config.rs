@@ -37,6 +37,9 @@ pub struct Config {
     /// the files). The two layouts solve different tasks on the agent suite, so attempts
     /// alternate them ([`crate::attempts::layout`]).
     pub files_apart: bool,
+    /// Syntax-check the files the session writes ([`crate::lint`]): a failure is told after
+    /// the change, and a DONE is refused while one stands.
+    pub lint: bool,
     /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
     pub interrupt: crate::Interrupt,
 }
@@ -60,6 +63,7 @@ impl Config {
             output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
             context_budget: None,
             files_apart: false,
+            lint: true,
             interrupt: crate::Interrupt::new(),
         }
     }

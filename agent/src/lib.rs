@@ -21,6 +21,7 @@ pub mod history;
 pub mod interrupt;
 pub mod isolate;
 pub mod journal;
+pub mod lint;
 pub mod observe;
 pub mod policy;
 pub mod prompt;

@@ -3,6 +3,8 @@
 //! (`crate::resume`, from the journal) both go through these, so a resumed session reads and
 //! counts as the uninterrupted one would have.
 
+use std::collections::BTreeSet;
+
 use crate::act::Observation;
 use crate::config::Config;
 use crate::history::TurnRecord;
@@ -40,9 +42,37 @@ pub struct Tally {
     /// exited 0); until then a DONE is refused as premature.
     pub(crate) acted: bool,
     pub(crate) commits: u32,
+    /// Paths the session has written, and those of them that did not parse before it first
+    /// wrote them (never held against the model): what [`Tally::lint`] checks.
+    pub(crate) changed: BTreeSet<String>,
+    pub(crate) lint_exempt: BTreeSet<String>,
+    /// DONE proposals refused because a file the session wrote does not parse.
+    pub(crate) lint_refused: u32,
 }
 
 impl Tally {
+    /// Notes that the session wrote `path`, whose content before was `pre` (`None`: new).
+    pub(crate) fn note_change(&mut self, path: &str, pre: Option<&[u8]>) {
+        if self.changed.insert(path.to_owned())
+            && pre.is_some_and(|b| crate::lint::check(path, b).is_some())
+        {
+            self.lint_exempt.insert(path.to_owned());
+        }
+    }
+
+    /// The files the session wrote that do not parse now, with why ([`crate::lint`]); a file
+    /// since deleted, or one that did not parse before the session, is not checked.
+    pub(crate) fn lint(&self, ws: &Workspace) -> Vec<(String, String)> {
+        self.changed
+            .iter()
+            .filter(|p| !self.lint_exempt.contains(*p))
+            .filter_map(|p| {
+                let bytes = ws.read(p).ok().flatten()?;
+                crate::lint::check(p, &bytes).map(|why| (p.clone(), why))
+            })
+            .collect()
+    }
+
     /// Counts the turn towards a stall (no valid action) or resets the stall count.
     pub(crate) fn end_turn(&mut self) {
         if self.valid_this_turn == 0 {

@@ -165,11 +165,15 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
             // As the loop counts them: an echo, a premature DONE or a DONE with nothing
             // changed is not a valid action.
             Event::Refused { why, .. }
-                if why == "echo" || why == "premature_done" || why == "no_change" =>
+                if matches!(
+                    why.as_str(),
+                    "echo" | "premature_done" | "no_change" | "lint"
+                ) =>
             {
                 match why.as_str() {
                     "echo" => t.echoes += 1,
                     "premature_done" => t.premature_done += 1,
+                    "lint" => t.lint_refused += 1,
                     _ => t.no_change += 1,
                 }
                 if let Some(p) = p
@@ -226,8 +230,21 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
             }
             // Every kind of record that holds a commit id counts: a resumed session never
             // reuses one, whatever the last commit was.
-            Event::Commit { id, .. }
-            | Event::CommitDir { id, .. }
+            Event::Commit {
+                id,
+                path,
+                pre_sha256,
+                ..
+            } => {
+                t.commits = t.commits.max(*id);
+                // The pre-image is in the journal's blobs: what the file was before the
+                // session first wrote it decides whether a syntax check holds against it.
+                let pre = pre_sha256
+                    .as_ref()
+                    .and_then(|sha| std::fs::read(journal.dir().join("blobs").join(sha)).ok());
+                t.note_change(path, pre.as_deref());
+            }
+            Event::CommitDir { id, .. }
             | Event::CommitFailed { id, .. }
             | Event::Undo { id, .. } => t.commits = t.commits.max(*id),
             _ => {}

@@ -171,19 +171,38 @@ async fn drive(
         let commits = s.tally.commits;
         let mut checked = false;
         let mut observations: Vec<_> = echoed.into_iter().map(|o| (String::new(), o)).collect();
+        let mut unchanged = 0;
         for p in &proposals {
             // A reply cut by Ctrl-C is journaled, never acted on.
             if cfg.interrupt.fired() {
                 return s.stop(StopReason::Quit);
             }
-            match s.act(p)? {
-                Step::Observed(obs) => observations.push((render(&p.action), obs)),
-                Step::Finished if cfg.verify.is_none() => return s.stop(StopReason::Done),
-                Step::Finished => match s.verify(Some(&p.action)).inspect(|_| checked = true)? {
-                    None => return s.stop(StopReason::Verified),
-                    Some(obs) => observations.push((render(&p.action), obs)),
+            unchanged += usize::from(
+                cfg.protocol == prompt::Protocol::Whole
+                    && crate::whole::unchanged(s.ws, &p.action, false).is_some(),
+            );
+            if let Some(reason) = s.step(p, &mut observations, &mut checked)? {
+                return s.stop(reason);
+            }
+        }
+        // A reply that only writes files back as they are, after the session's change, is
+        // the model's answer that its change stands: taken as a DONE (checked like one), as a
+        // one-shot harness takes its one reply. Small models rarely write the word.
+        if commits > 0
+            && s.tally.commits == commits
+            && unchanged > 0
+            && unchanged == proposals.len()
+            && cfg.policy.mode != ApprovalMode::Plan
+        {
+            let settled = ActionProposal {
+                action: Action::Done {
+                    summary: crate::whole::SETTLED.to_owned(),
                 },
-                Step::Quit => return s.stop(StopReason::Quit),
+                repairs: Vec::new(),
+                format: proposals[0].format,
+            };
+            if let Some(reason) = s.step(&settled, &mut observations, &mut checked)? {
+                return s.stop(reason);
             }
         }
         // The check runs after every turn that changed the repository, as a test suite
@@ -236,6 +255,31 @@ enum Step {
     Observed(Observation),
     Finished,
     Quit,
+}
+
+impl Session<'_> {
+    /// Acts on one proposal and checks a DONE: `Some` stop reason when the session ends,
+    /// else its observation is added to `observations` (`checked`: the check has run).
+    fn step(
+        &mut self,
+        p: &ActionProposal,
+        observations: &mut Vec<(String, Observation)>,
+        checked: &mut bool,
+    ) -> Result<Option<StopReason>, AgentError> {
+        match self.act(p)? {
+            Step::Observed(obs) => observations.push((render(&p.action), obs)),
+            Step::Finished if self.cfg.verify.is_none() => return Ok(Some(StopReason::Done)),
+            Step::Finished => {
+                *checked = true;
+                match self.verify(Some(&p.action))? {
+                    None => return Ok(Some(StopReason::Verified)),
+                    Some(obs) => observations.push((render(&p.action), obs)),
+                }
+            }
+            Step::Quit => return Ok(Some(StopReason::Quit)),
+        }
+        Ok(None)
+    }
 }
 
 impl Tally {
@@ -552,6 +596,7 @@ impl<'a> Session<'a> {
                     ("no_change", no_change_observation(self.cfg.protocol))
                 })
             };
+            let refusal = refusal.or_else(|| self.lint_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
                     turn,
@@ -634,6 +679,24 @@ impl<'a> Session<'a> {
             Plan::Observed(_) | Plan::Done { .. } => unreachable_plan(),
         };
         self.observed(action, obs, true)
+    }
+
+    /// A DONE refused because a file the session wrote does not parse (`lint`), counted.
+    fn lint_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.lint {
+            return None;
+        }
+        let broken = self.tally.lint(self.ws);
+        if broken.is_empty() {
+            return None;
+        }
+        self.tally.lint_refused += 1;
+        let mut obs = Observation::error(
+            format!("DONE refused: {}", crate::lint::describe(&broken)),
+            Some(LINT_HINT),
+        );
+        obs.summary = obs.summary.replace('\n', "; ");
+        Some(("lint", obs))
     }
 
     fn observed(
@@ -764,12 +827,29 @@ impl<'a> Session<'a> {
             })?;
             return Ok(failure.observation);
         }
+        for c in changes {
+            self.tally.note_change(&c.path, c.pre.as_deref());
+        }
         let mut obs = Observation::ok(summary, diff);
         if !repairs.is_empty() {
             obs.hint = Some(format!(
                 "SEARCH matched after repair: {}",
                 repairs.join(", ")
             ));
+        }
+        // What was just written and does not parse is told with the change, while the model
+        // still has the file in view.
+        let broken: Vec<_> = changes
+            .iter()
+            .filter(|c| self.cfg.lint && !self.tally.lint_exempt.contains(&c.path))
+            .filter_map(|c| {
+                let why = crate::lint::check(&c.path, c.post.as_deref()?)?;
+                Some((c.path.clone(), why))
+            })
+            .collect();
+        if !broken.is_empty() {
+            obs.summary = format!("{}; but {}", obs.summary, crate::lint::describe(&broken));
+            obs.hint = Some(LINT_HINT.to_owned());
         }
         Ok(obs)
     }
@@ -855,6 +935,10 @@ impl<'a> Session<'a> {
         )
     }
 }
+
+/// What to do about a file that does not parse.
+const LINT_HINT: &str =
+    "fix the file so that it parses (the line is named above), writing it again with the fix";
 
 fn echo_observation() -> Observation {
     Observation::error(

@@ -30,6 +30,10 @@ pub const ELIDED: &str = "elided_file";
 /// Small models copy the diff they were shown; written, it would break the file.
 pub const DIFF: &str = "diff_in_file";
 
+/// The summary of the DONE a reply implies when it writes every file back unchanged after
+/// the session's change (the loop, `run`): the model's answer that its change stands.
+pub const SETTLED: &str = "implied: the reply wrote its files back unchanged after the change";
+
 /// The malformed kind of a code block headed by a bare word that is no file of the
 /// repository (`docs` above the content of `docs/index.md`): nothing is written, and the
 /// model is told to name the file.

@@ -499,17 +499,83 @@ fn a_directory_as_a_file_path_is_refused_and_nothing_changes() {
 }
 
 /// Without a check, a model that made its change often writes the file again instead of
-/// DONE: the unchanged block is then told that the change is in place and DONE ends the task.
+/// DONE. A reply of nothing but unchanged files after the change is taken as its DONE (the
+/// journal shows the implied DONE); an unchanged file beside another action is reminded that
+/// DONE ends the task.
 #[test]
-fn a_block_written_again_after_the_change_is_reminded_of_done() {
-    let dir = repo("whole-again", &[("stats.py", STATS)]);
+fn files_written_back_unchanged_after_the_change_are_an_implied_done() {
+    let dir = repo("whole-again", &[("stats.py", STATS), ("notes.txt", "n\n")]);
     let fixed = format!("stats.py\n```\n{FIXED}```\n");
-    let e = engine(&[fixed.as_str(), fixed.as_str(), "DONE"]);
+    let e = engine(&[fixed.as_str(), fixed.as_str(), "READ notes.txt"]);
     let out = session(&e, dir.path(), &cfg("fix mean"));
     assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 2);
+    let done = events(dir.path(), &out.session)
+        .into_iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Proposal { text, .. } => Some(text),
+            _ => None,
+        })
+        .unwrap();
+    assert!(done.starts_with("DONE implied"), "{done}");
+
+    // Beside another action it is no answer: reminded, and the session goes on.
+    let dir = repo(
+        "whole-again-read",
+        &[("stats.py", STATS), ("notes.txt", "n\n")],
+    );
+    let with_read = format!("{fixed}READ notes.txt\n");
+    let e = engine(&[fixed.as_str(), with_read.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("fix mean"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 3);
     let p = prompts(&e);
     assert!(p[2].contains("your earlier change is in place"), "{}", p[2]);
     assert!(!p[1].contains("your earlier change is in place"));
+
+    // Before any change, files written back are no answer either.
+    let dir = repo("whole-again-first", &[("stats.py", STATS)]);
+    let same = format!("stats.py\n```\n{STATS}```\n");
+    let e = engine(&[same.as_str(), fixed.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("fix mean"));
+    assert_eq!(out.turns, 3);
+}
+
+/// With a check, the implied DONE is checked like a written one: rejected and fed back while
+/// the check fails (counted), accepted once it passes — and a resume counts it the same way.
+#[test]
+fn an_implied_done_is_checked_like_a_written_one() {
+    let dir = repo("whole-settle-check", &[("stats.py", STATS)]);
+    let wrong = "stats.py\n```\ndef mean(xs):\n    return 0\n```\n";
+    let right = format!("stats.py\n```\n{FIXED}```\n");
+    let e = engine(&[wrong, wrong, right.as_str(), right.as_str()]);
+    let mut c = cfg("fix mean");
+    c.verify = Some(vec![
+        "grep".into(),
+        "-q".into(),
+        "range(0,".into(),
+        "stats.py".into(),
+    ]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(out.turns, 4);
+    assert_eq!(out.false_successes, 1);
+    let p = prompts(&e);
+    assert!(p[2].contains("DONE (implied"), "{}", p[2]);
+    assert!(p[2].contains("rejected"), "{}", p[2]);
+
+    let dir = repo("whole-settle-resume", &[("stats.py", STATS)]);
+    let e = engine(&[wrong, wrong]);
+    c.max_turns = 2;
+    let first = session(&e, dir.path(), &c);
+    assert_eq!(first.reason, StopReason::MaxTurns);
+    assert_eq!(first.false_successes, 1);
+    let e2 = engine(&[right.as_str(), right.as_str()]);
+    let out = resume(&e2, dir.path(), &c, &first.session);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(out.false_successes, 1);
+    assert!(prompts(&e2)[0].contains("DONE (implied"));
 }
 
 /// A block that copies the diff a change's observation showed (`+` lines, `</output>`) is

@@ -234,6 +234,12 @@ pub struct RunArgs {
     /// use the other layout.
     #[arg(long)]
     pub files_apart: bool,
+    /// Do not syntax-check the files the session writes. By default a written Python
+    /// (`python3`'s parser, nothing run), shell (`bash -n`) or JSON file that does not parse
+    /// is told to the model with the change, and DONE is refused while one stands (a file
+    /// that did not parse before the session is not held against it).
+    #[arg(long)]
+    pub no_lint: bool,
     /// Seconds a RUN may take before it is killed.
     #[arg(long, default_value_t = 60)]
     pub run_timeout: u64,
@@ -394,6 +400,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.reply_reserve = a.reply_reserve;
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
+    cfg.lint = !a.no_lint;
     let mut view: Box<dyn View> = if a.json {
         Box::new(JsonLines)
     } else {

@@ -1,0 +1,140 @@
+//! Syntax checks of what the agent writes: a written file that does not parse is told with
+//! the change, and a DONE is refused while one stands — except for a file that did not parse
+//! before the session, live and after a resume.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
+
+mod common;
+
+use agent::{ApprovalMode, Config, Event, Policy, Protocol, StopReason};
+use common::{engine, events, prompts, repo, resume, session};
+
+const GOOD: &str = "def mean(xs):\n    return sum(xs) / len(xs)\n";
+const BROKEN: &str = "def mean(xs:\n    return sum(xs) / len(xs)\n";
+
+fn cfg() -> Config {
+    let mut c = Config::new("fix mean", Policy::new(ApprovalMode::Auto));
+    c.protocol = Protocol::Whole;
+    c.max_turns = 4;
+    c.reply_reserve = 400;
+    c
+}
+
+fn block(text: &str) -> String {
+    format!("stats.py\n```python\n{text}```\n")
+}
+
+fn refusals(dir: &std::path::Path, session: &str) -> Vec<String> {
+    events(dir, session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Refused { why, .. } => Some(why),
+            _ => None,
+        })
+        .collect()
+}
+
+fn have_python() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The broken file is written (the model asked for it) and told at once with its line; the
+/// DONE after it is refused as `lint`; the fix goes through and its DONE is accepted.
+#[test]
+fn a_file_that_does_not_parse_is_told_and_holds_back_done() {
+    if !have_python() {
+        return;
+    }
+    let dir = repo("lint-told", &[("stats.py", "x = 1\n")]);
+    let broken = format!("{}DONE", block(BROKEN));
+    let fixed = format!("{}DONE", block(GOOD));
+    let e = engine(&[broken.as_str(), fixed.as_str()]);
+    let out = session(&e, dir.path(), &cfg());
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 2);
+    assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
+    let p = &prompts(&e)[1];
+    assert!(p.contains("stats.py does not parse: line 1"), "{p}");
+    assert!(p.contains("DONE refused: stats.py does not parse"), "{p}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
+        GOOD
+    );
+}
+
+/// Lint refusals and the files a session wrote come back with a resume: a DONE after the
+/// resume is still refused while the file is broken.
+#[test]
+fn a_resumed_session_still_holds_back_done_on_a_broken_file() {
+    if !have_python() {
+        return;
+    }
+    let dir = repo("lint-resume", &[("stats.py", "x = 1\n")]);
+    let e = engine(&[block(BROKEN)]);
+    let mut c = cfg();
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    assert_eq!(first.reason, StopReason::MaxTurns);
+    let fixed = format!("{}DONE", block(GOOD));
+    let e2 = engine(&["DONE", fixed.as_str()]);
+    c.max_turns = 3;
+    let out = resume(&e2, dir.path(), &c, &first.session);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &first.session), ["lint"]);
+}
+
+/// A file that did not parse before the session is not held against the model (its check
+/// would be about someone else's mistake), live and after a resume, which reads the file's
+/// first content from the journal; `lint = false` checks nothing.
+#[test]
+fn a_file_broken_before_the_session_and_lint_off_hold_nothing_back() {
+    if !have_python() {
+        return;
+    }
+    let still_broken = "def mean(xs:\n    return sum(xs) / max(len(xs), 1)\n";
+    let dir = repo("lint-exempt", &[("stats.py", BROKEN)]);
+    let reply = format!("{}DONE", block(still_broken));
+    let e = engine(&[reply.as_str()]);
+    let out = session(&e, dir.path(), &cfg());
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+
+    let dir = repo("lint-exempt-resume", &[("stats.py", BROKEN)]);
+    let e = engine(&[block(still_broken)]);
+    let mut c = cfg();
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    let e2 = engine(&["DONE"]);
+    let out = resume(&e2, dir.path(), &c, &first.session);
+    assert_eq!(out.reason, StopReason::Done);
+
+    let dir = repo("lint-off", &[("stats.py", "x = 1\n")]);
+    let reply = format!("{}DONE", block(BROKEN));
+    let e = engine(&[reply.as_str()]);
+    let mut c = cfg();
+    c.lint = false;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(!prompts(&e)[0].contains("does not parse"));
+}
+
+/// JSON is checked here, without a program: a config file with a trailing comma is told,
+/// in the text protocol too.
+#[test]
+fn json_is_checked_in_every_protocol() {
+    let dir = repo("lint-json", &[("README.md", "r\n")]);
+    let create =
+        "CREATE config.json\n<<<<<<< SEARCH\n=======\n{\"port\": 8080,}\n>>>>>>> REPLACE\nDONE";
+    let fix =
+        "CREATE config.json\n<<<<<<< SEARCH\n=======\n{\"port\": 8080}\n>>>>>>> REPLACE\nDONE";
+    let e = engine(&[create, fix]);
+    let mut c = cfg();
+    c.protocol = Protocol::Text;
+    c.actions_per_turn = 4;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
+    assert_eq!(out.reason, StopReason::Done);
+}
