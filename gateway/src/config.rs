@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::upstream::{DEFAULT_UPSTREAM_PARALLEL, Target, Timeouts, UpstreamConfig};
+
 /// Default port: the one llama-server and most local OpenAI servers use.
 pub const DEFAULT_PORT: u16 = 8080;
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -95,6 +97,73 @@ pub struct ServeArgs {
     #[arg(long, env = "BELLOWS_WRITE_STALL_SECS", value_name = "SECONDS")]
     pub write_stall_secs: Option<f64>,
 
+    /// Serve through an OpenAI-compatible server instead of a local model (repeatable, or
+    /// comma-separated): `http://HOST:PORT` of llama-server, vLLM, Ollama or another bellows.
+    /// Requests go to the least busy healthy one; a failure before the first token moves the
+    /// request to the next. Replies are decoded, repaired and counted as a local model's are.
+    #[arg(
+        long = "upstream",
+        env = "BELLOWS_UPSTREAM",
+        value_name = "URL",
+        value_delimiter = ','
+    )]
+    pub upstream: Vec<String>,
+
+    /// API key sent to the upstreams as `Authorization: Bearer KEY`: once for all, or once per
+    /// --upstream, in the same order.
+    #[arg(
+        long = "upstream-key",
+        env = "BELLOWS_UPSTREAM_KEY",
+        value_name = "KEY",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub upstream_key: Vec<String>,
+
+    /// The model to request from the upstreams: once for all, or once per --upstream.
+    /// Default: the first model each upstream lists.
+    #[arg(
+        long = "upstream-model",
+        env = "BELLOWS_UPSTREAM_MODEL",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub upstream_model: Vec<String>,
+
+    /// Requests sent to one upstream at once; more wait for another upstream or get 503.
+    /// Default: 4.
+    #[arg(long, env = "BELLOWS_UPSTREAM_PARALLEL", value_name = "N")]
+    pub upstream_parallel: Option<u32>,
+
+    /// Seconds to open a connection to an upstream. Default: 5.
+    #[arg(
+        long,
+        env = "BELLOWS_UPSTREAM_CONNECT_TIMEOUT_SECS",
+        value_name = "SECONDS"
+    )]
+    pub upstream_connect_timeout_secs: Option<f64>,
+
+    /// Seconds from sending a request to an upstream to its first generated text (prompt
+    /// evaluation included). Default: 120.
+    #[arg(
+        long,
+        env = "BELLOWS_UPSTREAM_FIRST_TOKEN_TIMEOUT_SECS",
+        value_name = "SECONDS"
+    )]
+    pub upstream_first_token_timeout_secs: Option<f64>,
+
+    /// Seconds an upstream stream may stay silent before the request fails. Default: 60.
+    #[arg(
+        long,
+        env = "BELLOWS_UPSTREAM_IDLE_TIMEOUT_SECS",
+        value_name = "SECONDS"
+    )]
+    pub upstream_idle_timeout_secs: Option<f64>,
+
+    /// Seconds between health checks of the upstreams. Default: 10.
+    #[arg(long, env = "BELLOWS_UPSTREAM_HEALTH_SECS", value_name = "SECONDS")]
+    pub upstream_health_secs: Option<f64>,
+
     /// TOML file with any of the settings above.
     #[arg(long, env = "BELLOWS_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -119,6 +188,17 @@ pub struct FileConfig {
     #[serde(default)]
     pub alias: Vec<String>,
     pub write_stall_secs: Option<f64>,
+    #[serde(default)]
+    pub upstream: Vec<String>,
+    #[serde(default)]
+    pub upstream_key: Vec<String>,
+    #[serde(default)]
+    pub upstream_model: Vec<String>,
+    pub upstream_parallel: Option<u32>,
+    pub upstream_connect_timeout_secs: Option<f64>,
+    pub upstream_first_token_timeout_secs: Option<f64>,
+    pub upstream_idle_timeout_secs: Option<f64>,
+    pub upstream_health_secs: Option<f64>,
 }
 
 /// Settings after merging; `None` means "let the engine decide" (profile or model default).
@@ -137,6 +217,10 @@ pub struct ServeConfig {
     pub max_body_bytes: usize,
     pub aliases: Vec<String>,
     pub write_stall: std::time::Duration,
+    /// `--upstream`: serve through these instead of a local model.
+    pub upstreams: Vec<UpstreamConfig>,
+    /// Time between upstream health checks.
+    pub upstream_health: std::time::Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -203,19 +287,55 @@ impl ServeArgs {
             } else {
                 self.alias.clone()
             },
-            write_stall: match self.write_stall_secs.or(file.write_stall_secs) {
-                None => DEFAULT_WRITE_STALL,
-                Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
-                    std::time::Duration::from_secs_f64(s)
-                }
-                Some(s) => {
-                    return Err(ConfigError::Invalid {
-                        name: "write_stall_secs",
-                        message: format!("{s} is not a number of seconds in (0, 86400]"),
-                    });
-                }
-            },
+            write_stall: seconds(
+                "write_stall_secs",
+                self.write_stall_secs.or(file.write_stall_secs),
+                DEFAULT_WRITE_STALL,
+            )?,
+            upstreams: Vec::new(),
+            upstream_health: seconds(
+                "upstream_health_secs",
+                self.upstream_health_secs.or(file.upstream_health_secs),
+                DEFAULT_UPSTREAM_HEALTH,
+            )?,
         };
+        let pick = |flag: &[String], from_file: Vec<String>| {
+            if flag.is_empty() {
+                from_file
+            } else {
+                flag.to_vec()
+            }
+        };
+        let urls = pick(&self.upstream, file.upstream);
+        let keys = pick(&self.upstream_key, file.upstream_key);
+        let upstream_models = pick(&self.upstream_model, file.upstream_model);
+        let defaults = Timeouts::default();
+        let timeouts = Timeouts {
+            connect: seconds(
+                "upstream_connect_timeout_secs",
+                self.upstream_connect_timeout_secs
+                    .or(file.upstream_connect_timeout_secs),
+                defaults.connect,
+            )?,
+            first_byte: seconds(
+                "upstream_first_token_timeout_secs",
+                self.upstream_first_token_timeout_secs
+                    .or(file.upstream_first_token_timeout_secs),
+                defaults.first_byte,
+            )?,
+            idle: seconds(
+                "upstream_idle_timeout_secs",
+                self.upstream_idle_timeout_secs
+                    .or(file.upstream_idle_timeout_secs),
+                defaults.idle,
+            )?,
+        };
+        let parallel = self
+            .upstream_parallel
+            .or(file.upstream_parallel)
+            .unwrap_or(DEFAULT_UPSTREAM_PARALLEL);
+        let mut cfg = cfg;
+        cfg.upstreams = upstream_configs(&urls, &keys, &upstream_models, parallel, timeouts)?;
         let invalid = |name, message: &str| ConfigError::Invalid {
             name,
             message: message.into(),
@@ -238,8 +358,88 @@ impl ServeArgs {
         if cfg.host.is_empty() {
             return Err(invalid("host", "must not be empty"));
         }
+        if !cfg.upstreams.is_empty() && cfg.model.is_some() {
+            return Err(invalid(
+                "upstream",
+                "serves through upstreams instead of a local model: give --upstream or --model, \
+                 not both",
+            ));
+        }
         Ok(cfg)
     }
+}
+
+/// Time between upstream health checks, unless configured.
+pub const DEFAULT_UPSTREAM_HEALTH: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A number of seconds in (0, 86400], or `default` when absent.
+fn seconds(
+    name: &'static str,
+    value: Option<f64>,
+    default: std::time::Duration,
+) -> Result<std::time::Duration, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
+            Ok(std::time::Duration::from_secs_f64(s))
+        }
+        Some(s) => Err(ConfigError::Invalid {
+            name,
+            message: format!("{s} is not a number of seconds in (0, 86400]"),
+        }),
+    }
+}
+
+/// The upstreams with their keys and models: each of those given once for all, or once per
+/// upstream.
+pub fn upstream_configs(
+    urls: &[String],
+    keys: &[String],
+    models: &[String],
+    parallel: u32,
+    timeouts: Timeouts,
+) -> Result<Vec<UpstreamConfig>, ConfigError> {
+    let per = |name: &'static str, values: &[String]| match values.len() {
+        0 => Ok(vec![None; urls.len()]),
+        1 => Ok(vec![Some(values[0].clone()); urls.len()]),
+        n if n == urls.len() => Ok(values.iter().cloned().map(Some).collect()),
+        n => Err(ConfigError::Invalid {
+            name,
+            message: format!(
+                "given {n} times for {} upstreams: give it once for all, or once per upstream",
+                urls.len()
+            ),
+        }),
+    };
+    if urls.is_empty() && (!keys.is_empty() || !models.is_empty()) {
+        return Err(ConfigError::Invalid {
+            name: "upstream",
+            message: "--upstream-key and --upstream-model need --upstream".into(),
+        });
+    }
+    if parallel == 0 {
+        return Err(ConfigError::Invalid {
+            name: "upstream_parallel",
+            message: "must be at least 1".into(),
+        });
+    }
+    let keys = per("upstream_key", keys)?;
+    let models = per("upstream_model", models)?;
+    let mut out = Vec::with_capacity(urls.len());
+    for ((url, key), model) in urls.iter().zip(keys).zip(models) {
+        Target::parse(url).map_err(|e| ConfigError::Invalid {
+            name: "upstream",
+            message: e.to_string(),
+        })?;
+        out.push(UpstreamConfig {
+            url: url.clone(),
+            key: key.filter(|k| !k.is_empty()),
+            model,
+            parallel,
+            timeouts,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -296,5 +496,61 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn upstream_keys_and_models_apply_to_all_or_pair_up() {
+        let urls = |n: usize| {
+            (0..n)
+                .map(|i| format!("http://h{i}:80"))
+                .collect::<Vec<_>>()
+        };
+        let args = ServeArgs {
+            upstream: urls(2),
+            upstream_key: vec!["k".into()],
+            upstream_model: vec!["a".into(), "b".into()],
+            upstream_idle_timeout_secs: Some(2.5),
+            ..ServeArgs::default()
+        };
+        let cfg = args.resolve().expect("valid");
+        let got: Vec<_> = cfg
+            .upstreams
+            .iter()
+            .map(|u| (u.key.as_deref(), u.model.as_deref()))
+            .collect();
+        assert_eq!(got, vec![(Some("k"), Some("a")), (Some("k"), Some("b"))]);
+        assert_eq!(
+            cfg.upstreams[0].timeouts.idle,
+            std::time::Duration::from_millis(2500)
+        );
+        let three_models = ServeArgs {
+            upstream: urls(2),
+            upstream_model: vec!["a".into(), "b".into(), "c".into()],
+            ..ServeArgs::default()
+        };
+        assert!(matches!(
+            three_models.resolve(),
+            Err(ConfigError::Invalid {
+                name: "upstream_model",
+                ..
+            })
+        ));
+        let https = ServeArgs {
+            upstream: vec!["https://api.example.com".into()],
+            ..ServeArgs::default()
+        };
+        assert!(matches!(
+            https.resolve(),
+            Err(ConfigError::Invalid {
+                name: "upstream",
+                ..
+            })
+        ));
+        let both = ServeArgs {
+            upstream: urls(1),
+            model: Some("tiny".into()),
+            ..ServeArgs::default()
+        };
+        assert!(both.resolve().is_err());
     }
 }

@@ -5,7 +5,7 @@
 //! `bellows_errors_total` metric, so a label can never come from request-supplied text.
 
 use hyper::StatusCode;
-use models::EngineError;
+use models::{EngineError, UpstreamError, UpstreamFailure};
 
 use crate::api::response::{ErrorBody, ErrorDetail};
 
@@ -62,6 +62,25 @@ pub enum ApiError {
     ShuttingDown,
     #[error("engine failure: {0}")]
     Engine(String),
+    /// An upstream could not be reached (`--upstream`): 502.
+    #[error("the upstream is unreachable: {}", .0.failure)]
+    UpstreamUnreachable(UpstreamError),
+    /// An upstream answered with a server error, or spoke something other than the
+    /// protocol: 502.
+    #[error("the upstream failed: {}", .0.failure)]
+    UpstreamFailed(UpstreamError),
+    /// An upstream is overloaded (429 or 503 there): 503.
+    #[error("the upstream is busy: {}", .0.failure)]
+    UpstreamBusy(UpstreamError),
+    /// An upstream refused the request itself (a 4xx there): 400.
+    #[error("the upstream refused the request: {}", .0.failure)]
+    UpstreamRejected(UpstreamError),
+    /// An upstream did not answer in time: 504.
+    #[error("the upstream timed out: {}", .0.failure)]
+    UpstreamTimeout(UpstreamError),
+    /// The request needs what the upstream cannot do: 400.
+    #[error("{}", .0.failure)]
+    UpstreamUnsupported(UpstreamError),
 }
 
 impl ApiError {
@@ -83,6 +102,12 @@ impl ApiError {
         "template_error",
         "shutting_down",
         "engine_failure",
+        "upstream_unreachable",
+        "upstream_error",
+        "upstream_busy",
+        "upstream_rejected",
+        "upstream_timeout",
+        "upstream_unsupported",
     ];
 
     pub fn status(&self) -> StatusCode {
@@ -97,7 +122,14 @@ impl ApiError {
             | ApiError::ContextExceeded { .. }
             | ApiError::InvalidGrammar(_)
             | ApiError::InvalidSchema(_)
-            | ApiError::Template(_) => StatusCode::BAD_REQUEST,
+            | ApiError::Template(_)
+            | ApiError::UpstreamRejected(_)
+            | ApiError::UpstreamUnsupported(_) => StatusCode::BAD_REQUEST,
+            ApiError::UpstreamUnreachable(_) | ApiError::UpstreamFailed(_) => {
+                StatusCode::BAD_GATEWAY
+            }
+            ApiError::UpstreamBusy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -127,6 +159,12 @@ impl ApiError {
             ApiError::Template(_) => "template_error",
             ApiError::ShuttingDown => "shutting_down",
             ApiError::Engine(_) => "engine_failure",
+            ApiError::UpstreamUnreachable(_) => "upstream_unreachable",
+            ApiError::UpstreamFailed(_) => "upstream_error",
+            ApiError::UpstreamBusy(_) => "upstream_busy",
+            ApiError::UpstreamRejected(_) => "upstream_rejected",
+            ApiError::UpstreamTimeout(_) => "upstream_timeout",
+            ApiError::UpstreamUnsupported(_) => "upstream_unsupported",
         }
     }
 
@@ -135,8 +173,13 @@ impl ApiError {
         match self {
             ApiError::Unauthorized => "authentication_error",
             ApiError::NotFound(_) => "not_found_error",
-            ApiError::QueueFull { .. } | ApiError::ShuttingDown => "overloaded_error",
-            ApiError::Engine(_) => "server_error",
+            ApiError::QueueFull { .. } | ApiError::ShuttingDown | ApiError::UpstreamBusy(_) => {
+                "overloaded_error"
+            }
+            ApiError::Engine(_)
+            | ApiError::UpstreamUnreachable(_)
+            | ApiError::UpstreamFailed(_)
+            | ApiError::UpstreamTimeout(_) => "server_error",
             _ => "invalid_request_error",
         }
     }
@@ -149,6 +192,10 @@ impl ApiError {
             | ApiError::Unsupported { param, .. } => Some(param.clone()),
             ApiError::ContextExceeded { param, .. } => Some((*param).to_owned()),
             ApiError::PromptTooLong { .. } | ApiError::Template(_) => Some("messages".to_owned()),
+            ApiError::UpstreamUnsupported(UpstreamError {
+                failure: UpstreamFailure::Unsupported { param, .. },
+                ..
+            }) => Some((*param).to_owned()),
             _ => None,
         }
     }
@@ -156,7 +203,9 @@ impl ApiError {
     /// Seconds a client should wait before retrying, for 503 answers.
     pub const fn retry_after(&self) -> Option<u32> {
         match self {
-            ApiError::QueueFull { .. } | ApiError::ShuttingDown => Some(1),
+            ApiError::QueueFull { .. } | ApiError::ShuttingDown | ApiError::UpstreamBusy(_) => {
+                Some(1)
+            }
             _ => None,
         }
     }
@@ -188,6 +237,24 @@ impl ApiError {
                 param: max_tokens_param,
             },
             other => other,
+        }
+    }
+
+    /// An upstream's failure as the answer bellows gives: a 4xx there that is about the
+    /// request is the client's (400); an overloaded upstream is 503; a timeout 504; anything
+    /// else is a bad gateway (502). The upstream's name stays in the logs.
+    pub fn from_upstream(e: UpstreamError) -> ApiError {
+        tracing::warn!(error = %e, "upstream failure");
+        match &e.failure {
+            UpstreamFailure::Connect { .. } => ApiError::UpstreamUnreachable(e),
+            UpstreamFailure::Timeout { .. } => ApiError::UpstreamTimeout(e),
+            UpstreamFailure::Protocol { .. } => ApiError::UpstreamFailed(e),
+            UpstreamFailure::Unsupported { .. } => ApiError::UpstreamUnsupported(e),
+            UpstreamFailure::Refused { status, .. } => match status {
+                429 | 503 => ApiError::UpstreamBusy(e),
+                400 | 404 | 413 | 422 => ApiError::UpstreamRejected(e),
+                _ => ApiError::UpstreamFailed(e),
+            },
         }
     }
 
@@ -231,6 +298,7 @@ impl From<EngineError> for ApiError {
             EngineError::InvalidSchema(m) => ApiError::InvalidSchema(m),
             EngineError::Template(m) => ApiError::Template(m),
             EngineError::ShutDown => ApiError::ShuttingDown,
+            EngineError::Upstream(e) => ApiError::from_upstream(e),
             other => ApiError::Engine(other.to_string()),
         }
     }
@@ -271,6 +339,22 @@ mod tests {
             ApiError::Template(String::new()),
             ApiError::ShuttingDown,
             ApiError::Engine(String::new()),
+            ApiError::UpstreamUnreachable(up(UpstreamFailure::Connect {
+                reason: String::new(),
+            })),
+            ApiError::UpstreamFailed(up(UpstreamFailure::Protocol {
+                reason: String::new(),
+            })),
+            ApiError::UpstreamBusy(up(refused(503))),
+            ApiError::UpstreamRejected(up(refused(400))),
+            ApiError::UpstreamTimeout(up(UpstreamFailure::Timeout {
+                phase: models::TimeoutPhase::Idle,
+                after: std::time::Duration::from_secs(1),
+            })),
+            ApiError::UpstreamUnsupported(up(UpstreamFailure::Unsupported {
+                param: "logprobs",
+                reason: String::new(),
+            })),
         ];
         let mut kinds: Vec<&str> = samples.iter().map(ApiError::kind).collect();
         // Both context refusals share OpenAI's `context_length_exceeded`.
@@ -296,9 +380,67 @@ mod tests {
             ApiError::Template(_) => 14,
             ApiError::ShuttingDown => 15,
             ApiError::Engine(_) => 16,
+            ApiError::UpstreamUnreachable(_) => 17,
+            ApiError::UpstreamFailed(_) => 18,
+            ApiError::UpstreamBusy(_) => 19,
+            ApiError::UpstreamRejected(_) => 20,
+            ApiError::UpstreamTimeout(_) => 21,
+            ApiError::UpstreamUnsupported(_) => 22,
         };
         let positions: Vec<usize> = samples.iter().map(position).collect();
-        assert_eq!(positions, (0..=16).collect::<Vec<_>>());
+        assert_eq!(positions, (0..=22).collect::<Vec<_>>());
+    }
+
+    fn up(failure: UpstreamFailure) -> UpstreamError {
+        UpstreamError {
+            upstream: "http://u".into(),
+            failure,
+        }
+    }
+
+    fn refused(status: u16) -> UpstreamFailure {
+        UpstreamFailure::Refused {
+            status,
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn upstream_failures_map_to_gateway_statuses() {
+        let status = |f| {
+            ApiError::from(EngineError::Upstream(up(f)))
+                .status()
+                .as_u16()
+        };
+        assert_eq!(
+            status(UpstreamFailure::Connect {
+                reason: "refused".into()
+            }),
+            502
+        );
+        assert_eq!(status(refused(500)), 502);
+        assert_eq!(status(refused(503)), 503);
+        assert_eq!(status(refused(429)), 503);
+        assert_eq!(status(refused(400)), 400);
+        assert_eq!(
+            status(UpstreamFailure::Timeout {
+                phase: models::TimeoutPhase::FirstByte,
+                after: std::time::Duration::from_secs(2),
+            }),
+            504
+        );
+        assert_eq!(
+            status(UpstreamFailure::Protocol {
+                reason: "bad".into()
+            }),
+            502
+        );
+        let e = ApiError::from(EngineError::Upstream(up(UpstreamFailure::Unsupported {
+            param: "logprobs",
+            reason: "no".into(),
+        })));
+        assert_eq!(e.status().as_u16(), 400);
+        assert_eq!(e.param().as_deref(), Some("logprobs"));
     }
 
     #[test]

@@ -17,4 +17,5 @@ pub mod server;
 pub mod sse;
 pub mod state;
 pub mod tools;
+pub mod upstream;
 pub mod validate;

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 use crate::error::ApiError;
@@ -23,6 +23,7 @@ pub enum Endpoint {
     Health,
     Metrics,
     Tokenize,
+    Props,
     /// Any path the router does not know.
     Other,
 }
@@ -35,6 +36,7 @@ impl Endpoint {
         Endpoint::Health,
         Endpoint::Metrics,
         Endpoint::Tokenize,
+        Endpoint::Props,
         Endpoint::Other,
     ];
 
@@ -46,6 +48,7 @@ impl Endpoint {
             Endpoint::Health => "health",
             Endpoint::Metrics => "metrics",
             Endpoint::Tokenize => "tokenize",
+            Endpoint::Props => "props",
             Endpoint::Other => "other",
         }
     }
@@ -58,6 +61,7 @@ impl Endpoint {
             "/health" => Endpoint::Health,
             "/metrics" => Endpoint::Metrics,
             "/tokenize" => Endpoint::Tokenize,
+            "/props" => Endpoint::Props,
             p if p.starts_with("/v1/models/") || p.starts_with("/models/") => Endpoint::Models,
             _ => Endpoint::Other,
         }
@@ -74,7 +78,9 @@ fn status_label(status: u16) -> &'static str {
         405 => "405",
         413 => "413",
         500 => "500",
+        502 => "502",
         503 => "503",
+        504 => "504",
         _ => "other",
     }
 }
@@ -244,6 +250,53 @@ impl Metrics {
         }
     }
 
+    /// The per-upstream metrics, registered here under the names given (from the
+    /// configuration: the upstreams' URLs as configured). Call it once per registry.
+    pub fn upstreams(&self, names: &[String]) -> UpstreamMetrics {
+        let vec = |name: &str, help: &str, labels: &[&str]| {
+            let c = IntCounterVec::new(Opts::new(name, help), labels)
+                .unwrap_or_else(|e| unreachable!("metric {name} is well-formed: {e}"));
+            register(&self.registry, Box::new(c.clone()));
+            c
+        };
+        let gauge_vec = |name: &str, help: &str| {
+            let g = IntGaugeVec::new(Opts::new(name, help), &["upstream"])
+                .unwrap_or_else(|e| unreachable!("metric {name} is well-formed: {e}"));
+            register(&self.registry, Box::new(g.clone()));
+            g
+        };
+        let m = UpstreamMetrics {
+            names: names.to_vec(),
+            requests: vec(
+                "bellows_upstream_requests_total",
+                "Generations sent to each upstream, by how they ended.",
+                &["upstream", "outcome"],
+            ),
+            failovers: vec(
+                "bellows_upstream_failovers_total",
+                "Requests moved to another upstream after this one failed before the first token.",
+                &["upstream"],
+            ),
+            inflight: gauge_vec(
+                "bellows_upstream_inflight",
+                "Generations running on each upstream now.",
+            ),
+            healthy: gauge_vec(
+                "bellows_upstream_healthy",
+                "1 when the upstream answered its last health check, else 0.",
+            ),
+        };
+        for n in names {
+            for o in UpstreamMetrics::OUTCOMES {
+                m.requests.with_label_values(&[n, o]);
+            }
+            m.failovers.with_label_values(&[n]);
+            m.inflight.with_label_values(&[n]);
+            m.healthy.with_label_values(&[n]);
+        }
+        m
+    }
+
     /// The Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut buf = Vec::new();
@@ -252,6 +305,62 @@ impl Metrics {
             tracing::error!(error = %e, "metrics encoding failed");
         }
         String::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+/// Metrics per upstream. The `upstream` label takes only the configured names: a name not
+/// among them is not recorded.
+#[derive(Debug, Clone)]
+pub struct UpstreamMetrics {
+    names: Vec<String>,
+    requests: IntCounterVec,
+    failovers: IntCounterVec,
+    inflight: IntGaugeVec,
+    healthy: IntGaugeVec,
+}
+
+impl UpstreamMetrics {
+    /// How an upstream generation ended: the `outcome` label's fixed set.
+    pub const OUTCOMES: &'static [&'static str] = &[
+        "ok",
+        "cancelled",
+        "connect",
+        "refused",
+        "timeout",
+        "protocol",
+        "unsupported",
+    ];
+
+    fn known(&self, upstream: &str) -> bool {
+        self.names.iter().any(|n| n == upstream)
+    }
+
+    pub fn outcome(&self, upstream: &str, outcome: &'static str) {
+        if self.known(upstream) && Self::OUTCOMES.contains(&outcome) {
+            self.requests.with_label_values(&[upstream, outcome]).inc();
+        }
+    }
+
+    pub fn failover(&self, upstream: &str) {
+        if self.known(upstream) {
+            self.failovers.with_label_values(&[upstream]).inc();
+        }
+    }
+
+    pub fn set_inflight(&self, upstream: &str, n: u32) {
+        if self.known(upstream) {
+            self.inflight
+                .with_label_values(&[upstream])
+                .set(i64::from(n));
+        }
+    }
+
+    pub fn set_healthy(&self, upstream: &str, yes: bool) {
+        if self.known(upstream) {
+            self.healthy
+                .with_label_values(&[upstream])
+                .set(i64::from(yes));
+        }
     }
 }
 

@@ -88,6 +88,7 @@ where
         }
         (Endpoint::Models, &Method::GET) => info::models(state, &path),
         (Endpoint::Health, &Method::GET) => Ok(info::health(state)),
+        (Endpoint::Props, &Method::GET) => Ok(info::props(state)),
         (Endpoint::Metrics, &Method::GET) => Ok(info::metrics(state)),
         (Endpoint::Other, _) => Err(ApiError::NotFound(path)),
         _ => Err(ApiError::MethodNotAllowed {

@@ -7,8 +7,10 @@ use models::{Engine, LlamaEngine, LoadOptions};
 
 use crate::config::ServeConfig;
 use crate::defaults::Defaults;
+use crate::metrics::Metrics;
 use crate::server::{Server, shutdown_signal};
 use crate::state::AppState;
+use crate::upstream::Pool;
 
 /// The models `scripts/fetch-models.sh` fetches, by the names it accepts: (name, file in the
 /// models cache).
@@ -53,6 +55,8 @@ pub enum ServeError {
     },
     #[error("server failed: {0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Upstream(#[from] crate::upstream::PoolError),
 }
 
 /// The models cache: `$BELLOWS_MODELS`, else `$XDG_CACHE_HOME/bellows/models`, else
@@ -209,11 +213,35 @@ pub fn load_engine(cfg: &ServeConfig) -> Result<(Arc<dyn Engine>, Defaults), Ser
     Ok((Arc::new(engine), defaults))
 }
 
+/// The upstream pool the config names, its metrics registered into `metrics`, with its
+/// health checks running.
+pub async fn connect_upstreams(
+    cfg: &ServeConfig,
+    metrics: &Metrics,
+) -> Result<Arc<Pool>, ServeError> {
+    let names: Vec<String> = cfg.upstreams.iter().map(|u| u.url.clone()).collect();
+    let pool = Arc::new(Pool::connect(cfg.upstreams.clone(), metrics.upstreams(&names)).await?);
+    pool.spawn_health_checks(cfg.upstream_health);
+    Ok(pool)
+}
+
 /// Runs `bellows serve` to completion (until SIGINT/SIGTERM and the drain).
 pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
-    let (engine, defaults) = load_engine(&cfg)?;
+    let metrics = Metrics::new();
+    let (engine, defaults, pool): (Arc<dyn Engine>, Defaults, Option<Arc<Pool>>) =
+        if cfg.upstreams.is_empty() {
+            let (engine, defaults) = load_engine(&cfg)?;
+            (engine, defaults, None)
+        } else {
+            let pool = connect_upstreams(&cfg, &metrics).await?;
+            (pool.clone(), Defaults::default(), Some(pool))
+        };
     let info = engine.info().clone();
-    let state = AppState::new(engine)
+    let mut state = AppState::new(engine).with_metrics(metrics);
+    if let Some(pool) = pool {
+        state = state.with_upstream(pool);
+    }
+    let state = state
         .with_api_key(cfg.api_key.clone())
         .with_max_body_bytes(cfg.max_body_bytes)
         .with_defaults(defaults)
@@ -233,6 +261,7 @@ pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
         n_ctx = info.n_ctx,
         slots = info.slots,
         aliases = ?cfg.aliases,
+        upstreams = ?cfg.upstreams.iter().map(|u| u.url.as_str()).collect::<Vec<_>>(),
         auth = cfg.api_key.is_some(),
         "listening on http://{local}/v1"
     );

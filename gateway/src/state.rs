@@ -9,6 +9,7 @@ use crate::config::DEFAULT_MAX_BODY_BYTES;
 use crate::defaults::Defaults;
 use crate::ids::IdGen;
 use crate::metrics::Metrics;
+use crate::upstream::Pool;
 
 #[derive(Debug)]
 pub struct AppState {
@@ -25,6 +26,9 @@ pub struct AppState {
     pub aliases: Vec<String>,
     /// How long a stream may wait for a client that stopped reading before it is cancelled.
     pub write_stall: std::time::Duration,
+    /// The upstream pool when the engine is one (`--upstream`): `/v1/models` lists what the
+    /// upstreams serve.
+    pub upstream: Option<Arc<Pool>>,
 }
 
 impl AppState {
@@ -39,7 +43,19 @@ impl AppState {
             defaults: Defaults::default(),
             aliases: Vec::new(),
             write_stall: crate::config::DEFAULT_WRITE_STALL,
+            upstream: None,
         }
+    }
+
+    /// The server's metrics are `metrics` (which an upstream pool already registered into).
+    pub fn with_metrics(mut self, metrics: Metrics) -> AppState {
+        self.metrics = metrics;
+        self
+    }
+
+    pub fn with_upstream(mut self, pool: Arc<Pool>) -> AppState {
+        self.upstream = Some(pool);
+        self
     }
 
     pub fn with_aliases(mut self, aliases: Vec<String>) -> AppState {

@@ -528,6 +528,88 @@ pub enum EngineError {
     ShutDown,
     #[error("engine failure: {0}")]
     Backend(String),
+    /// A remote engine (an OpenAI-compatible server bellows fronts) failed or refused.
+    #[error(transparent)]
+    Upstream(#[from] UpstreamError),
+}
+
+/// A failure of a remote engine: which one (its name from the configuration) and what went
+/// wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("upstream {upstream}: {failure}")]
+pub struct UpstreamError {
+    pub upstream: String,
+    pub failure: UpstreamFailure,
+}
+
+/// What went wrong with a remote engine.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UpstreamFailure {
+    /// No connection: refused, unreachable, reset before an answer.
+    #[error("cannot connect: {reason}")]
+    Connect { reason: String },
+    /// The upstream answered with an error status (its message, shortened).
+    #[error("answered status {status}: {message}")]
+    Refused { status: u16, message: String },
+    /// Nothing arrived within the bound for this phase.
+    #[error("{phase} after {} ms", after.as_millis())]
+    Timeout {
+        phase: TimeoutPhase,
+        after: Duration,
+    },
+    /// The upstream sent something that is not the protocol: a malformed event stream or
+    /// JSON, or a stream that ended before it finished.
+    #[error("protocol error: {reason}")]
+    Protocol { reason: String },
+    /// The request needs something this upstream cannot do (a grammar through a chat-only
+    /// API, log probabilities); `param` is the request field at fault.
+    #[error("cannot serve `{param}`: {reason}")]
+    Unsupported { param: &'static str, reason: String },
+}
+
+impl UpstreamFailure {
+    /// Whether another upstream could serve the same request: the failure was this
+    /// upstream's, not the request's.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            UpstreamFailure::Connect { .. }
+            | UpstreamFailure::Timeout { .. }
+            | UpstreamFailure::Protocol { .. } => true,
+            UpstreamFailure::Refused { status, .. } => *status >= 500 || *status == 429,
+            UpstreamFailure::Unsupported { .. } => false,
+        }
+    }
+}
+
+/// Which wait timed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutPhase {
+    /// Opening the connection.
+    Connect,
+    /// From sending the request to the first generated text (prompt evaluation included).
+    FirstByte,
+    /// Between two pieces of a running stream.
+    Idle,
+}
+
+impl std::fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeoutPhase::Connect => "no connection",
+            TimeoutPhase::FirstByte => "no first token",
+            TimeoutPhase::Idle => "the stream went quiet",
+        })
+    }
+}
+
+/// The chat template an engine renders with, and the special-token texts it is given: what a
+/// client needs to render a conversation exactly as the engine would (llama-server's
+/// `/props` publishes the same).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateSource {
+    pub source: String,
+    pub bos_token: String,
+    pub eos_token: String,
 }
 
 /// A model that generates. Implemented by the llama.cpp engine and [`crate::ScriptedEngine`].
@@ -547,4 +629,9 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
         messages: &[ChatMessage],
         tools: &[ToolSpec],
     ) -> Result<String, EngineError>;
+    /// The chat template `render_chat` uses, when the engine renders with a Jinja template
+    /// it can show; `None` for engines that render some other way.
+    fn chat_template(&self) -> Option<TemplateSource> {
+        None
+    }
 }

@@ -22,8 +22,8 @@ pub mod template;
 pub use engine::{
     ChatMessage, DRY_MAX_ALLOWED_LENGTH, DRY_MAX_BREAKER_BYTES, DRY_MAX_BREAKERS, Dry, DryInvalid,
     Engine, EngineError, GenEvent, GenerateRequest, Generation, GrammarSpec, MAX_TOP_LOGPROBS,
-    ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, Timings, TokenLogprob,
-    ToolSpec, TopLogprob,
+    ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, TemplateSource, TimeoutPhase,
+    Timings, TokenLogprob, ToolSpec, TopLogprob, UpstreamError, UpstreamFailure,
 };
 pub use llama::{LlamaEngine, LoadError, LoadOptions};
 pub use profile::{GrammarMode, Profile, ProfileError};

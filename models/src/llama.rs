@@ -36,7 +36,7 @@ use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     BoxFuture, ChatMessage, Dry, Engine, EngineError, GenEvent, GenerateRequest, Generation,
     GrammarSpec, MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, Sampling,
-    StopReason, Timings, TokenLogprob, ToolSpec, TopLogprob,
+    StopReason, TemplateSource, Timings, TokenLogprob, ToolSpec, TopLogprob,
 };
 use crate::gguf::{self, GgufError, GgufInfo};
 use crate::profile::{Profile, ProfileError};
@@ -421,7 +421,7 @@ impl LlamaEngine {
                 }
             })?;
 
-        let renders_tools = probe_renders_tools(&template);
+        let renders_tools = template.renders_tools();
 
         // By default the slots share the cores: llama.cpp's OpenMP workers spin while they
         // wait, so more threads than cores in total slows every slot down several times.
@@ -490,6 +490,11 @@ impl LlamaEngine {
         let admission = Arc::new(Admission {
             model: Arc::clone(&model),
             template,
+            template_source: TemplateSource {
+                source: template_src,
+                bos_token: bos_text.clone(),
+                eos_token: eos_text,
+            },
             bos_text,
             profile_stop: profile.stop.clone(),
             n_ctx,
@@ -543,6 +548,8 @@ impl LlamaEngine {
 struct Admission {
     model: Arc<LlamaModel>,
     template: ChatTemplate,
+    /// The template's source and special tokens, for [`Engine::chat_template`].
+    template_source: TemplateSource,
     bos_text: String,
     /// The profile's stop strings, added to every request's.
     profile_stop: Vec<String>,
@@ -798,6 +805,10 @@ impl Engine for LlamaEngine {
         tools: &[ToolSpec],
     ) -> Result<String, EngineError> {
         self.admission.render_chat(messages, tools)
+    }
+
+    fn chat_template(&self) -> Option<TemplateSource> {
+        Some(self.admission.template_source.clone())
     }
 }
 
@@ -1610,24 +1621,6 @@ fn random_seed() -> u32 {
             .map_or(0, |d| d.as_nanos()),
     );
     h.finish() as u32
-}
-
-/// Whether a chat template shows the `tools` variable: rendering a probe conversation with and
-/// without a tool gives different text.
-fn probe_renders_tools(template: &ChatTemplate) -> bool {
-    let messages = [ChatMessage::new("user", "ping")];
-    let tool = ToolSpec {
-        name: "bellows_probe_tool".to_owned(),
-        description: "probe".to_owned(),
-        parameters: serde_json::json!({"type": "object", "properties": {}}),
-    };
-    match (
-        template.render(&messages, std::slice::from_ref(&tool), true),
-        template.render(&messages, &[], true),
-    ) {
-        (Ok(with), Ok(without)) => with != without,
-        _ => false,
-    }
 }
 
 /// The index of the largest logit (the first, on ties), as llama.cpp's greedy sampler picks.

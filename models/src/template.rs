@@ -91,6 +91,26 @@ impl ChatTemplate {
     }
 }
 
+impl ChatTemplate {
+    /// Whether the template shows the `tools` variable: a probe conversation renders
+    /// differently with a tool than without.
+    pub fn renders_tools(&self) -> bool {
+        let messages = [ChatMessage::new("user", "ping")];
+        let tool = ToolSpec {
+            name: "bellows_probe_tool".to_owned(),
+            description: "probe".to_owned(),
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+        };
+        match (
+            self.render(&messages, std::slice::from_ref(&tool), true),
+            self.render(&messages, &[], true),
+        ) {
+            (Ok(with), Ok(without)) => with != without,
+            _ => false,
+        }
+    }
+}
+
 fn raise_exception(msg: String) -> Result<Value, Error> {
     Err(Error::new(ErrorKind::InvalidOperation, msg))
 }

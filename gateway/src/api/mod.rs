@@ -1,5 +1,8 @@
 //! OpenAI wire types: the only place in the workspace where they exist.
 //!
+//! [`upstream`] holds the same wire format seen from the other side, for bellows as the client
+//! of an upstream server.
+//!
 //! [`request`] holds what clients send, deserialized leniently (unknown fields are ignored, as
 //! most OpenAI-compatible servers do, so newer clients keep working). [`response`] holds what
 //! the gateway sends back. Neither leaks past the handlers: a request becomes a
@@ -8,3 +11,4 @@
 
 pub mod request;
 pub mod response;
+pub mod upstream;

@@ -5,6 +5,7 @@ use hyper::{Response, StatusCode};
 
 use crate::api::request::TokenizeRequest;
 use crate::api::response::{Health, ModelCard, ModelCardExt, ModelList, TokenizeResponse};
+use crate::api::upstream::{Props, PropsGeneration};
 use crate::body::{self, Body};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -34,7 +35,8 @@ fn card(state: &AppState, name: &str) -> ModelCard {
             n_ctx_train: info.n_ctx_train,
             slots: info.slots,
             profile: info.profile.clone(),
-            alias_of: (name != info.id).then(|| info.id.clone()),
+            alias_of: (name != info.id && !upstream_models(state).iter().any(|m| m == name))
+                .then(|| info.id.clone()),
             conversion_rate: state.defaults.measured.conversion_rate,
             measured: (state.defaults.measured != Default::default())
                 .then(|| state.defaults.measured.clone()),
@@ -51,10 +53,18 @@ pub fn models(state: &AppState, path: &str) -> Result<Response<Body>, ApiError> 
     match wanted {
         None => {
             let id = &state.engine.info().id;
-            let mut data = vec![card(state, id)];
-            for alias in state.aliases.iter().filter(|a| *a != id) {
-                data.push(card(state, alias));
+            let mut names = vec![id.clone()];
+            for m in upstream_models(state) {
+                if !names.contains(&m) {
+                    names.push(m);
+                }
             }
+            for alias in &state.aliases {
+                if !names.contains(alias) {
+                    names.push(alias.clone());
+                }
+            }
+            let data = names.iter().map(|n| card(state, n)).collect();
             Ok(body::json(
                 StatusCode::OK,
                 &ModelList {
@@ -65,6 +75,35 @@ pub fn models(state: &AppState, path: &str) -> Result<Response<Body>, ApiError> 
         }
         Some(id) => Ok(body::json(StatusCode::OK, &card(state, id))),
     }
+}
+
+/// What the upstreams serve, when the engine is an upstream pool.
+fn upstream_models(state: &AppState) -> Vec<String> {
+    state
+        .upstream
+        .as_ref()
+        .map(|p| p.models())
+        .unwrap_or_default()
+}
+
+/// `GET /props`, in llama-server's shape: the chat template and special tokens the engine
+/// renders with (so another bellows in front of this one renders prompts exactly as this one
+/// would and sends them to `/v1/completions`), the context size and the slots.
+pub fn props(state: &AppState) -> Response<Body> {
+    let info = state.engine.info();
+    let template = state.engine.chat_template();
+    body::json(
+        StatusCode::OK,
+        &Props {
+            chat_template: template.as_ref().map(|t| t.source.clone()),
+            bos_token: template.as_ref().map(|t| t.bos_token.clone()),
+            eos_token: template.map(|t| t.eos_token),
+            default_generation_settings: Some(PropsGeneration {
+                n_ctx: Some(info.n_ctx),
+            }),
+            total_slots: Some(info.slots),
+        },
+    )
 }
 
 pub fn metrics(state: &AppState) -> Response<Body> {
