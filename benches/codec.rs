@@ -1,6 +1,8 @@
 //! Codec throughput and scaling.
 //!
-//! * `throughput/*`: replies of 64 KiB (prose only, edit-dense, Hermes tool-call stream) decoded
+//! * `throughput/*`: replies of 64 KiB (prose only, edit-dense, Hermes tool-call stream, and the
+//!   native formats InternLM, Llama 4 `<|python_start|>`, Olmo 3 `<function_calls>`, MiniMax-M2
+//!   and GLM-4.5, one builtin call per construct) decoded
 //!   whole and in token-sized chunks (3–8 bytes, deterministic pseudo-random sizes, cut on
 //!   character boundaries, as a model's detokenised stream arrives).
 //! * `scaling/*`: the same replies at 4, 16 and 64 KiB in token-sized chunks, decoded
@@ -169,6 +171,135 @@ fn hermes(size: usize) -> String {
     s
 }
 
+/// One tool call of a native-format reply: `read` with a line range, or `run` with an argv.
+enum Call {
+    Read {
+        path: String,
+        start: usize,
+        end: usize,
+    },
+    Run {
+        argv: [String; 4],
+    },
+}
+
+/// A native-format reply: calls to builtin tools, each written by `render` as one construct,
+/// separated by short prose.
+fn native(size: usize, render: fn(&Call) -> String) -> String {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut s = String::with_capacity(size + 1024);
+    while s.len() < size {
+        sentence(&mut rng, &mut s);
+        s.push('\n');
+        let name = WORDS[rng.below(WORDS.len())];
+        let call = if rng.below(2) == 0 {
+            Call::Read {
+                path: format!("src/{name}.py"),
+                start: 1 + rng.below(50),
+                end: 60 + rng.below(50),
+            }
+        } else {
+            Call::Run {
+                argv: ["python", "-m", "pytest", &format!("tests/test_{name}.py")]
+                    .map(str::to_owned),
+            }
+        };
+        s.push_str(&render(&call));
+        s.push('\n');
+    }
+    s
+}
+
+/// The argv as a JSON list (pythonic bodies read it as a Python list too).
+fn argv_json(argv: &[String; 4]) -> String {
+    serde_json::to_string(argv).expect("strings serialise")
+}
+
+/// InternLM: `<|action_start|><|plugin|>` and one JSON call object (`marker_list`).
+fn internlm(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = match c {
+            Call::Read { path, start, end } => (
+                "read",
+                format!("{{\"path\": \"{path}\", \"start\": {start}, \"end\": {end}}}"),
+            ),
+            Call::Run { argv } => ("run", format!("{{\"argv\": {}}}", argv_json(argv))),
+        };
+        format!(
+            "<|action_start|><|plugin|>\n{{\"name\": \"{name}\", \"parameters\": {args}}}<|action_end|>"
+        )
+    })
+}
+
+/// A pythonic call, `read(path="…", start=1, end=60)`.
+fn pythonic_call(c: &Call) -> String {
+    match c {
+        Call::Read { path, start, end } => {
+            format!("read(path=\"{path}\", start={start}, end={end})")
+        }
+        Call::Run { argv } => format!("run(argv={})", argv_json(argv)),
+    }
+}
+
+/// Llama 4: a pythonic list in `<|python_start|>…<|python_end|>` (`marker_list`).
+fn llama4(size: usize) -> String {
+    native(size, |c| {
+        format!("<|python_start|>[{}]<|python_end|>", pythonic_call(c))
+    })
+}
+
+/// Olmo 3: `<function_calls>`, a pythonic call on its own line, `</function_calls>`
+/// (`marker_list`).
+fn olmo3(size: usize) -> String {
+    native(size, |c| {
+        format!("<function_calls>\n{}\n</function_calls>", pythonic_call(c))
+    })
+}
+
+/// The (key, text value) pairs of a call, as the XML dialects write them.
+fn xml_params(c: &Call) -> (&'static str, Vec<(&'static str, String)>) {
+    match c {
+        Call::Read { path, start, end } => (
+            "read",
+            vec![
+                ("path", path.clone()),
+                ("start", start.to_string()),
+                ("end", end.to_string()),
+            ],
+        ),
+        Call::Run { argv } => ("run", vec![("argv", argv_json(argv))]),
+    }
+}
+
+/// MiniMax-M2: `<minimax:tool_call><invoke name="f"><parameter name="p">v</parameter>…`
+/// (`qwen3_xml`).
+fn minimax(size: usize) -> String {
+    native(size, |c| {
+        let (name, params) = xml_params(c);
+        let mut s = format!("<minimax:tool_call>\n<invoke name=\"{name}\">\n");
+        for (k, v) in params {
+            s.push_str(&format!("<parameter name=\"{k}\">{v}</parameter>\n"));
+        }
+        s.push_str("</invoke>\n</minimax:tool_call>");
+        s
+    })
+}
+
+/// GLM-4.5: `<tool_call>f` then `<arg_key>p</arg_key><arg_value>v</arg_value>`… (`qwen3_xml`).
+fn glm45(size: usize) -> String {
+    native(size, |c| {
+        let (name, params) = xml_params(c);
+        let mut s = format!("<tool_call>{name}\n");
+        for (k, v) in params {
+            s.push_str(&format!(
+                "<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"
+            ));
+        }
+        s.push_str("</tool_call>");
+        s
+    })
+}
+
 /// Cuts `s` into token-sized pieces of 3–8 bytes on character boundaries.
 fn token_chunks(s: &str) -> Vec<&str> {
     let mut rng = Rng(0x0123_4567_89AB_CDEF);
@@ -220,6 +351,8 @@ struct Kind {
     name: &'static str,
     mode: Mode,
     make: fn(usize) -> String,
+    /// What each construct of the reply starts with (none in prose).
+    construct: Option<&'static str>,
 }
 
 const KINDS: &[Kind] = &[
@@ -227,16 +360,49 @@ const KINDS: &[Kind] = &[
         name: "prose",
         mode: Mode::Auto,
         make: prose,
+        construct: None,
     },
     Kind {
         name: "edits",
         mode: Mode::Only(FormatId::Text),
         make: edits,
+        construct: Some("EDIT "),
     },
     Kind {
         name: "hermes",
         mode: Mode::Only(FormatId::Hermes),
         make: hermes,
+        construct: Some("<tool_call>"),
+    },
+    Kind {
+        name: "internlm",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: internlm,
+        construct: Some("<|action_start|>"),
+    },
+    Kind {
+        name: "llama4",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: llama4,
+        construct: Some("<|python_start|>"),
+    },
+    Kind {
+        name: "olmo3",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: olmo3,
+        construct: Some("<function_calls>"),
+    },
+    Kind {
+        name: "minimax",
+        mode: Mode::Only(FormatId::Qwen3Xml),
+        make: minimax,
+        construct: Some("<minimax:tool_call>"),
+    },
+    Kind {
+        name: "glm45",
+        mode: Mode::Only(FormatId::Qwen3Xml),
+        make: glm45,
+        construct: Some("<tool_call>"),
     },
 ];
 
@@ -305,6 +471,22 @@ const TRIGGERS: &[(&str, &str, Mode)] = &[
     ("path_line", "src/a.py\n", Mode::Auto),
     ("edit_header", "EDIT a.py\n", Mode::Auto),
     ("think", "<think>", Mode::Auto),
+    ("action_start", "<|action_start|><|plugin|>", Mode::Auto),
+    (
+        "tool_call_start",
+        "<|tool_call_start|>[read(path=",
+        Mode::Auto,
+    ),
+    ("python_start", "<|python_start|>[read(path=", Mode::Auto),
+    ("function_calls", "<function_calls>\n", Mode::Auto),
+    ("seed_tool_call", "<seed:tool_call>", Mode::Auto),
+    (
+        "minimax_value",
+        "<minimax:tool_call><invoke name=\"read\"><parameter name=\"path\">",
+        Mode::Auto,
+    ),
+    ("glm_name", "<tool_call>read", Mode::Auto),
+    ("mistral_v11_name", "[TOOL_CALLS]read", Mode::Auto),
 ];
 
 /// `opener` then `size` bytes of `filler`, cut into 4-byte chunks.
@@ -366,7 +548,7 @@ fn sanity(_: &mut Criterion) {
             .iter()
             .filter(|e| matches!(e, Event::Failure { .. }))
             .count();
-        let constructs = reply.matches("EDIT ").count() + reply.matches("<tool_call>").count();
+        let constructs = k.construct.map_or(0, |m| reply.matches(m).count());
         assert_eq!(
             (proposals, failures),
             (constructs, 0),

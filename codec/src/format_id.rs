@@ -10,11 +10,16 @@ pub enum FormatId {
     /// (`<tools>{json}</tools>`, `<function name="f">{…}</function>`, …:
     /// [`crate::native::hermes_drift`]).
     Hermes,
-    /// Qwen3-Coder: `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`.
+    /// Qwen3-Coder: `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`;
+    /// the same call in Seed-OSS's `<seed:tool_call>`, MiniMax-M2's
+    /// `<minimax:tool_call><invoke name="f"><parameter name="p">v</parameter></invoke>…`
+    /// ([`crate::native::xml_wrapped`]), and GLM-4.5's
+    /// `<tool_call>f<arg_key>p</arg_key><arg_value>v</arg_value></tool_call>`.
     Qwen3Xml,
     /// Llama 3.x: `<|python_tag|>{json}` or a bare `{"name":…,"parameters":…}` line.
     Llama3,
-    /// Mistral: `[TOOL_CALLS][{json},…]` (and the v11 `[TOOL_CALLS]name[ARGS]{json}`).
+    /// Mistral: `[TOOL_CALLS][{json},…]` (and the v11 `[TOOL_CALLS]name[ARGS]{json}` or
+    /// `[TOOL_CALLS]name{json}`).
     Mistral,
     /// Pythonic: `[f(a=1), g(b="x")]`.
     Pythonic,
@@ -22,11 +27,13 @@ pub enum FormatId {
     /// of them (xLAM-2, Hammer), or a `{"tool_calls": […]}` / `{"tool_call": {…}}` envelope
     /// (xLAM-1, llama.cpp's generic format), optionally in a ```json fence.
     BareJson,
-    /// A start marker, a JSON list of calls, an optional end marker: Jamba / Hunyuan / Apriel
+    /// A start marker, a known body, an optional end marker: Jamba / Hunyuan / Apriel
     /// `<tool_calls>[…]</tool_calls>`, Nemotron `<TOOLCALL>[…]</TOOLCALL>`, Apertus
     /// `<|tools_prefix|>[{"f": {…}}]<|tools_suffix|>`, Command R7B
     /// `<|START_ACTION|>[…]<|END_ACTION|>`, Granite 3.0 `<|tool_call|>[…]`, Phi-4-mini
-    /// `functools[…]` (one table, [`crate::native::marker_list`]).
+    /// `functools[…]`, InternLM `<|action_start|><|plugin|>{…}<|action_end|>`, LFM2
+    /// `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`, Llama 4 `<|python_start|>[f(a=1)]`, Olmo 3
+    /// `<function_calls>` one pythonic call per line (one table, [`crate::native::marker_list`]).
     MarkerList,
     /// Gemma's `call:` form: FunctionGemma
     /// `<start_function_call>call:f{a:<escape>v<escape>}<end_function_call>` and Gemma 4

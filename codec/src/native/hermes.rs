@@ -1,7 +1,11 @@
 //! Hermes / Qwen2.5 `<tool_call>{json}</tool_call>`, and Qwen3-Coder's
 //! `<tool_call><function=…>…</function></tool_call>`: one detector owns `<tool_call>`, and the
 //! first thing inside decides the body (`{` one JSON call, `[` a list of them, `<function=` an
-//! XML call; anything else is prose that mentions the tag).
+//! XML call, a name a GLM-4.5 call whose `<arg_key>`s follow; anything else is prose that
+//! mentions the tag). A GLM-4.5 call ends with `</tool_call>` itself.
+//!
+//! The machine also reads the wrappers of [`super::xml_wrapped`] (Seed-OSS, MiniMax-M2), which
+//! hold one or more XML calls of their dialect and nothing else.
 //!
 //! After the call, a bounded tail looks for `</tool_call>`: junk before it (an extra `}`, a
 //! stray token) is `trailing_after_call`; another `<tool_call>`, the end of stream or

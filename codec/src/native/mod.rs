@@ -1,10 +1,13 @@
-//! Native tool-call formats: Hermes / Qwen2.5 `<tool_call>{json}</tool_call>`, Qwen3-Coder XML
-//! (`<function=…><parameter=…>`), Llama 3 (`<|python_tag|>` and bare `{"name", "parameters"}`
-//! lines), Mistral `[TOOL_CALLS]`, pythonic `[f(a=1)]`, bare `{"name", "arguments"}` objects,
+//! Native tool-call formats: Hermes / Qwen2.5 `<tool_call>{json}</tool_call>` (and GLM-4.5's
+//! `<tool_call>f<arg_key>…` inside the same tag), Qwen3-Coder XML (`<function=…><parameter=…>`,
+//! also in Seed-OSS's and MiniMax-M2's wrappers: one table, [`xml_wrapped`]), Llama 3
+//! (`<|python_tag|>` and bare `{"name", "parameters"}` lines), Mistral `[TOOL_CALLS]`, pythonic
+//! `[f(a=1)]`, bare `{"name", "arguments"}` objects,
 //! lists of them and `{"tool_calls": […]}` / `{"tool_call": {…}}` envelopes (optionally in a
-//! ```json fence; [`bare_json`], [`json_list`]), a JSON list after a start marker
+//! ```json fence; [`bare_json`], [`json_list`]), a known body after a start marker
 //! (`<tool_calls>`, `<TOOLCALL>`, `<|tools_prefix|>`, `<|START_ACTION|>`, `<|tool_call|>`,
-//! `functools`: one table, [`marker_list`]), Gemma's `call:f{a:<escape>v<escape>}` between
+//! `functools`, `<|action_start|><|plugin|>`, `<|tool_call_start|>`, `<|python_start|>`,
+//! `<function_calls>`: one table, [`marker_list`]), Gemma's `call:f{a:<escape>v<escape>}` between
 //! FunctionGemma's or Gemma 4's markers ([`gemma_call`]), the Hermes call object in the
 //! wrappers small models drift to (`<tools>`, `<function_call>`, `<function name="f">`, …;
 //! [`hermes_drift`]), calls between section markers (DeepSeek R1/V3/V3.1's
@@ -19,7 +22,7 @@
 //!
 //! | format | trigger | where |
 //! |---|---|---|
-//! | hermes (+ qwen3_xml) | `<tool_call>` | anywhere; the body then sees `{`/`[` (JSON) or `<function=` (XML) |
+//! | hermes (+ qwen3_xml) | `<tool_call>` | anywhere; the body then sees `{`/`[` (JSON), `<function=` (XML) or a name (GLM-4.5, a call only once `<arg_key>` or `</tool_call>` follows the name) |
 //! | qwen3_xml | `<function=` | anywhere (the XML call without its `<tool_call>` wrapper) |
 //! | llama3 | `<\|python_tag\|>` | anywhere |
 //! | mistral | `[TOOL_CALLS]` | anywhere |
@@ -30,6 +33,10 @@
 //! | bare_json | ```` ```json ```` ws newline ws, then any of the three triggers above | line start |
 //! | marker_list | `<tool_calls>`, `<TOOLCALL>`, `<\|tools_prefix\|>`, `<\|START_ACTION\|>`, `<\|tool_call\|>` | anywhere |
 //! | marker_list | `functools[` | line start |
+//! | marker_list | `<\|action_start\|><\|plugin\|>` | anywhere |
+//! | marker_list | `<\|tool_call_start\|>`, `<\|python_start\|>`, then blanks, `[`, blanks, a name's first letter (LFM2: or `{`) | anywhere |
+//! | marker_list | `<function_calls>`, then blanks and a name's first letter | anywhere |
+//! | qwen3_xml (wrapped) | `<seed:tool_call>`, `<minimax:tool_call>` | anywhere |
 //! | gemma_call | `<start_function_call>`, `<\|tool_call>` | anywhere |
 //! | hermes (drift) | `<function_call>`, `<tool>`, `<tools>`, `<response>`, `<json>`, `<xml>`, `<JSON>`, `<function name="` | anywhere; decoded only when a call to a declared tool follows |
 //! | section_calls | `<｜tool▁calls▁begin｜>` (U+FF5C, U+2581), `<\|tool_calls_section_begin\|>` | anywhere |
@@ -49,7 +56,11 @@
 //! parts from `<|tool_call|>` and `<|tool_call>` at the byte after `<|tool_call` (`s`), and from
 //! Apertus' `<|tools_prefix|>` at the byte after `<|tool` (`_`); harmony's `<|start|>` from
 //! Command R7B's `<|START_ACTION|>` at its third byte; DeepSeek's markers are the only
-//! triggers whose second byte is not ASCII. The text protocol's triggers
+//! triggers whose second byte is not ASCII. LFM2's `<|tool_call_start|>` parts from
+//! `<|tool_call|>`, `<|tool_call>` and Kimi's section marker at the byte after `<|tool_call`,
+//! Olmo's `<function_calls>` from `<function_call>` at the byte after `<function_call`;
+//! `<seed:` and `<minimax:` share their second byte with no other trigger, and Mistral's v11
+//! `[TOOL_CALLS]f{` is the same `[TOOL_CALLS]` trigger. The text protocol's triggers
 //! (uppercase verbs, `<<<`/`===`/`>>>` markers, fences, path lines) start with other bytes
 //! or part from these at a byte they cannot hold (a path line never holds the `[` of
 //! `functools[`), except the ```` ```json ```` fence: the text protocol must answer `No` where

@@ -2,6 +2,14 @@
 //! `</function>`, normally inside `<tool_call>` (read by [`super::hermes`]) and also seen
 //! without the wrapper (the [`BareFunction`] trigger).
 //!
+//! The same reader takes the other spellings of "a name, then keyed text values" as tag
+//! dialects (`XmlTags`): Seed-OSS writes Qwen3's tags in its own wrapper, MiniMax-M2
+//! `<invoke name="f"><parameter name="p">v</parameter></invoke>` (both wrappers:
+//! [`super::xml_wrapped`]), GLM-4.5 `f\n<arg_key>p</arg_key>\n<arg_value>v</arg_value>` inside
+//! `<tool_call>` (sources: GLM-4.5's chat template, llama.cpp's `GLM_4_5` format). A GLM call
+//! starts only at its first `<arg_key>` (or `</tool_call>`, for a call without arguments): a
+//! word after `<tool_call>` is not a call until then, and goes back to prose.
+//!
 //! Parameter values are text. They are typed by the tool's schema the only way that needs no
 //! guess: the registry validates them as strings first, and only if that fails, again with
 //! every value that parses as a non-string JSON value (`5`, `true`, `[…]`) in its parsed form.

@@ -1,6 +1,6 @@
-//! XML calls in wrappers other than `<tool_call>`, as one table: each [`Wrapper`] row names its
-//! start and end tags and the tag dialect of the calls inside ([`super::qwen3_xml::XmlTags`]).
-//! The machine is Hermes' ([`super::hermes::HermesMachine`]), so the tail after a call, the
+//! XML calls in wrappers other than `<tool_call>`, as one table: each `Wrapper` row names its
+//! start and end tags and the tag dialect of the calls inside (`qwen3_xml::XmlTags`).
+//! The machine is Hermes' (`hermes::HermesMachine`), so the tail after a call, the
 //! repairs and the failures are the same as inside `<tool_call>`; a wrapper of this table holds
 //! XML calls only, one or more.
 //!
