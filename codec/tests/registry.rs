@@ -705,3 +705,61 @@ fn the_builtin_registry_decodes_the_same_reply_to_actions() {
         "every verb, both edits and the client call"
     );
 }
+
+/// The formats of the later table rows (InternLM, LFM2, Llama 4, Olmo 3, Seed-OSS, MiniMax-M2,
+/// GLM-4.5, Mistral v11 without `[ARGS]`) resolve names through the registry too: with a
+/// client-only registry a call to the builtin `read` is no action, and the same call to the
+/// client's `lookup` is one.
+#[test]
+fn the_later_formats_decode_only_declared_tools() {
+    let mut reg = Registry::client_only();
+    lookup_tool(&mut reg);
+    let forms: &[fn(&str, &str) -> String] = &[
+        |f, a| {
+            format!(
+                "<|action_start|><|plugin|>\n{{\"name\": \"{f}\", \"parameters\": {{\"{a}\": \"x\"}}}}<|action_end|>"
+            )
+        },
+        |f, a| format!("<|tool_call_start|>[{f}({a}=\"x\")]<|tool_call_end|>"),
+        |f, a| {
+            format!(
+                "<|tool_call_start|>[{{\"name\": \"{f}\", \"arguments\": {{\"{a}\": \"x\"}}}}]<|tool_call_end|>"
+            )
+        },
+        |f, a| format!("<|python_start|>[{f}({a}=\"x\")]<|python_end|>"),
+        |f, a| format!("<function_calls>\n{f}({a}=\"x\")\n</function_calls>"),
+        |f, a| {
+            format!(
+                "<seed:tool_call><function={f}><parameter={a}>x</parameter></function></seed:tool_call>"
+            )
+        },
+        |f, a| {
+            format!(
+                "<minimax:tool_call><invoke name=\"{f}\"><parameter name=\"{a}\">x</parameter></invoke></minimax:tool_call>"
+            )
+        },
+        |f, a| {
+            format!(
+                "<tool_call>{f}\n<arg_key>{a}</arg_key>\n<arg_value>x</arg_value>\n</tool_call>"
+            )
+        },
+        |f, a| format!("[TOOL_CALLS]{f}{{\"{a}\": \"x\"}}"),
+    ];
+    for form in forms {
+        let builtin = form("read", "path");
+        let proposals = |reply: &str| -> Vec<String> {
+            decode_both_ways(&reg, reply)
+                .iter()
+                .filter_map(|e| match e {
+                    codec::Event::Proposal { proposal, .. } => {
+                        Some(proposal.action.name().to_owned())
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(proposals(&builtin), Vec::<String>::new(), "{builtin}");
+        let client = form("lookup", "q");
+        assert_eq!(proposals(&client), ["lookup"], "{client}");
+    }
+}

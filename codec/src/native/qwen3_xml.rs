@@ -35,7 +35,8 @@ const MAX_NAME: usize = 128;
 pub(crate) struct XmlTags {
     /// What opens a call, read before this machine starts (empty: the name comes first).
     pub function: &'static str,
-    /// What ends the name. A `\n` ending may also be left out before the next `<`.
+    /// What ends the name. A `\n` ending may also be a blank, or be left out before the next
+    /// `<`.
     pub name_end: &'static str,
     pub parameter: &'static str,
     pub param_name_end: &'static str,
@@ -218,8 +219,11 @@ impl XmlCall {
             X::Done => Err(self.invalid()),
             X::Name(buf) => {
                 let tags = self.tags;
-                // A name ended by a line break may run into the next tag instead.
-                let early = tags.name_end == "\n" && c == '<' && !buf.is_empty();
+                // A name ended by a line break may also end at a blank, or run into the next
+                // tag (GLM-4.5 writes `<tool_call>f <arg_key>` and `<tool_call>f<arg_key>` too).
+                let early = tags.name_end == "\n"
+                    && (c == '<' || c == ' ' || c == '\t' || c == '\r')
+                    && !buf.is_empty();
                 if early || c.len_utf8() == 1 && tags.name_end.contains(c) {
                     buf.push(c);
                 }
@@ -245,7 +249,7 @@ impl XmlCall {
                         self.start(ctx, out);
                     }
                     self.st = X::Between(String::new());
-                    if early {
+                    if early && c == '<' {
                         return self.push(c, ctx, out);
                     }
                     Ok(false)
