@@ -432,9 +432,10 @@ fn hermes_tag_in_prose_is_prose() {
         &*hermes(),
         "<tool_call> tags wrap each call",
         &[
-            // A word after the tag could be a GLM-4.5 call's name until the blank after it.
-            r#"text "<rejected><tool_call> tags ""#,
-            r#"prose "wrap each call""#,
+            // A word after the tag could be a GLM-4.5 call's name, and a blank may end the
+            // name; only the next byte, which no argument tag starts with, rejects it.
+            r#"text "<rejected><tool_call> tags w""#,
+            r#"prose "rap each call""#,
         ],
     );
 }
