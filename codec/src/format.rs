@@ -92,6 +92,9 @@ pub struct Position {
     pub line_start: bool,
     /// No more bytes will come: answer `No` or `Start`, never `NeedMore`.
     pub eos: bool,
+    /// Nothing but blanks (and a reasoning block) came before the candidate in this reply,
+    /// and no construct started there: the candidate could begin a reply-wide shape.
+    pub reply_start: bool,
 }
 
 /// One in-band format's detector.

@@ -25,7 +25,9 @@ pub enum FormatId {
     Pythonic,
     /// JSON calls without a wrapper token: a bare `{"name":…,"arguments":…}` object, a list
     /// of them (xLAM-2, Hammer), or a `{"tool_calls": […]}` / `{"tool_call": {…}}` envelope
-    /// (xLAM-1, llama.cpp's generic format), optionally in a ```json fence.
+    /// (xLAM-1, llama.cpp's generic format), optionally in a ```json fence; and GLM-4-9B's
+    /// reply of a tool's name on its first line and the JSON arguments after it
+    /// ([`crate::native::name_line`]).
     BareJson,
     /// A start marker, a known body, an optional end marker: Jamba / Hunyuan / Apriel
     /// `<tool_calls>[…]</tool_calls>`, Nemotron `<TOOLCALL>[…]</TOOLCALL>`, Apertus

@@ -142,6 +142,9 @@ pub struct TurnDecoder {
     spare: String,
     /// Reasoning markers recognised in prose; `None` turns reasoning off.
     reasoning: Option<ReasoningMarkers>,
+    /// The scanner has passed prose other than blanks, or a construct started: no candidate
+    /// is at the reply's start any more ([`Position::reply_start`]).
+    started: bool,
 }
 
 /// What one step of [`TurnDecoder::run`] did with the piece it was given.
@@ -206,6 +209,7 @@ impl TurnDecoder {
             last_edit_path: None,
             spare: String::new(),
             reasoning: Some(ReasoningMarkers::default()),
+            started: false,
         }
     }
 
@@ -531,6 +535,19 @@ impl TurnDecoder {
         let bytes = s.as_bytes();
         let mut i = p;
         let mut text_from = p;
+        // The first byte of this piece that is not a blank, while the reply has not started:
+        // a candidate there is at the reply's start. Found once per call, so checking a
+        // candidate costs nothing.
+        let lead = if self.started {
+            None
+        } else {
+            Some(
+                bytes[p..]
+                    .iter()
+                    .position(|b| !b.is_ascii_whitespace())
+                    .map_or(bytes.len(), |k| p + k),
+            )
+        };
         // Where a reasoning opener (or, before the end of stream, a prefix of one at the end
         // of the input) starts: formats never see bytes from there on, so whether a candidate
         // before it starts a construct does not depend on how the opener was chunked.
@@ -547,6 +564,7 @@ impl TurnDecoder {
         while i < bytes.len() {
             if i == cut {
                 push_text(out, &s[text_from..i]);
+                self.started |= lead.is_some_and(|l| l < i);
                 let Some(m) = &self.reasoning else {
                     break;
                 };
@@ -573,6 +591,7 @@ impl TurnDecoder {
                 let at = Position {
                     line_start: ls,
                     eos: eos && cut == s.len(),
+                    reply_start: lead == Some(i),
                 };
                 let found = match self.detect(&s[i..cut], mask, at) {
                     // A candidate that needs bytes past a complete opener cannot be one: the
@@ -584,6 +603,7 @@ impl TurnDecoder {
                     Found::No => {}
                     Found::NeedMore => {
                         push_text(out, &s[text_from..i]);
+                        self.started |= lead.is_some_and(|l| l < i);
                         if s.len() - i > MAX_HELD {
                             // Give up on this candidate: release what was held, carry on after.
                             out.push(Event::Failure {
@@ -608,6 +628,7 @@ impl TurnDecoder {
                     }
                     Found::Start(body, format) => {
                         push_text(out, &s[text_from..i]);
+                        self.started = true;
                         self.state = State::Body {
                             body,
                             format,
@@ -628,6 +649,7 @@ impl TurnDecoder {
         // Mark where the text ends so it is emitted even if nothing else happens.
         text_from = text_from.min(bytes.len());
         push_text(out, &s[text_from..]);
+        self.started |= lead.is_some_and(|l| l < bytes.len());
         self.state = State::Prose {
             held: String::new(),
             line_start: ls,

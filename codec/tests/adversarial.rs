@@ -76,6 +76,8 @@ const OPENERS: &[(&str, Mode)] = &[
         "<tool_call>read\n<arg_key>path</arg_key><arg_value>",
         Mode::Auto,
     ),
+    ("read\n{", Mode::Auto),
+    ("read\n{\"path\": \"a\"}", Mode::Auto),
     ("[", Mode::Auto),
     ("{", Mode::Auto),
     ("<<<<<<< SEARCH\n", Mode::Auto),

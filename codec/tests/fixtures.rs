@@ -190,7 +190,12 @@ fn no_two_formats_start_at_the_same_position() {
         for (i, _) in input.char_indices() {
             let line_start = i == 0 || input.as_bytes()[i - 1] == b'\n';
             for eos in [false, true] {
-                let at = Position { line_start, eos };
+                let reply_start = input[..i].trim().is_empty();
+                let at = Position {
+                    line_start,
+                    eos,
+                    reply_start,
+                };
                 let starts: Vec<FormatId> = formats
                     .iter()
                     .filter(|f| matches!(f.detect(&input[i..], at, &ctx), Detect::Start(_)))

@@ -609,7 +609,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..34usize,
+        0..35usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -646,6 +646,7 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             31 => format!("<seed:tool_call>\n<function={name}>\n<parameter={key}>{v}</parameter>\n</function>\n</seed:tool_call>"),
             32 => format!("<minimax:tool_call>\n<invoke name=\"nope\">\n</invoke>\n<invoke name=\"{name}\">\n<parameter name=\"{key}\">{v}</parameter>\n</invoke>\n</minimax:tool_call>"),
             33 => format!("<tool_call>{name}\n<arg_key>{key}</arg_key>\n<arg_value>{v}</arg_value>\n</tool_call>"),
+            34 => format!("{name}\n{a}\n"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }

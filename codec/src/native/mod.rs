@@ -37,6 +37,7 @@
 //! | marker_list | `<\|tool_call_start\|>`, `<\|python_start\|>`, then blanks, `[`, blanks, a name's first letter (LFM2: or `{`) | anywhere |
 //! | marker_list | `<function_calls>`, then blanks and a name's first letter | anywhere |
 //! | qwen3_xml (wrapped) | `<seed:tool_call>`, `<minimax:tool_call>` | anywhere |
+//! | bare_json (name line) | a declared tool's name, newline, blanks, `{` | the reply's first line only ([`Position::reply_start`]); a call only when the object ends the reply |
 //! | gemma_call | `<start_function_call>`, `<\|tool_call>` | anywhere |
 //! | hermes (drift) | `<function_call>`, `<tool>`, `<tools>`, `<response>`, `<json>`, `<xml>`, `<JSON>`, `<function name="` | anywhere; decoded only when a call to a declared tool follows |
 //! | section_calls | `<｜tool▁calls▁begin｜>` (U+FF5C, U+2581), `<\|tool_calls_section_begin\|>` | anywhere |
@@ -87,6 +88,7 @@ pub mod json_list;
 pub mod llama3;
 pub mod marker_list;
 pub mod mistral;
+pub mod name_line;
 pub mod openai;
 pub mod pythonic;
 pub mod qwen3_xml;
@@ -116,6 +118,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(section::SectionCalls::new(false)),
         Box::new(harmony::Harmony::new(false)),
         Box::new(xml_wrapped::XmlWrapped::new(false)),
+        Box::new(name_line::NameLine::new(false)),
     ]
 }
 
@@ -135,6 +138,7 @@ pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
         Box::new(section::SectionCalls::new(true)),
         Box::new(harmony::Harmony::new(true)),
         Box::new(xml_wrapped::XmlWrapped::new(true)),
+        Box::new(name_line::NameLine::new(true)),
     ]
 }
 
@@ -168,6 +172,7 @@ pub fn mode_formats(id: FormatId) -> Vec<Box<dyn Format>> {
             v.push(Box::new(xml_wrapped::XmlWrapped::new(false)));
         }
         FormatId::Hermes => v.push(Box::new(hermes_drift::HermesDrift::new(false))),
+        FormatId::BareJson => v.push(Box::new(name_line::NameLine::new(false))),
         _ => {}
     }
     v

@@ -49,6 +49,7 @@ fn drive(fmt: &dyn Format, pieces: &[&str], auto: bool) -> Vec<String> {
                 Position {
                     line_start: true,
                     eos,
+                    reply_start: true,
                 },
                 &ctx,
             ) {
@@ -195,6 +196,7 @@ fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) -> usize {
         Position {
             line_start: true,
             eos: true,
+            reply_start: false,
         },
         &ctx,
     ) {
@@ -276,6 +278,7 @@ fn hermes_client_tool_streams_arguments() {
         Position {
             line_start: true,
             eos: false,
+            reply_start: false,
         },
         &ctx,
     ) else {
@@ -826,6 +829,7 @@ fn tool_calls_and_tool_call_part_at_their_last_byte() {
         Position {
             line_start: false,
             eos,
+            reply_start: false,
         },
         &ctx,
     ) {
@@ -851,6 +855,7 @@ fn tool_calls_and_tool_call_part_at_their_last_byte() {
     let at = |line_start| Position {
         line_start,
         eos: false,
+        reply_start: false,
     };
     assert!(matches!(
         m.detect("functools[{", at(true), &ctx),
@@ -1222,6 +1227,7 @@ fn look_alike_tags_part_at_one_byte() {
     let at = Position {
         line_start: false,
         eos: false,
+        reply_start: false,
     };
     let starts = |s: &str| -> Vec<FormatId> {
         formats()
@@ -1492,12 +1498,14 @@ fn triggers_are_disjoint() {
         "<seed:tool_call>\n<function=read>",
         "<minimax:tool_call>\n<invoke name=\"read\">",
         "<tool_call>read\n<arg_key>",
+        "read\n{\"path\"",
     ];
     for s in samples {
         for line_start in [true, false] {
             let at = Position {
                 line_start,
                 eos: false,
+                reply_start: line_start,
             };
             let yes: Vec<FormatId> = formats()
                 .iter()
@@ -1610,7 +1618,7 @@ proptest! {
         let input = format!("<tool_call>{{\"name\": \"anything\", \"arguments\": {text}}}</tool_call>");
         let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true };
         let mut out = Vec::new();
-        let Detect::Start(mut b) = hermes().detect(&input, Position { line_start: true, eos: false }, &ctx) else {
+        let Detect::Start(mut b) = hermes().detect(&input, Position { line_start: true, eos: false, reply_start: false }, &ctx) else {
             panic!("no start");
         };
         let mut done = false;
@@ -1665,6 +1673,7 @@ fn held_bytes_are_capped() {
         Position {
             line_start: true,
             eos: false,
+            reply_start: false,
         },
         &ctx,
     ) else {
