@@ -5,6 +5,12 @@
 //! emitted until the closing `]` proves the whole line is calls to known tools with keyword
 //! arguments only; anything else goes back to prose. The arguments are a Python literal
 //! rewritten whole, so each call's start, arguments and proposal go out together.
+//!
+//! The same machine reads the pythonic bodies after the start markers of
+//! [`super::marker_list`]: LFM2's and Llama 4's lists (followed by an optional end marker) and
+//! Olmo 3's calls one per line, without brackets, up to `</function_calls>` (the end of stream
+//! after a complete call is `missing_close_tag`). The same rule holds there: nothing goes out
+//! until the body closes, and only when every call names a declared tool.
 
 use serde_json::{Map, Value};
 
@@ -464,7 +470,8 @@ impl Machine for PyMachine {
     fn flush(&mut self, _out: &mut Vec<Event>) {}
 
     fn uncommitted(&self) -> bool {
-        true
+        // Only after the closing `]` (then only the end marker is looked for) is anything out.
+        !matches!(self.st, P::Tail(_))
     }
 
     fn open_index(&self) -> Option<usize> {
