@@ -181,6 +181,8 @@ pub struct RunArgs {
     pub repo: PathBuf,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub endpoint: crate::endpoint::EndpointArgs,
     /// plan (read-only), ask (every change and command), edits (edits automatic, commands
     /// ask), auto (everything unasked; RUN is confined by the sandbox). Default: ask on a
     /// terminal, else plan.
@@ -376,8 +378,9 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         None if terminal => ApprovalMode::Ask,
         None => ApprovalMode::Plan,
     };
-    let engine = a.model.load_or(Some(AGENT_MODEL))?;
-    let profile = engine.profile();
+    // The loop sees only the `Engine` trait: a model loaded here, or a remote server.
+    let (engine, profile) = crate::endpoint::engine(&a.endpoint, &a.model, AGENT_MODEL)?;
+    let profile = &profile;
     let grammar = grammar_choice(a.grammar.as_deref(), profile.grammar);
     let mut policy = Policy::new(mode);
     policy.allow_run.clone_from(&a.allow_run);

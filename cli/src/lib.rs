@@ -4,6 +4,7 @@
 
 pub mod agent_cmd;
 pub mod batch;
+pub mod endpoint;
 pub mod eval;
 pub mod measure;
 pub mod model;

@@ -635,3 +635,30 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
         None
     }
 }
+
+/// A shared engine is an engine, so a caller holding `Arc<dyn Engine>` (a model chosen at run
+/// time: loaded here, or remote) passes it where `&dyn Engine` is wanted.
+impl<E: Engine + ?Sized> Engine for Arc<E> {
+    fn info(&self) -> &ModelInfo {
+        (**self).info()
+    }
+    fn generate(&self, req: GenerateRequest) -> BoxFuture<'_, Result<Generation, EngineError>> {
+        (**self).generate(req)
+    }
+    fn tokenize(&self, text: &str) -> Result<Vec<i32>, EngineError> {
+        (**self).tokenize(text)
+    }
+    fn renders_tools(&self) -> bool {
+        (**self).renders_tools()
+    }
+    fn render_chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolSpec],
+    ) -> Result<String, EngineError> {
+        (**self).render_chat(messages, tools)
+    }
+    fn chat_template(&self) -> Option<TemplateSource> {
+        (**self).chat_template()
+    }
+}
