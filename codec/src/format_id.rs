@@ -34,7 +34,7 @@ pub enum FormatId {
     /// `<|tools_prefix|>[{"f": {…}}]<|tools_suffix|>`, Command R7B
     /// `<|START_ACTION|>[…]<|END_ACTION|>`, Granite 3.0 `<|tool_call|>[…]`, Phi-4-mini
     /// `functools[…]`, InternLM `<|action_start|><|plugin|>{…}<|action_end|>`, LFM2
-    /// `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`, Llama 4 `<|python_start|>[f(a=1)]`, Olmo 3
+    /// `<|tool_call_start|>[f(a=1)]<|tool_call_end|>` (MiniCPM3: a ```python fence of calls), Llama 4 `<|python_start|>[f(a=1)]`, Olmo 3
     /// `<function_calls>` one pythonic call per line (one table, [`crate::native::marker_list`]).
     MarkerList,
     /// Gemma's `call:` form: FunctionGemma

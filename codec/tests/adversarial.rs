@@ -64,6 +64,7 @@ const OPENERS: &[(&str, Mode)] = &[
     ("<|tool_call_start|>", Mode::Auto),
     ("<|tool_call_start|>[read(path=", Mode::Auto),
     ("<|python_start|>[read(path=", Mode::Auto),
+    ("<|tool_call_start|>\n```python\nread(path=", Mode::Auto),
     ("<function_calls>\n", Mode::Auto),
     ("<function_calls>\nread(path=\"a\")\n", Mode::Auto),
     ("<seed:tool_call>", Mode::Auto),

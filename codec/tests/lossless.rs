@@ -609,7 +609,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..35usize,
+        0..36usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -647,6 +647,7 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             32 => format!("<minimax:tool_call>\n<invoke name=\"nope\">\n</invoke>\n<invoke name=\"{name}\">\n<parameter name=\"{key}\">{v}</parameter>\n</invoke>\n</minimax:tool_call>"),
             33 => format!("<tool_call>{name}\n<arg_key>{key}</arg_key>\n<arg_value>{v}</arg_value>\n</tool_call>"),
             34 => format!("{name}\n{a}\n"),
+            35 => format!("<|tool_call_start|>\n```python\n{name}({key}={v})\n```\n<|tool_call_end|>"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }

@@ -706,7 +706,7 @@ fn the_builtin_registry_decodes_the_same_reply_to_actions() {
     );
 }
 
-/// The formats of the later table rows (InternLM, LFM2, Llama 4, Olmo 3, Seed-OSS, MiniMax-M2,
+/// The formats of the later table rows (InternLM, LFM2, MiniCPM3, Llama 4, Olmo 3, Seed-OSS, MiniMax-M2,
 /// GLM-4.5, Mistral v11 without `[ARGS]`) resolve names through the registry too: with a
 /// client-only registry a call to the builtin `read` is no action, and the same call to the
 /// client's `lookup` is one.
@@ -727,6 +727,7 @@ fn the_later_formats_decode_only_declared_tools() {
             )
         },
         |f, a| format!("<|python_start|>[{f}({a}=\"x\")]<|python_end|>"),
+        |f, a| format!("<|tool_call_start|>\n```python\n{f}({a}=\"x\")\n```\n<|tool_call_end|>"),
         |f, a| format!("<function_calls>\n{f}({a}=\"x\")\n</function_calls>"),
         |f, a| {
             format!(

@@ -12,7 +12,7 @@
 //! | Granite 3.0 | `<\|tool_call\|>[{"name": f, "arguments": {…}}, …]` (no end marker) |
 //! | Phi-4-mini | `functools[{"name": f, "arguments": {…}}, …]` (no end marker) |
 //! | InternLM 2 / 2.5 | `<\|action_start\|><\|plugin\|>{"name": f, "parameters": {…}}<\|action_end\|>` |
-//! | LFM2 | `<\|tool_call_start\|>[f(a=1), …]<\|tool_call_end\|>`, or a JSON list of calls |
+//! | LFM2, MiniCPM3 | `<\|tool_call_start\|>[f(a=1), …]<\|tool_call_end\|>`, a JSON list of calls, or a ```` ```python ```` fence of calls one per line (MiniCPM3) |
 //! | Llama 4 | `<\|python_start\|>[f(a=1), …]<\|python_end\|>` |
 //! | Olmo 3 | `<function_calls>` then `f(a=1)` one call per line, then `</function_calls>` |
 //!
@@ -22,7 +22,9 @@
 //! llama.cpp's Command R7B chat format; vLLM's `granite` tool parser; vLLM's `phi4_mini_json`
 //! tool parser; InternLM's chat-format documentation (`chat/chat_format.md`) and vLLM's
 //! `internlm2` tool parser (one call per action, `parameters` or `arguments`); vLLM's `lfm2`
-//! tool parser (pythonic list) and llama.cpp's `LFM2_WITH_JSON_TOOLS` format (JSON list);
+//! tool parser (pythonic list), llama.cpp's `LFM2_WITH_JSON_TOOLS` format (JSON list) and
+//! vLLM's `minicpm` tool parser with its `tool_chat_template_minicpm3.jinja` (MiniCPM3: a
+//! fence, optionally naming `python`, of one call per line between the same markers);
 //! vLLM's `llama4_pythonic` tool parser and its `tool_chat_template_llama4_pythonic.jinja`;
 //! vLLM's `olmo3` tool parser (calls separated by newlines, JSON's `true`/`false`/`null`
 //! accepted beside Python's).
@@ -50,8 +52,9 @@
 //! `<|tool_calls_section_begin|>` at the byte after `<|tool_call`.
 //!
 //! A pythonic body starts only when the bytes after the marker show it: blanks, `[`, blanks and
-//! the first letter of a name (LFM2's `[{` is its JSON list instead); Olmo's, blanks and the
-//! first letter of a name. Anything else after the marker leaves the marker prose.
+//! the first letter of a name (LFM2's `[{` is its JSON list instead, and a ```` ```python ````
+//! line then blanks and a name MiniCPM3's fence); Olmo's, blanks and the first letter of a
+//! name. Anything else after the marker leaves the marker prose.
 //!
 //! # Never a false call
 //!
@@ -90,7 +93,8 @@ pub(crate) enum RowBody {
     /// A pythonic list, `[f(a=1), g(b="x")]`.
     Pythonic,
     /// A pythonic list, or a JSON list of call objects with these keys: the byte after the
-    /// `[` tells which (`{` or a name's first letter).
+    /// `[` tells which (`{` or a name's first letter); or a ```` ```python ```` fence holding
+    /// pythonic calls one per line.
     PythonicOrList(Keys),
     /// Pythonic calls, one per line, without brackets.
     PythonicLines,
@@ -195,7 +199,12 @@ enum Peeked {
     Json,
     /// A pythonic body whose `[` (or, for calls one per line, first name) is at this byte.
     Pythonic(usize),
+    /// Calls one per line in a code fence, the first name at this byte.
+    Fence(usize),
 }
+
+/// The languages a fence of pythonic calls may name.
+const FENCE_LANGS: &[&str] = &["", "python", "py"];
 
 /// Looks past the marker (`s` starts with it) for the body a pythonic row needs. `None`: need
 /// more bytes; `Some(None)`: none follows, the marker is prose.
@@ -226,6 +235,9 @@ fn peek(s: &str, row: &Row, at: Position) -> Option<Option<Peeked>> {
     match blanks(&mut i, true) {
         None => return more,
         Some(false) => return Some(None),
+        Some(true) if b[i] == b'`' && matches!(row.body, RowBody::PythonicOrList(_)) => {
+            return peek_fence(s, i, at);
+        }
         Some(true) if b[i] != b'[' => return Some(None),
         Some(true) => {}
     }
@@ -238,6 +250,52 @@ fn peek(s: &str, row: &Row, at: Position) -> Option<Option<Peeked>> {
             Some(Some(Peeked::Json))
         }
         Some(true) => Some(name_start(b[i]).then_some(Peeked::Pythonic(bracket))),
+    }
+}
+
+/// A ```` ```python ```` line at `i`, blanks, then a name's first letter.
+fn peek_fence(s: &str, mut i: usize, at: Position) -> Option<Option<Peeked>> {
+    let b = s.as_bytes();
+    let more = if at.eos { Some(None) } else { None };
+    let fence = "```";
+    let have = &s[i..(i + fence.len()).min(s.len())];
+    if !fence.starts_with(have) {
+        return Some(None);
+    }
+    if have.len() < fence.len() {
+        return more;
+    }
+    i += fence.len();
+    let lang = i;
+    while i < b.len() && b[i].is_ascii_alphanumeric() {
+        i += 1;
+        if i - lang > 8 {
+            return Some(None);
+        }
+    }
+    let Some(&end) = b.get(i) else { return more };
+    if !FENCE_LANGS.contains(&&s[lang..i]) {
+        return Some(None);
+    }
+    if end == b'\r' {
+        i += 1;
+    }
+    match b.get(i) {
+        None => return more,
+        Some(b'\n') => i += 1,
+        Some(_) => return Some(None),
+    }
+    let from = i;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+        if i - from > PEEK_BLANKS {
+            return Some(None);
+        }
+    }
+    match b.get(i) {
+        None => more,
+        Some(&c) if c.is_ascii_alphabetic() || c == b'_' => Some(Some(Peeked::Fence(i))),
+        Some(_) => Some(None),
     }
 }
 
@@ -288,6 +346,12 @@ impl Row {
                         RowBody::PythonicOrList(keys) => list(keys),
                         _ => return Some(None),
                     },
+                    Some(Peeked::Fence(n)) => pythonic::boxed(PyMachine::fenced(
+                        FormatId::MarkerList,
+                        text_mode,
+                        n,
+                        self.close,
+                    )),
                     Some(Peeked::Pythonic(n)) => pythonic::boxed(PyMachine::marker(
                         FormatId::MarkerList,
                         text_mode,

@@ -34,7 +34,7 @@
 //! | marker_list | `<tool_calls>`, `<TOOLCALL>`, `<\|tools_prefix\|>`, `<\|START_ACTION\|>`, `<\|tool_call\|>` | anywhere |
 //! | marker_list | `functools[` | line start |
 //! | marker_list | `<\|action_start\|><\|plugin\|>` | anywhere |
-//! | marker_list | `<\|tool_call_start\|>`, `<\|python_start\|>`, then blanks, `[`, blanks, a name's first letter (LFM2: or `{`) | anywhere |
+//! | marker_list | `<\|tool_call_start\|>`, `<\|python_start\|>`, then blanks, `[`, blanks, a name's first letter (LFM2: or `{`; or a ```` ```python ```` line, blanks and a name's first letter) | anywhere |
 //! | marker_list | `<function_calls>`, then blanks and a name's first letter | anywhere |
 //! | qwen3_xml (wrapped) | `<seed:tool_call>`, `<minimax:tool_call>` | anywhere |
 //! | bare_json (name line) | a declared tool's name, newline, blanks, `{` | the reply's first line only ([`Position::reply_start`]); a call only when the object ends the reply |

@@ -8,8 +8,9 @@
 //!
 //! The same machine reads the pythonic bodies after the start markers of
 //! [`super::marker_list`]: LFM2's and Llama 4's lists (followed by an optional end marker) and
-//! Olmo 3's calls one per line, without brackets, up to `</function_calls>` (the end of stream
-//! after a complete call is `missing_close_tag`). The same rule holds there: nothing goes out
+//! Olmo 3's calls one per line, without brackets, up to `</function_calls>`, and MiniCPM3's
+//! calls one per line in a ```` ```python ```` fence (the end of stream after a complete call
+//! is `missing_close_tag`). The same rule holds there: nothing goes out
 //! until the body closes, and only when every call names a declared tool.
 
 use serde_json::{Map, Value};
@@ -102,6 +103,7 @@ impl Format for Pythonic {
                 format: FormatId::Pythonic,
                 lines: false,
                 close: None,
+                after_lines: None,
                 repairs: Vec::new(),
             })),
         }
@@ -154,8 +156,11 @@ pub(crate) struct PyMachine {
     format: FormatId,
     /// Calls one per line, without brackets, up to `close` (Olmo 3).
     lines: bool,
-    /// The end marker that may follow the body.
+    /// The end marker that may follow the body (with `lines`: the one that ends the lines).
     close: Option<&'static str>,
+    /// With `lines`: an end marker that may follow `close` (after a fenced block, the row's
+    /// own end marker).
+    after_lines: Option<&'static str>,
     /// Repairs of the construct, given to its last call.
     repairs: Vec<RepairKind>,
 }
@@ -187,8 +192,27 @@ impl PyMachine {
             format,
             lines,
             close,
+            after_lines: None,
             repairs: Vec::new(),
         }
+    }
+
+    /// Calls one per line in a code fence after a start marker: the fence's closing ```` ``` ````
+    /// ends them, and `close` may follow it.
+    pub(crate) fn fenced(
+        format: FormatId,
+        text_mode: bool,
+        lead: usize,
+        close: Option<&'static str>,
+    ) -> PyMachine {
+        let mut m = PyMachine::marker(format, text_mode, lead, true, Some("```"));
+        m.after_lines = close;
+        m
+    }
+
+    /// Whether `c` could begin the end of calls one per line.
+    fn closes_lines(&self, c: char) -> bool {
+        self.close.is_some_and(|close| close.starts_with(c))
     }
 
     /// Whether `c` continues the end marker of calls one per line, read into `buf`.
@@ -204,6 +228,11 @@ impl PyMachine {
         buf.push(c);
         if buf == close {
             self.conclude(raw, ctx, out);
+            if let Some(after) = self.after_lines.take() {
+                self.close = Some(after);
+                self.st = P::Tail(String::new());
+                return Flow::More;
+            }
             return Flow::Done;
         }
         if close.starts_with(buf.as_str()) {
@@ -303,7 +332,7 @@ impl Machine for PyMachine {
                 if c == ' ' || self.lines && c.is_whitespace() {
                     return Flow::More;
                 }
-                if self.lines && c == '<' && !self.calls.is_empty() {
+                if self.lines && self.closes_lines(c) && !self.calls.is_empty() {
                     return self.close_step(String::new(), c, raw, ctx, out);
                 }
                 if c.is_ascii_alphabetic() || c == '_' {
@@ -427,7 +456,7 @@ impl Machine for PyMachine {
                     Flow::More
                 } else if c == ' ' || c == '\t' || c == '\r' {
                     Flow::More
-                } else if c == '<' {
+                } else if self.closes_lines(c) {
                     self.close_step(String::new(), c, raw, ctx, out)
                 } else {
                     Flow::Reject

@@ -1499,6 +1499,7 @@ fn triggers_are_disjoint() {
         "<minimax:tool_call>\n<invoke name=\"read\">",
         "<tool_call>read\n<arg_key>",
         "read\n{\"path\"",
+        "<|tool_call_start|>\n```python\nread(",
     ];
     for s in samples {
         for line_start in [true, false] {
