@@ -5,6 +5,9 @@ use models::Sampling;
 use crate::policy::Policy;
 use crate::prompt::{self, GrammarChoice};
 
+/// [`Config::stuck_temperature`] by default.
+pub const DEFAULT_STUCK_TEMPERATURE: f32 = 0.6;
+
 /// One session's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -40,6 +43,9 @@ pub struct Config {
     /// Syntax-check the files the session writes ([`crate::lint`]): a failure is told after
     /// the change, and a DONE is refused while one stands.
     pub lint: bool,
+    /// After a turn that made no progress, the next reply is sampled at least this warm
+    /// (more after each further one; see `record::Tally::sampling`); 0 never warms.
+    pub stuck_temperature: f32,
     /// Fired on Ctrl-C: halts the generation or command in flight and stops the session.
     pub interrupt: crate::Interrupt,
 }
@@ -64,6 +70,7 @@ impl Config {
             context_budget: None,
             files_apart: false,
             lint: true,
+            stuck_temperature: DEFAULT_STUCK_TEMPERATURE,
             interrupt: crate::Interrupt::new(),
         }
     }

@@ -48,7 +48,16 @@ pub struct Tally {
     pub(crate) lint_exempt: BTreeSet<String>,
     /// DONE proposals refused because a file the session wrote does not parse.
     pub(crate) lint_refused: u32,
+    /// Some valid action of this turn succeeded (a file written, a read answered, a command
+    /// exited 0).
+    pub(crate) progress_this_turn: bool,
+    /// Turns in a row that made no progress: no action succeeded, or the turn came back
+    /// as it was before. The next reply is sampled warmer ([`Tally::sampling`]).
+    pub(crate) stuck: u32,
 }
+
+/// The seed a warmer turn starts from when the session's sampling names none.
+const STUCK_SEED: u32 = 0x57_0c4;
 
 impl Tally {
     /// Notes that the session wrote `path`, whose content before was `pre` (`None`: new).
@@ -81,10 +90,19 @@ impl Tally {
             self.no_action_turns = 0;
         }
         self.valid_this_turn = 0;
+        let progress = std::mem::take(&mut self.progress_this_turn);
         let keys = std::mem::take(&mut self.this_turn);
-        if keys.is_empty() {
-            return;
+        let repeated = !keys.is_empty() && self.count_turn(keys) > 1;
+        if progress && !repeated {
+            self.stuck = 0;
+        } else {
+            self.stuck += 1;
         }
+    }
+
+    /// Counts a turn of valid actions (`keys`) among the session's turns: how many times it
+    /// has now come.
+    fn count_turn(&mut self, keys: Vec<String>) -> u32 {
         match self.turns_seen.iter_mut().find(|(k, _)| *k == keys) {
             Some((_, n)) => {
                 *n += 1;
@@ -94,6 +112,30 @@ impl Tally {
                 self.turns_seen.push((keys, 1));
                 self.turn_repeats = 1;
             }
+        }
+        self.turn_repeats
+    }
+
+    /// The sampling of the next reply: `base`, or — after a turn that made no progress —
+    /// warmer, at least `stuck_temperature` and 0.15 more for each further such turn (at
+    /// most 1.0), with a seed of its own for each turn. A greedy small model given nearly
+    /// the same prompt again writes nearly the same reply again (the same files copied back
+    /// unchanged, turn after turn); a warmer sample is a different one. `stuck_temperature`
+    /// 0 keeps `base` always.
+    pub(crate) fn sampling(
+        &self,
+        base: &models::Sampling,
+        stuck_temperature: f32,
+        turn: u32,
+    ) -> models::Sampling {
+        if self.stuck == 0 || stuck_temperature <= 0.0 {
+            return base.clone();
+        }
+        let warmer = stuck_temperature + 0.15 * (self.stuck - 1) as f32;
+        models::Sampling {
+            temperature: base.temperature.max(warmer.min(1.0)),
+            seed: Some(base.seed.unwrap_or(STUCK_SEED).wrapping_add(turn)),
+            ..base.clone()
         }
     }
 

@@ -207,6 +207,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     if p.valid && !p.verifying {
                         t.saw(loop_key(&action, obs.ok, &obs.summary, &obs.output));
                         t.acted |= obs.ok;
+                        t.progress_this_turn |= obs.ok;
                     } else if p.valid && p.rejected_done {
                         // A rejected DONE counts towards the loop stop, as live.
                         t.saw(loop_key(&action, obs.ok, &obs.summary, &obs.output));

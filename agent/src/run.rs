@@ -410,7 +410,9 @@ impl<'a> Session<'a> {
                 messages,
                 tools: self.cfg.protocol.tools(self.cfg.policy.mode),
             },
-            sampling: self.cfg.sampling.clone(),
+            sampling: self
+                .tally
+                .sampling(&self.cfg.sampling, self.cfg.stuck_temperature, turn),
             max_tokens: Some(self.cfg.reply_reserve),
             stop: Vec::new(),
             grammar: self
@@ -718,6 +720,7 @@ impl<'a> Session<'a> {
                 obs.hint = Some(repeat_turn_hint(self.cfg.protocol).to_owned());
             }
             self.tally.acted |= obs.ok;
+            self.tally.progress_this_turn |= obs.ok;
         }
         self.emit(Event::Observation {
             turn: self.turn,

@@ -139,7 +139,8 @@ fn the_first_attempt_whose_check_passes_wins_and_only_its_change_is_promoted() {
     for a in &report.attempts {
         assert!(!a.root.exists(), "{} left behind", a.root.display());
     }
-    // Attempt 1 sampled greedily with the first seed, attempt 2 hotter with the next.
+    // Attempt 1 sampled greedily with the first seed (its third turn warmer, after a
+    // rejected DONE made no progress, with a seed of its own), attempt 2 hotter with the next.
     let seen = e.seen.lock().unwrap();
     let sampling: Vec<(f32, Option<u32>)> = seen
         .iter()
@@ -151,7 +152,7 @@ fn the_first_attempt_whose_check_passes_wins_and_only_its_change_is_promoted() {
         [
             (0.0, Some(s1)),
             (0.0, Some(s1)),
-            (0.0, Some(s1)),
+            (agent::config::DEFAULT_STUCK_TEMPERATURE, Some(s1 + 3)),
             (0.4, Some(s2)),
             (0.4, Some(s2))
         ]

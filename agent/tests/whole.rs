@@ -594,3 +594,57 @@ fn a_diff_copied_into_a_block_is_not_written() {
     );
     assert_eq!(malformed(dir.path(), &out.session), ["diff_in_file"]);
 }
+
+/// A turn that makes no progress (every file written back unchanged) is followed by a warmer
+/// sample with a seed of its own, warmer still after another; a turn that changes the
+/// repository brings the configured sampling back — live and after a resume alike.
+#[test]
+fn a_turn_without_progress_warms_the_next_sample() {
+    let dir = repo("whole-stuck", &[("stats.py", STATS)]);
+    let same = format!("stats.py\n```\n{STATS}```\n");
+    let fixed = format!("stats.py\n```\n{FIXED}```\n");
+    let e = engine(&[same.as_str(), "READ nothing.py", fixed.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("fix mean"));
+    assert_eq!(out.reason, StopReason::Done);
+    let sampling: Vec<(f32, Option<u32>)> = e
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| (r.sampling.temperature, r.sampling.seed))
+        .collect();
+    assert_eq!(sampling.len(), 4);
+    assert_eq!(sampling[0], (0.0, None));
+    assert_eq!(sampling[1].0, agent::config::DEFAULT_STUCK_TEMPERATURE);
+    assert!((sampling[2].0 - (agent::config::DEFAULT_STUCK_TEMPERATURE + 0.15)).abs() < 1e-6);
+    assert!(sampling[1].1.is_some() && sampling[1].1 != sampling[2].1);
+    assert_eq!(sampling[3], (0.0, None));
+
+    // Off: every turn as configured.
+    let dir = repo("whole-stuck-off", &[("stats.py", STATS)]);
+    let e = engine(&[same.as_str(), fixed.as_str(), "DONE"]);
+    let mut c = cfg("fix mean");
+    c.stuck_temperature = 0.0;
+    session(&e, dir.path(), &c);
+    assert!(
+        e.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.sampling.temperature == 0.0)
+    );
+
+    // A resume counts the stuck turns from the journal.
+    let dir = repo("whole-stuck-resume", &[("stats.py", STATS)]);
+    let e = engine(&[same.as_str()]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    let e2 = engine(&[fixed.as_str()]);
+    resume(&e2, dir.path(), &c, &first.session);
+    let seen = e2.seen.lock().unwrap();
+    assert_eq!(
+        seen[0].sampling.temperature,
+        agent::config::DEFAULT_STUCK_TEMPERATURE
+    );
+}

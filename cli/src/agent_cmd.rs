@@ -242,6 +242,12 @@ pub struct RunArgs {
     /// that did not parse before the session is not held against it).
     #[arg(long)]
     pub no_lint: bool,
+    /// After a turn that made no progress (nothing succeeded, or the turn came back as
+    /// before), sample the next reply at least this warm, 0.15 warmer after each further one,
+    /// each with a seed of its own: a greedy model given nearly the same prompt writes nearly
+    /// the same reply. 0 keeps the configured sampling for every turn.
+    #[arg(long, default_value_t = agent::config::DEFAULT_STUCK_TEMPERATURE)]
+    pub stuck_temperature: f32,
     /// Seconds a RUN may take before it is killed.
     #[arg(long, default_value_t = 60)]
     pub run_timeout: u64,
@@ -404,6 +410,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
     cfg.lint = !a.no_lint;
+    cfg.stuck_temperature = a.stuck_temperature;
     let mut view: Box<dyn View> = if a.json {
         Box::new(JsonLines)
     } else {
