@@ -266,7 +266,7 @@ pub fn completion(
         )?,
         max_tokens: Some(max_tokens),
         stop: stop(raw.stop.as_ref())?,
-        grammar: gbnf_field(raw.grammar.as_deref())?,
+        grammar: completion_grammar(raw.grammar.as_deref(), raw.json_schema.as_ref())?,
         logprobs,
     };
     Ok(ValidCompletion {
@@ -289,6 +289,25 @@ fn chat_logprobs(logprobs: Option<bool>, top: Option<u32>) -> Result<Option<u32>
             format!("{n} is more than the {MAX_TOP_LOGPROBS} alternatives served"),
         )),
         (true, n) => Ok(Some(n.unwrap_or(0))),
+    }
+}
+
+/// A completion's constraint: llama-server's `grammar` (GBNF) or `json_schema`, not both.
+fn completion_grammar(
+    grammar: Option<&str>,
+    schema: Option<&serde_json::Value>,
+) -> Result<Option<GrammarSpec>, ApiError> {
+    let gbnf = gbnf_field(grammar)?;
+    match schema {
+        None | Some(serde_json::Value::Null) => Ok(gbnf),
+        Some(_) if gbnf.is_some() => Err(ApiError::invalid(
+            "json_schema",
+            "give `grammar` or `json_schema`, not both",
+        )),
+        Some(s) if s.is_object() || s.is_boolean() => Ok(Some(GrammarSpec::JsonSchema(s.clone()))),
+        Some(_) => Err(ApiError::InvalidSchema(
+            "`json_schema` must be a JSON object".into(),
+        )),
     }
 }
 

@@ -666,6 +666,17 @@ async fn a_real_bellows_upstream_is_sent_prompts_rendered_here() {
             .await,
         0.0
     );
+    // A JSON response_format reaches the back end as llama-server's `json_schema`, which
+    // bellows' /v1/completions enforces: even the noise model answers schema-valid JSON.
+    let body = r#"{"messages":[{"role":"user","content":"colour?"}],"max_tokens":200,"response_format":{"type":"json_schema","json_schema":{"name":"c","schema":{"type":"object","properties":{"c":{"enum":["red","green"]}},"required":["c"],"additionalProperties":false}}}}"#;
+    let r = server.post("/v1/chat/completions", body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let content = r.json()["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer: Value = serde_json::from_str(&content).unwrap_or_else(|e| panic!("{e}: {content}"));
+    assert!(answer["c"] == "red" || answer["c"] == "green", "{answer}");
     // Tokenize goes to the upstream's tokenizer.
     assert_eq!(
         pool.tokenize("hello world").unwrap(),

@@ -104,6 +104,10 @@ pub struct CompletionRequest {
     /// llama-server's extension: a GBNF grammar constraining the text.
     #[serde(default)]
     pub grammar: Option<String>,
+    /// llama-server's extension: a JSON schema the text must satisfy (what a bellows in
+    /// front sends for `response_format` when it renders the prompt itself).
+    #[serde(default)]
+    pub json_schema: Option<serde_json::Value>,
     /// llama-server's DRY sampler fields; [`crate::validate`] checks their ranges.
     #[serde(default)]
     pub dry_multiplier: Option<f32>,
