@@ -276,6 +276,15 @@ impl XmlCall {
                     self.commit(ctx, out);
                     Ok(false)
                 } else if buf == tags.end_function {
+                    // `<tool_call>word</tool_call>` names no declared tool and shows no
+                    // argument: nothing says it is a call.
+                    let declared = self
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| resolve_name(ctx.registry, n).is_some());
+                    if tags.late_start && !self.started && !declared {
+                        return Err(CallErr::Reject);
+                    }
                     self.st = X::Done;
                     self.commit(ctx, out);
                     Ok(true)
