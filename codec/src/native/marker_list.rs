@@ -257,8 +257,9 @@ fn peek(s: &str, row: &Row, at: Position) -> Option<Option<Peeked>> {
 fn peek_fence(s: &str, mut i: usize, at: Position) -> Option<Option<Peeked>> {
     let b = s.as_bytes();
     let more = if at.eos { Some(None) } else { None };
-    let fence = "```";
-    let have = &s[i..(i + fence.len()).min(s.len())];
+    let fence = b"```";
+    // Bytes, not a `str` slice: the three bytes may end inside a character.
+    let have = &b[i..(i + fence.len()).min(b.len())];
     if !fence.starts_with(have) {
         return Some(None);
     }

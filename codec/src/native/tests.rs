@@ -871,6 +871,33 @@ fn tool_calls_and_tool_call_part_at_their_last_byte() {
     ));
 }
 
+/// A backtick after LFM2's marker followed by a multibyte character is prose, not a panic.
+#[test]
+fn marker_fence_peek_stops_at_characters() {
+    let reg = registry();
+    let ctx = Ctx {
+        registry: &reg,
+        next_index: 0,
+        last_edit_path: None,
+        auto: true,
+    };
+    let f = marker_list::MarkerList::new(false);
+    for eos in [false, true] {
+        let at = Position {
+            line_start: false,
+            eos,
+            reply_start: false,
+        };
+        for s in [
+            "<|tool_call_start|>``\u{e9}x",
+            "<|tool_call_start|>`\u{e9}",
+            "<|tool_call_start|>```p\u{e9}\n",
+        ] {
+            assert!(matches!(f.detect(s, at, &ctx), Detect::No), "{s:?}");
+        }
+    }
+}
+
 /// No XML wrapper's start tag is a prefix of another's, nor of `<tool_call>`.
 #[test]
 fn xml_wrappers_are_disjoint() {
