@@ -135,3 +135,57 @@ fn a_megabyte_after_any_trigger_completes_and_is_given_back() {
         }
     }
 }
+
+/// Every trigger followed by a multibyte character at each of the first few offsets (after
+/// blanks, brackets, quotes, backticks) decodes without a panic, split anywhere, and a reply
+/// that completes no call comes back whole. Detectors that look ahead byte-wise must never cut
+/// a character.
+#[test]
+fn a_multibyte_character_after_any_trigger_is_given_back() {
+    const AFTER: &[&str] = &[
+        "",
+        " ",
+        "\n",
+        "[",
+        "[ ",
+        "{",
+        "\"",
+        "`",
+        "``",
+        "```",
+        "```p",
+        "```python\n",
+        "(",
+        "=",
+    ];
+    for &(opener, mode) in OPENERS {
+        for after in AFTER {
+            for ch in ["é", "\u{2581}", "\u{1F600}"] {
+                let input = format!("{opener}{after}{ch}{ch} tail");
+                for k in (0..=input.len()).filter(|&k| input.is_char_boundary(k)) {
+                    let mut d = TurnDecoder::new(mode, Arc::new(Registry::builtin()));
+                    let mut events = Vec::new();
+                    d.feed_into(&input[..k], &mut events);
+                    d.feed_into(&input[k..], &mut events);
+                    d.finish_into(&mut events);
+                    let mut back = String::new();
+                    for e in &events {
+                        match e {
+                            Event::Text(t) => back.push_str(t),
+                            Event::Reasoning(t) => {
+                                if back.is_empty() {
+                                    back.push_str("<think>");
+                                }
+                                back.push_str(t);
+                            }
+                            Event::Failure { raw, .. } => back.push_str(raw),
+                            _ => {}
+                        }
+                    }
+                    let called = events.iter().any(|e| matches!(e, Event::Proposal { .. }));
+                    assert!(called || back == input, "{input:?} split at {k}: {back:?}");
+                }
+            }
+        }
+    }
+}
