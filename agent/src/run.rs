@@ -1001,7 +1001,9 @@ fn no_change_observation(protocol: prompt::Protocol) -> Observation {
             }
             prompt::Protocol::Whole => {
                 "the task needs a change: write the file's path on a line by itself, then \
-                 its complete new content in a fenced code block; DONE after that"
+                 its complete new content in a fenced code block (to delete, move or make a \
+                 directory: DELETE path, MOVE src -> dst or MKDIR path, on a line of its own); \
+                 DONE after that"
             }
             prompt::Protocol::Tools => {
                 "the task needs a change: call edit (or create to replace a small file \
