@@ -947,6 +947,48 @@ mod tests {
         );
     }
 
+    /// The reasoning markers of the families whose calls were added as table rows, set as a
+    /// profile sets them: a call of the family written inside is reasoning, the same call after
+    /// the block is decoded. (`<think>`, the default, covers GLM-4.5, MiniMax-M2, Olmo 3 and
+    /// LFM2; Seed-OSS and MiniCPM3 have their own.)
+    #[test]
+    fn family_reasoning_markers_hide_their_calls() {
+        let cases = [
+            (
+                "<seed:think>",
+                "</seed:think>",
+                "<seed:tool_call><function=read><parameter=path>a</parameter></function></seed:tool_call>",
+            ),
+            (
+                "<|thought_start|>",
+                "<|thought_end|>",
+                "<|tool_call_start|>\n```python\nread(path=\"a\")\n```\n<|tool_call_end|>",
+            ),
+            (
+                "<think>",
+                "</think>",
+                "<minimax:tool_call><invoke name=\"read\"><parameter name=\"path\">a</parameter></invoke></minimax:tool_call>",
+            ),
+            (
+                "<think>",
+                "</think>",
+                "<tool_call>read\n<arg_key>path</arg_key>\n<arg_value>a</arg_value>\n</tool_call>",
+            ),
+        ];
+        for (open, close, call) in cases {
+            let make = || builtin().with_reasoning_markers(open, close);
+            let input = format!("{open}{call}{close}\n{call}");
+            let t = same_for_every_chunking(make, &input);
+            assert_eq!(t.matches("proposal #").count(), 1, "{t}");
+            assert!(t.starts_with("reasoning "), "{t}");
+            assert!(
+                t.contains("proposal #0 qwen3_xml read")
+                    || t.contains("proposal #0 marker_list read"),
+                "{t}"
+            );
+        }
+    }
+
     #[test]
     fn an_unclosed_reasoning_block_is_reasoning_to_the_end() {
         assert_eq!(
