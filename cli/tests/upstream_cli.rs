@@ -152,6 +152,46 @@ async fn serve_upstream_and_agent_endpoint_run_on_another_bellows_process() {
         0.0
     );
 
+    // `eval --generate` on the same server: each prompt line one raw completion there.
+    let prompts = repo.path().join("prompts.jsonl");
+    std::fs::write(
+        &prompts,
+        r#"{"id": "read-notes", "messages": [{"role": "user", "content": "Show me notes.txt"}], "expect": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
+{"id": "list-src", "messages": [{"role": "user", "content": "What is in src?"}], "expect": [{"name": "list", "arguments": {"path": "src"}}]}
+"#,
+    )
+    .unwrap();
+    let corpus = repo.path().join("replies.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args(["eval", "--generate"])
+        .arg(&prompts)
+        .args(["--endpoint", &back_url, "--max-tokens", "24", "--out"])
+        .arg(&corpus)
+        .env_remove("BELLOWS_MODEL")
+        .env_remove("BELLOWS_PROFILE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&corpus)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{out:?}\n{lines:?}");
+    for l in &lines {
+        assert_eq!(l["model"], back_id.as_str(), "{l}");
+        assert!(l["raw"].is_string(), "{l}");
+        assert!(l["prompt_tokens"].as_u64().unwrap() > 0, "{l}");
+    }
+    let after = request(back.addr, "GET", "/metrics", &[], b"").await.text();
+    assert_eq!(
+        metric(
+            &after,
+            r#"bellows_requests_total{endpoint="completions",status="200"}"#
+        ),
+        3.0 + replies.len() as f64
+    );
+
     // The back server gone: a typed 502, and the front stays up and marks it unhealthy.
     drop(back);
     let r = request(

@@ -677,6 +677,31 @@ async fn a_real_bellows_upstream_is_sent_prompts_rendered_here() {
         .to_owned();
     let answer: Value = serde_json::from_str(&content).unwrap_or_else(|e| panic!("{e}: {content}"));
     assert!(answer["c"] == "red" || answer["c"] == "green", "{answer}");
+    // The prompt's length is known before the first piece (counted by the upstream's
+    // tokenizer alongside the request), as the Engine trait promises.
+    let rendered = pool.render_chat(&messages, &[]).unwrap();
+    let mut generation = pool
+        .generate(models::GenerateRequest {
+            prompt: models::Prompt::Chat {
+                messages: messages.to_vec(),
+                tools: Vec::new(),
+            },
+            sampling: models::Sampling::default(),
+            max_tokens: Some(4),
+            stop: Vec::new(),
+            grammar: None,
+            logprobs: None,
+        })
+        .await
+        .unwrap();
+    let counted = back.state.engine.tokenize(&rendered).unwrap().len() as u32;
+    assert!(counted > 3);
+    assert_eq!(generation.prompt_tokens, counted);
+    while let Some(event) = generation.next().await {
+        if let models::GenEvent::Done { timings, .. } = event {
+            assert!(timings.prompt_tokens >= counted, "{timings:?}");
+        }
+    }
     // Tokenize goes to the upstream's tokenizer.
     assert_eq!(
         pool.tokenize("hello world").unwrap(),

@@ -3,7 +3,6 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use codec::format::FormatId;
 use gateway::defaults::Defaults;
@@ -33,9 +32,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
 pub fn run(args: &EvalArgs, prompts_path: &Path) -> anyhow::Result<()> {
     let (prompts, _sha) = batch::load_prompts(prompts_path)?;
     eprintln!("loading the model…");
-    let engine = args.model.load()?;
-    let base = Defaults::of_profile(engine.profile());
-    let engine: Arc<dyn Engine> = Arc::new(engine);
+    let (engine, profile) =
+        crate::endpoint::engine(&args.endpoint, &args.model, gateway::serve::DEFAULT_MODEL)?;
+    let base = Defaults::of_profile(&profile);
     let model_id = engine.info().id.clone();
     let out = match &args.out {
         Some(p) => p.clone(),

@@ -68,6 +68,9 @@ pub struct EvalArgs {
     pub max_tokens: u32,
     #[command(flatten)]
     pub model: crate::model::ModelArgs,
+    /// With --generate: generate on a remote server instead of a loaded model.
+    #[command(flatten)]
+    pub endpoint: crate::endpoint::EndpointArgs,
     /// Print JSON, {"summary": {...}, "by_model": {...}, "by_format": {...},
     /// "replies": [{"id", "converted", "proposals", "repairs", "failures"}], "skipped": [...]},
     /// instead of the table.

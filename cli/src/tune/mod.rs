@@ -21,7 +21,6 @@ pub mod store;
 pub mod sweep;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use codec::format::FormatId;
@@ -66,6 +65,8 @@ a [measured] table go into the profile's TOML (comments kept).")]
 pub struct TuneArgs {
     #[command(flatten)]
     pub model: crate::model::ModelArgs,
+    #[command(flatten)]
+    pub endpoint: crate::endpoint::EndpointArgs,
     /// The prompt set (JSONL, as `bellows eval --generate` reads; `expect` gives the right
     /// first actions).
     #[arg(long, value_name = "FILE")]
@@ -125,10 +126,9 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<()> {
         anyhow::bail!("--temperatures: {t} is not a non-negative number");
     }
     eprintln!("loading the model…");
-    let engine = args.model.load()?;
-    let profile = engine.profile().clone();
+    let (engine, profile) =
+        crate::endpoint::engine(&args.endpoint, &args.model, gateway::serve::DEFAULT_MODEL)?;
     let base = Defaults::of_profile(&profile);
-    let engine: Arc<dyn Engine> = Arc::new(engine);
     let model_id = engine.info().id.clone();
     let out = args
         .out

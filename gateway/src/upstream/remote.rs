@@ -25,6 +25,8 @@ use crate::metrics::UpstreamMetrics;
 
 /// Events buffered between an upstream stream and its consumer.
 const EVENT_BUFFER: usize = 16;
+/// How long the first piece waits for the prompt's token count once it has arrived.
+const COUNT_GRACE: Duration = Duration::from_millis(250);
 
 /// How bellows talks to an upstream.
 #[derive(Debug)]
@@ -301,8 +303,16 @@ impl Remote {
             Some(f) => f,
             None => self.discover().await?,
         };
-        let (path, body) = request_body(&found, req).map_err(|f| self.error(f))?;
+        let (path, body, prompt) = request_body(&found, req).map_err(|f| self.error(f))?;
         let started = Instant::now();
+        // The prompt's length, known before the first piece as the trait promises: the
+        // upstream's tokenizer counts the text bellows rendered, alongside the generation
+        // request so that it adds no latency (a chat-only upstream renders itself: unknown,
+        // 0, until its usage arrives with the last chunk).
+        let counting = prompt.map(|text| {
+            let me = Arc::clone(self);
+            tokio::spawn(async move { me.tokenize(&text).await.map(|t| t.len() as u32) })
+        });
         let t = self.timeouts;
         let open = http::send(
             &self.target,
@@ -331,8 +341,15 @@ impl Remote {
             .await
             .map_err(|f| self.error(f))?;
         let first_at = Instant::now();
+        let prompt_tokens = match counting {
+            Some(count) => match tokio::time::timeout(COUNT_GRACE, count).await {
+                Ok(Ok(Ok(n))) => n,
+                _ => 0,
+            },
+            None => 0,
+        };
         let (tx, rx) = mpsc::channel(EVENT_BUFFER);
-        let generation = Generation::new(rx, 0, Arc::default());
+        let generation = Generation::new(rx, prompt_tokens, Arc::default());
         let progress = Arc::new(Progress::default());
         let generation = generation.with_progress(Arc::clone(&progress));
         let pump = Pump {
@@ -341,10 +358,11 @@ impl Remote {
             tx,
             halt: Arc::clone(&generation.halt),
             progress: ProgressGuard(progress),
-            _slot: slot,
-            _conn: conn,
+            slot: Some(slot),
+            conn: Some(conn),
             started,
             first_at,
+            prompt_tokens,
         };
         tokio::spawn(pump.run(first));
         Ok(generation)
@@ -352,10 +370,12 @@ impl Remote {
 }
 
 /// The endpoint and JSON body for `req` on an upstream.
+/// The endpoint, the JSON body for `req` on an upstream, and the prompt text when bellows
+/// rendered it.
 fn request_body(
     found: &Found,
     req: &GenerateRequest,
-) -> Result<(&'static str, Vec<u8>), UpstreamFailure> {
+) -> Result<(&'static str, Vec<u8>, Option<String>), UpstreamFailure> {
     let unsupported = |param, reason: &str| UpstreamFailure::Unsupported {
         param,
         reason: reason.to_owned(),
@@ -429,6 +449,7 @@ fn request_body(
             Ok((
                 "/v1/completions",
                 serde_json::to_vec(&body).unwrap_or_default(),
+                Some(prompt.to_owned()),
             ))
         }
         Api::Chat => {
@@ -482,6 +503,7 @@ fn request_body(
             Ok((
                 "/v1/chat/completions",
                 serde_json::to_vec(&body).unwrap_or_default(),
+                None,
             ))
         }
     }
@@ -570,11 +592,15 @@ struct Pump {
     halt: Arc<AtomicBool>,
     progress: ProgressGuard,
     // Held until the stream ends: the cap place, and the connection (aborted on drop, which
-    // is how a cancelled request reaches the upstream).
-    _slot: Slot,
-    _conn: ConnGuard,
+    // is how a cancelled request reaches the upstream). Both are let go before the last
+    // event is sent, so a caller that starts its next request on seeing it finds the place
+    // free.
+    slot: Option<Slot>,
+    conn: Option<ConnGuard>,
     started: Instant,
     first_at: Instant,
+    /// The prompt's length as counted before the first piece, until usage says.
+    prompt_tokens: u32,
 }
 
 impl Pump {
@@ -583,6 +609,7 @@ impl Pump {
         loop {
             let Some(piece) = next.take() else {
                 let reason = self.reading.tr.finish.unwrap_or(StopReason::Eog);
+                self.release();
                 let _ = self.tx.send(self.done(reason)).await;
                 self.remote.metrics.outcome(&self.remote.name, "ok");
                 return;
@@ -599,6 +626,7 @@ impl Pump {
             }
             if self.halt.load(Ordering::Relaxed) {
                 // Dropping the connection stops the upstream; the stream still ends as a stop.
+                self.release();
                 let _ = self.tx.send(self.done(StopReason::Stop)).await;
                 self.remote.metrics.outcome(&self.remote.name, "ok");
                 return;
@@ -623,6 +651,7 @@ impl Pump {
                         .metrics
                         .outcome(&self.remote.name, outcome_label(&error.failure));
                     let timings = self.timings();
+                    self.release();
                     let _ = self
                         .tx
                         .send(GenEvent::Failed {
@@ -636,10 +665,16 @@ impl Pump {
         }
     }
 
+    /// Closes the connection and gives the cap place back.
+    fn release(&mut self) {
+        self.conn.take();
+        self.slot.take();
+    }
+
     fn timings(&self) -> Timings {
         let usage = self.reading.tr.usage;
         Timings {
-            prompt_tokens: usage.map_or(0, |u| u.prompt_tokens),
+            prompt_tokens: usage.map_or(self.prompt_tokens, |u| u.prompt_tokens),
             cached_tokens: usage
                 .and_then(|u| u.prompt_tokens_details)
                 .map_or(0, |d| d.cached_tokens),
