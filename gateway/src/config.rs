@@ -69,7 +69,8 @@ pub struct ServeArgs {
 
     /// Model profile: a name from models/profiles (without `.toml`) or a path to a profile
     /// file. It picks the tool-call protocol, chat template, stop strings, sampling and
-    /// grammar mode. Default: the profile whose match rule fits the GGUF, else generic.
+    /// grammar mode. Default: the profile whose match rule fits the GGUF, else generic (with
+    /// --upstream: generic, and only the protocol, sampling and grammar mode apply).
     #[arg(long, env = "BELLOWS_PROFILE")]
     pub profile: Option<String>,
 

@@ -57,6 +57,8 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Upstream(#[from] crate::upstream::PoolError),
+    #[error(transparent)]
+    Profile(#[from] models::ProfileError),
 }
 
 /// The models cache: `$BELLOWS_MODELS`, else `$XDG_CACHE_HOME/bellows/models`, else
@@ -225,6 +227,24 @@ pub async fn connect_upstreams(
     Ok(pool)
 }
 
+/// What requests through upstreams get by default. The upstream's model has no GGUF here to
+/// pick a profile by: `--profile` names the one whose protocol, sampling and grammar mode
+/// apply (default: generic). Upstreams are sent strict grammars only (llama-server's lazy
+/// triggers are not forwarded), and a plan under a lazy grammar streams call arguments it
+/// relies on the grammar to keep valid, so a lazy grammar mode is turned off: calls are then
+/// validated whole.
+pub fn upstream_defaults(profile: Option<&str>) -> Result<Defaults, ServeError> {
+    let mut defaults = match profile {
+        Some(p) => Defaults::of_profile(&models::Profile::named(p)?),
+        None => Defaults::default(),
+    };
+    if defaults.grammar == models::GrammarMode::Lazy {
+        tracing::warn!("the profile's lazy grammar mode does not apply to upstreams; off");
+        defaults.grammar = models::GrammarMode::Off;
+    }
+    Ok(defaults)
+}
+
 /// Runs `bellows serve` to completion (until SIGINT/SIGTERM and the drain).
 pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
     let metrics = Metrics::new();
@@ -233,8 +253,9 @@ pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
             let (engine, defaults) = load_engine(&cfg)?;
             (engine, defaults, None)
         } else {
+            let defaults = upstream_defaults(cfg.profile.as_deref())?;
             let pool = connect_upstreams(&cfg, &metrics).await?;
-            (pool.clone(), Defaults::default(), Some(pool))
+            (pool.clone(), defaults, Some(pool))
         };
     let info = engine.info().clone();
     let mut state = AppState::new(engine).with_metrics(metrics);

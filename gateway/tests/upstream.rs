@@ -55,7 +55,11 @@ struct FaultServer {
 
 impl FaultServer {
     async fn start(fault: Fault) -> FaultServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        FaultServer::start_on("127.0.0.1:0", fault).await
+    }
+
+    async fn start_on(addr: &str, fault: Fault) -> FaultServer {
+        let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let client_gone = Arc::new(AtomicUsize::new(0));
@@ -718,4 +722,53 @@ async fn a_real_bellows_upstream_is_sent_prompts_rendered_here() {
     assert_eq!(pool.health(), vec![(back_url, false)]);
     assert_eq!(server.get("/health").await.status, 200);
     server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_comes_up_later_is_found_by_the_health_checks() {
+    let late = closed_port().await;
+    let good = FaultServer::start(Fault::Deltas(
+        vec![serde_json::json!({"content": "first"})],
+        "stop",
+    ))
+    .await;
+    let (server, pool) = front(vec![upstream(late.clone(), 1), upstream(good.url(), 1)]).await;
+    assert_eq!(pool.health()[0], (late.clone(), false));
+    let series = format!(r#"bellows_upstream_healthy{{upstream="{late}"}}"#);
+    assert_eq!(server.metric(&series).await, 0.0);
+    // It starts listening: the next round of health checks finds it, and as the healthy
+    // first upstream it takes the next request.
+    let up = FaultServer::start_on(
+        late.strip_prefix("http://").unwrap(),
+        Fault::Deltas(vec![serde_json::json!({"content": "late"})], "stop"),
+    )
+    .await;
+    pool.check_health().await;
+    assert_eq!(pool.health()[0], (late.clone(), true));
+    assert_eq!(server.metric(&series).await, 1.0);
+    let r = server
+        .post("/v1/chat/completions", &chat_body(r#""max_tokens":4"#))
+        .await;
+    assert_eq!(r.json()["choices"][0]["message"]["content"], "late");
+    assert_eq!(up.generations(), 1);
+    assert_eq!(good.generations(), 0);
+    server.stop().await.unwrap();
+}
+
+#[test]
+fn a_profile_for_upstreams_keeps_its_protocol_but_not_a_lazy_grammar() {
+    let d = gateway::serve::upstream_defaults(Some("qwen2.5-coder-1.5b-instruct")).unwrap();
+    assert_eq!(d.protocol, codec::format::FormatId::Hermes);
+    assert_eq!(d.grammar, models::GrammarMode::Off);
+    let local = gateway::defaults::Defaults::of_profile(
+        &models::Profile::named("qwen2.5-coder-1.5b-instruct").unwrap(),
+    );
+    assert_eq!(
+        local.grammar,
+        models::GrammarMode::Lazy,
+        "the profile itself is lazy"
+    );
+    let generic = gateway::serve::upstream_defaults(None).unwrap();
+    assert_eq!(generic.protocol, codec::format::FormatId::Text);
+    assert!(gateway::serve::upstream_defaults(Some("no-such-profile")).is_err());
 }
