@@ -80,7 +80,7 @@ pub struct Pool {
     /// The template conversations are rendered with for callers that ask (`render_chat`):
     /// the first reachable upstream's, else ChatML as an approximation for chat-only
     /// upstreams (which render on their side).
-    template: ChatTemplate,
+    template: Arc<ChatTemplate>,
     source: Option<TemplateSource>,
     renders_tools: bool,
     metrics: UpstreamMetrics,
@@ -138,16 +138,17 @@ impl Pool {
             profile: "upstream".to_owned(),
         };
         let (template, source, renders_tools) = match &found.api {
-            Api::Completions { source, .. } => {
-                let t = ChatTemplate::new(&source.source, &source.bos_token, &source.eos_token)
-                    .unwrap_or_else(|e| unreachable!("compiled once at discovery: {e}"));
-                let renders = t.renders_tools();
-                (t, Some(source.clone()), renders)
-            }
+            Api::Completions { template, source } => (
+                Arc::clone(template),
+                Some(source.clone()),
+                template.renders_tools(),
+            ),
             // The upstream renders the conversation and receives tools natively.
             Api::Chat => (
-                ChatTemplate::new(CHATML_TEMPLATE, "", "")
-                    .unwrap_or_else(|e| unreachable!("ChatML compiles: {e}")),
+                Arc::new(
+                    ChatTemplate::new(CHATML_TEMPLATE, "", "")
+                        .unwrap_or_else(|e| unreachable!("ChatML compiles: {e}")),
+                ),
                 None,
                 true,
             ),
