@@ -35,6 +35,12 @@ fn help_explains_every_setting() {
         "--config",
         "BELLOWS_MODEL",
         "BELLOWS_API_KEY",
+        "--upstream",
+        "--upstream-key",
+        "--upstream-model",
+        "--upstream-parallel",
+        "--upstream-idle-timeout-secs",
+        "BELLOWS_UPSTREAM",
     ] {
         assert!(help.contains(flag), "{flag} missing from:\n{help}");
     }

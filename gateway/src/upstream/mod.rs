@@ -247,7 +247,14 @@ impl Pool {
                 Err(EngineError::Upstream(e)) => {
                     self.metrics
                         .outcome(&remote.name, remote::outcome_label(&e.failure));
-                    if matches!(e.failure, models::UpstreamFailure::Connect { .. }) {
+                    if matches!(
+                        e.failure,
+                        models::UpstreamFailure::Connect { .. }
+                            | models::UpstreamFailure::Timeout {
+                                phase: models::TimeoutPhase::Connect,
+                                ..
+                            }
+                    ) {
                         remote.set_healthy(false);
                     }
                     if !e.failure.is_retryable() {
