@@ -254,7 +254,11 @@ impl Turn {
                     self.inflight.settle();
                     self.count_tokens(&timings);
                     self.ended = true;
-                    return Err(ApiError::Engine(error));
+                    // An upstream's broken stream is answered as the upstream error it is.
+                    return Err(match self.generation.cause.get() {
+                        Some(cause) => ApiError::from_upstream(cause.clone()),
+                        None => ApiError::Engine(error),
+                    });
                 }
                 None => {
                     // The engine dropped the stream without a final event: not the client's

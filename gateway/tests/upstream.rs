@@ -311,9 +311,14 @@ async fn every_fault_is_a_typed_error_and_the_gateway_stays_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_after_the_first_byte_end_the_stream_with_an_error_event() {
-    for (fault, says) in [
-        (Fault::DropAfterOne, "ended before the reply finished"),
-        (Fault::QuietAfterOne, "went quiet"),
+    for (fault, says, code, status) in [
+        (
+            Fault::DropAfterOne,
+            "ended before the reply finished",
+            "upstream_error",
+            502,
+        ),
+        (Fault::QuietAfterOne, "went quiet", "upstream_timeout", 504),
     ] {
         let up = FaultServer::start(fault.clone()).await;
         let spare = FaultServer::start(Fault::Deltas(vec![], "stop")).await;
@@ -330,6 +335,14 @@ async fn failures_after_the_first_byte_end_the_stream_with_an_error_event() {
             last.contains("\"error\"") && last.contains(says),
             "{fault:?}: {last}"
         );
+        let event: Value = serde_json::from_str(last.strip_prefix("data: ").unwrap()).unwrap();
+        assert_eq!(event["error"]["code"], code, "{fault:?}");
+        // Not streamed: the whole answer is the typed gateway error.
+        let r = server
+            .post("/v1/chat/completions", &chat_body(r#""max_tokens":16"#))
+            .await;
+        assert_eq!(r.status, status, "{fault:?}: {}", r.text());
+        assert_eq!(r.error_code(), code);
         // Bytes had reached the client: no failover.
         assert_eq!(spare.generations(), 0, "{fault:?}");
         assert_eq!(server.get("/health").await.status, 200);

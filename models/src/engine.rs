@@ -382,6 +382,11 @@ pub struct Generation {
     /// Tokens the engine has generated and reused so far, updated as it goes: a consumer that
     /// drops the stream (the client went away) still learns what the request cost.
     pub progress: Arc<Progress>,
+    /// The typed cause behind a [`GenEvent::Failed`], when the engine has one: a remote
+    /// engine sets its [`UpstreamError`] here before it sends that event, so a consumer can
+    /// answer a broken upstream stream as the gateway error it is (the event's text stays the
+    /// same for everyone else).
+    pub cause: Arc<std::sync::OnceLock<UpstreamError>>,
 }
 
 /// Live counts of one generation, kept by the engine while it runs, and a signal when the
@@ -460,6 +465,7 @@ impl Generation {
             prompt_tokens,
             halt,
             progress: Arc::new(Progress::default()),
+            cause: Arc::default(),
         }
     }
 

@@ -357,6 +357,7 @@ impl Remote {
             reading,
             tx,
             halt: Arc::clone(&generation.halt),
+            cause: Arc::clone(&generation.cause),
             progress: ProgressGuard(progress),
             slot: Some(slot),
             conn: Some(conn),
@@ -590,6 +591,8 @@ struct Pump {
     reading: Reading,
     tx: mpsc::Sender<GenEvent>,
     halt: Arc<AtomicBool>,
+    /// Where a failure's typed cause goes before the `Failed` event.
+    cause: Arc<std::sync::OnceLock<UpstreamError>>,
     progress: ProgressGuard,
     // Held until the stream ends: the cap place, and the connection (aborted on drop, which
     // is how a cancelled request reaches the upstream). Both are let go before the last
@@ -652,6 +655,7 @@ impl Pump {
                         .outcome(&self.remote.name, outcome_label(&error.failure));
                     let timings = self.timings();
                     self.release();
+                    let _ = self.cause.set(error.clone());
                     let _ = self
                         .tx
                         .send(GenEvent::Failed {
