@@ -233,6 +233,14 @@ pub(crate) fn turn_record(
         }
         None => format!("turn {turn}: no command"),
     };
+    // A turn of files copied back unchanged stands in history as one line, so the copies
+    // are not there to be copied again.
+    let reply = match cfg.protocol {
+        prompt::Protocol::Whole if malformed.is_empty() => {
+            crate::whole::copied_back(observations).unwrap_or(reply)
+        }
+        _ => reply,
+    };
     TurnRecord {
         reply,
         observations: text,

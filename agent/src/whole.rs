@@ -220,6 +220,31 @@ pub fn read_as_is(ws: &Workspace, action: &Action, obs: &Observation) -> Observa
     }
 }
 
+/// What follows the path in the summary of an [`unchanged`] block.
+const UNCHANGED: &str = " not changed: your block is the file exactly as it is";
+
+/// A reply that only wrote files back as they were, as history keeps it: one line naming
+/// them instead of the copies. A small model shown its own copy of a file in the last turn
+/// copies it again, even sampled warm (add-flag-sh: the same two files three turns running);
+/// `None` when some observation is of anything else.
+pub fn copied_back(observations: &[(String, Observation)]) -> Option<String> {
+    let paths = observations
+        .iter()
+        .map(|(_, o)| o.summary.strip_suffix(UNCHANGED))
+        .collect::<Option<Vec<_>>>()?;
+    (!paths.is_empty()).then(|| {
+        format!(
+            "(I wrote {} back exactly as {} already, without the change.)",
+            paths.join(", "),
+            if paths.len() == 1 {
+                "it was"
+            } else {
+                "they were"
+            }
+        )
+    })
+}
+
 /// A file block that is the file as it already is: `Some` observation saying so. `changed`:
 /// the session has already changed the repository — a model that made its change often
 /// writes the file again instead of DONE, so it is reminded that DONE ends the task.
@@ -230,7 +255,7 @@ pub fn unchanged(ws: &Workspace, action: &Action, changed: bool) -> Option<Obser
     let now = ws.read(path).ok().flatten()?;
     (now == content.as_bytes()).then(|| {
         Observation::error(
-            format!("{path} not changed: your block is the file exactly as it is"),
+            format!("{path}{UNCHANGED}"),
             Some(if changed {
                 "your earlier change is in place: if the task is finished, reply DONE; if not, \
                  write only the files that still need a change, with the change made"

@@ -648,3 +648,30 @@ fn a_turn_without_progress_warms_the_next_sample() {
         agent::config::DEFAULT_STUCK_TEMPERATURE
     );
 }
+
+/// A reply that only copied files back unchanged stands in history as one line naming them,
+/// so the next prompt holds no copy to be copied again — live and after a resume.
+#[test]
+fn files_copied_back_unchanged_stand_in_history_as_one_line() {
+    let dir = repo("whole-copied", &[("stats.py", STATS), ("notes.txt", "n\n")]);
+    let same = format!("stats.py\n```\n{STATS}```\nnotes.txt\n```\nn\n```\n");
+    let e = engine(&[same.as_str()]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    let fixed = format!("stats.py\n```\n{FIXED}```\n");
+    let e2 = engine(&[fixed.as_str(), "DONE"]);
+    resume(&e2, dir.path(), &c, &first.session);
+    let next = &prompts(&e2)[0];
+    assert!(
+        next.contains(
+            "(I wrote stats.py, notes.txt back exactly as they were already, without the change.)"
+        ),
+        "{next}"
+    );
+    assert_eq!(
+        next.matches("for i in range(1, len(xs))").count(),
+        1,
+        "{next}"
+    );
+}
