@@ -21,6 +21,13 @@ fn cfg(task: &str) -> Config {
     c
 }
 
+/// The check that passes once stats.py's loop starts at 0.
+fn fixed_check() -> Vec<String> {
+    ["grep", "-q", "range(0,", "stats.py"]
+        .map(String::from)
+        .to_vec()
+}
+
 fn malformed(dir: &std::path::Path, session: &str) -> Vec<String> {
     events(dir, session)
         .into_iter()
@@ -39,12 +46,7 @@ fn a_file_written_whole_is_applied_and_done_is_verified() {
     let reply = format!("The loop skips the first item.\n\nstats.py\n```python\n{FIXED}```\n");
     let e = engine(&[reply.as_str(), "DONE fixed the loop"]);
     let mut c = cfg("mean in stats.py skips the first element");
-    c.verify = Some(vec![
-        "grep".into(),
-        "-q".into(),
-        "range(0,".into(),
-        "stats.py".into(),
-    ]);
+    c.verify = Some(fixed_check());
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Verified);
     assert_eq!(
@@ -259,12 +261,7 @@ fn the_check_runs_after_each_change_and_its_result_is_fed_back() {
     let right = format!("stats.py\n```\n{FIXED}```\n");
     let e = engine(&[wrong, right.as_str(), "DONE"]);
     let mut c = cfg("fix mean");
-    c.verify = Some(vec![
-        "grep".into(),
-        "-q".into(),
-        "range(0,".into(),
-        "stats.py".into(),
-    ]);
+    c.verify = Some(fixed_check());
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Verified);
     assert_eq!(out.turns, 3);
@@ -551,12 +548,7 @@ fn an_implied_done_is_checked_like_a_written_one() {
     let right = format!("stats.py\n```\n{FIXED}```\n");
     let e = engine(&[wrong, wrong, right.as_str(), right.as_str()]);
     let mut c = cfg("fix mean");
-    c.verify = Some(vec![
-        "grep".into(),
-        "-q".into(),
-        "range(0,".into(),
-        "stats.py".into(),
-    ]);
+    c.verify = Some(fixed_check());
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Verified);
     assert_eq!(out.turns, 4);
