@@ -171,16 +171,11 @@ async fn drive(
         let commits = s.tally.commits;
         let mut checked = false;
         let mut observations: Vec<_> = echoed.into_iter().map(|o| (String::new(), o)).collect();
-        let mut unchanged = 0;
         for p in &proposals {
             // A reply cut by Ctrl-C is journaled, never acted on.
             if cfg.interrupt.fired() {
                 return s.stop(StopReason::Quit);
             }
-            unchanged += usize::from(
-                cfg.protocol == prompt::Protocol::Whole
-                    && crate::whole::unchanged(s.ws, &p.action, false).is_some(),
-            );
             if let Some(reason) = s.step(p, &mut observations, &mut checked)? {
                 return s.stop(reason);
             }
@@ -190,9 +185,9 @@ async fn drive(
         // one-shot harness takes its one reply. Small models rarely write the word.
         if commits > 0
             && s.tally.commits == commits
-            && unchanged > 0
-            && unchanged == proposals.len()
+            && cfg.protocol == prompt::Protocol::Whole
             && cfg.policy.mode != ApprovalMode::Plan
+            && crate::whole::copied_back(&observations).is_some()
         {
             let settled = ActionProposal {
                 action: Action::Done {

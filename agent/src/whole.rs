@@ -223,8 +223,9 @@ pub fn read_as_is(ws: &Workspace, action: &Action, obs: &Observation) -> Observa
 /// What follows the path in the summary of an [`unchanged`] block.
 const UNCHANGED: &str = " not changed: your block is the file exactly as it is";
 
-/// A reply that only wrote files back as they were, as history keeps it: one line naming
-/// them instead of the copies. A small model shown its own copy of a file in the last turn
+/// A turn whose every observation is of a file written back as it was: `Some` line naming
+/// them, which history keeps instead of the copies (and the loop reads as an implied DONE
+/// after the session's change). A small model shown its own copy of a file in the last turn
 /// copies it again, even sampled warm (add-flag-sh: the same two files three turns running);
 /// `None` when some observation is of anything else.
 pub fn copied_back(observations: &[(String, Observation)]) -> Option<String> {
