@@ -45,7 +45,9 @@ kinds! {
         FencedBlock = "fenced_block",
         /// The path on the line before the fence or the SEARCH marker (aider style) instead of
         /// an `EDIT` header, possibly decorated as aider allows (`**a.py**`, `` `a.py` ``,
-        /// `a.py:`, `### a.py`).
+        /// `a.py:`, `### a.py`); one blank line may separate it from the fence, and it may be
+        /// the fence's first line, right above the marker. A path has a `/` or an extension,
+        /// or is a dotfile or a well-known extensionless name (`Makefile`, `Dockerfile`).
         PathBeforeFence = "path_before_fence",
         /// The path on the fence line itself: "```src/a.py".
         PathOnFence = "path_on_fence",

@@ -120,3 +120,37 @@ pub const FUNCTION_WORDS: &[&str] = &[
     "we", "our", "will", "should", "would", "could", "is", "are", "be", "if", "so", "then", "of",
     "with", "for",
 ];
+
+/// Extensionless file names that projects keep (build files, manifests, notices): a lone line
+/// holding one of these, right before a SEARCH block, names the file the block edits, as a
+/// path with a `/` or an extension does. Other bare words there (`Change`, `Before`) stay
+/// prose. Case matters: `makefile` and `Makefile` are both make's, `license` is a word.
+pub const BARE_FILE_NAMES: &[&str] = &[
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "Dockerfile",
+    "Containerfile",
+    "Jenkinsfile",
+    "Vagrantfile",
+    "Procfile",
+    "Gemfile",
+    "Rakefile",
+    "Podfile",
+    "Brewfile",
+    "Pipfile",
+    "Justfile",
+    "justfile",
+    "Caddyfile",
+    "Tiltfile",
+    "Snakefile",
+    "Earthfile",
+    "LICENSE",
+    "LICENCE",
+    "COPYING",
+    "NOTICE",
+    "AUTHORS",
+    "CODEOWNERS",
+    "README",
+    "CHANGELOG",
+];

@@ -8,7 +8,7 @@ use super::markers::{
     is_closing_fence, push_marker_repairs, strip_cr, tag_fence_open,
 };
 use super::verbs::{
-    HeaderParse, could_be_path_line, emit, fail, lone_path, parse_header, strip_decoration,
+    HeaderParse, could_be_path_line, emit, fail, parse_header, path_line_name, strip_decoration,
     strong_path,
 };
 use crate::action::{Action, Block};
@@ -301,6 +301,17 @@ impl Group {
                         self.take_line_into_raw(line);
                         return Flow::Continue;
                     }
+                    if matches!(classify(bytes), Some((Marker::Search, _))) {
+                        // The path was the fence's first line and the block follows it in the
+                        // same fence: aider reads the line before the marker as the file name
+                        // (`find_filename`), whichever side of the fence it is on.
+                        let path = std::mem::take(path);
+                        self.header = Header::PathLine(path);
+                        self.repairs.push(RepairKind::PathBeforeFence);
+                        self.language_fence = false;
+                        self.state = GroupState::Between;
+                        return self.between(line, content, cr);
+                    }
                     // More code in the fence: it was code all along.
                     return Flow::PassThrough;
                 }
@@ -420,7 +431,7 @@ impl Group {
             && matches!(self.header, Header::None)
             && !matches!(marker, Some((Marker::Search, _)))
         {
-            if let Some(path) = lone_path(content) {
+            if let Some(path) = path_line_name(content) {
                 self.state = GroupState::FencedPath {
                     path: path.to_owned(),
                     closed: false,
@@ -482,8 +493,10 @@ impl Group {
             }
         }
         let before_first = self.blocks.is_empty();
+        // Blank lines after a header, or the one blank line detection let through after a path
+        // line, come before the first block.
         if before_first
-            && matches!(self.header, Header::Verb { .. })
+            && matches!(self.header, Header::Verb { .. } | Header::PathLine(_))
             && bytes.iter().all(|&c| c == b' ' || c == b'\t')
         {
             self.take_line_into_raw(line);

@@ -77,6 +77,25 @@ pub(super) fn search_marker_at(b: &[u8], from: usize, eos: bool) -> Look<u8> {
     }
 }
 
+/// Is the line at `from` blank (spaces, tabs, a CR)? Yields the index after it.
+pub(super) fn blank_line_at(b: &[u8], from: usize, eos: bool) -> Look<usize> {
+    let blank = |l: &[u8]| l.iter().all(|&c| matches!(c, b' ' | b'\t' | b'\r'));
+    match line_at(b, from, eos) {
+        // At the end of the stream there is no line left to be blank.
+        Some((line, _)) if line.is_empty() && from >= b.len() => Look::No,
+        Some((line, after)) if blank(line) && line.len() <= MAX_LOOKAHEAD_LINE => Look::Yes(after),
+        Some(_) => Look::No,
+        None => {
+            let rest = &b[from.min(b.len())..];
+            if rest.len() <= MAX_LOOKAHEAD_LINE && blank(rest) {
+                Look::More
+            } else {
+                Look::No
+            }
+        }
+    }
+}
+
 /// Is the line at `from` an opening fence? Yields its info string.
 pub(super) fn fence_at(b: &[u8], from: usize, eos: bool) -> Look<&str> {
     match line_at(b, from, eos) {

@@ -57,12 +57,14 @@ pub mod whole;
 
 use block::{Group, GroupState};
 use markers::{
-    Look, MAX_LOOKAHEAD_LINE, TRANSPARENT_FENCES, any_fence_at, fence_at, is_bare_fence, line_at,
-    search_marker_at, strip_cr, tag_fence_at,
+    Look, MAX_LOOKAHEAD_LINE, TRANSPARENT_FENCES, any_fence_at, blank_line_at, fence_at,
+    is_bare_fence, line_at, search_marker_at, strip_cr, tag_fence_at,
 };
 pub use verbs::VERBS;
 pub(crate) use verbs::reads_as_prose;
-use verbs::{HeaderParse, VerbLine, is_path_byte, parse_header, strip_decoration, strong_path};
+use verbs::{
+    HeaderParse, VerbLine, is_path_byte, names_a_file, parse_header, strip_decoration, strong_path,
+};
 
 use crate::format::{Ctx, Detect, Format, FormatId, Position};
 
@@ -102,7 +104,11 @@ impl Format for TextFormat {
                 (Look::More, _) | (_, Detect::NeedMore) => Detect::NeedMore,
                 (Look::No, Detect::No) => Detect::No,
             },
-            b'`' => detect_fence(b, at.eos),
+            // A backtick opens a fence, or decorates a path line (`` `a.py` ``).
+            b'`' => match detect_fence(b, at.eos) {
+                Detect::No => detect_path_line(b, at.eos),
+                d => d,
+            },
             b'A'..=b'Z' => match detect_verb(b, at.eos) {
                 Some(d) => d,
                 None => detect_path_line(b, at.eos),
@@ -256,9 +262,18 @@ fn detect_path_line(b: &[u8], eos: bool) -> Detect {
     let Ok(line) = std::str::from_utf8(strip_cr(line)) else {
         return Detect::No;
     };
-    if !strong_path(strip_decoration(line)) || line.len() > MAX_LOOKAHEAD_LINE {
+    if !names_a_file(strip_decoration(line)) || line.len() > MAX_LOOKAHEAD_LINE {
         return Detect::No;
     }
+    // One blank line may separate the path from its fence or marker ("a.py", "", "```css",
+    // then the marker: seen in aider chat histories). Aider's `find_filename` stops at a
+    // blank line and falls back to the previous block's file; taking the path named right
+    // there is the reading that cannot edit the wrong file.
+    let next = match blank_line_at(b, next, eos) {
+        Look::Yes(after) => after,
+        Look::More => return Detect::NeedMore,
+        Look::No => next,
+    };
     match search_marker_at(b, next, eos) {
         Look::Yes(_) => return Detect::Start(Box::new(Group::new(GroupState::PathLine))),
         Look::More => return Detect::NeedMore,

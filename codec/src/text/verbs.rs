@@ -12,7 +12,7 @@ pub const VERBS: [&str; 11] = [
     "READ", "LIST", "GLOB", "GREP", "RUN", "DELETE", "MKDIR", "MOVE", "DONE", "EDIT", "CREATE",
 ];
 
-pub(super) use crate::words::{FUNCTION_WORDS, PLACEHOLDERS, STOPWORDS};
+pub(super) use crate::words::{BARE_FILE_NAMES, FUNCTION_WORDS, PLACEHOLDERS, STOPWORDS};
 
 pub(super) fn is_path_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric()
@@ -32,6 +32,22 @@ pub(super) fn could_be_path_line(p: &[u8]) -> bool {
 pub(super) fn lone_path(content: &str) -> Option<&str> {
     let p = strip_decoration(content);
     (content.len() <= MAX_LOOKAHEAD_LINE && strong_path(p)).then_some(p)
+}
+
+/// A lone path line's path (decorated as [`strip_decoration`] allows): a [`strong_path`], a
+/// dotfile (`.gitignore`, `.env`) or one of the extensionless names projects keep at their
+/// root ([`BARE_FILE_NAMES`]: `Makefile`, `Dockerfile`). Aider takes any lone line there as a
+/// file name (`strip_filename` in `aider/coders/editblock_coder.py`); a word that is neither is
+/// as likely a heading or a sentence, so it stays prose.
+pub(super) fn path_line_name(content: &str) -> Option<&str> {
+    let p = strip_decoration(content);
+    (content.len() <= MAX_LOOKAHEAD_LINE && names_a_file(p)).then_some(p)
+}
+
+/// See [`path_line_name`].
+pub(super) fn names_a_file(p: &str) -> bool {
+    let dotfile = p.len() > 1 && p.starts_with('.') && p.as_bytes()[1].is_ascii_alphabetic();
+    strong_path(p) || (path_like(p) && (dotfile || BARE_FILE_NAMES.contains(&p)))
 }
 
 /// `**src/a.py**`, `` `src/a.py` ``, `src/a.py:`, `### src/a.py` → `src/a.py`.
