@@ -43,6 +43,10 @@ pub struct Config {
     /// Syntax-check the files the session writes ([`crate::lint`]): a failure is told after
     /// the change, and a DONE is refused while one stands.
     pub lint: bool,
+    /// Run the commands the task names ([`crate::probe`]) on a throwaway copy: their output
+    /// joins the first message and follows each change, and a DONE is refused while every
+    /// command the task calls wrong prints what it printed before.
+    pub probes: bool,
     /// After a turn that made no progress, the next reply is sampled at least this warm
     /// (more after each further one; see `record::Tally::sampling`); 0 never warms.
     pub stuck_temperature: f32,
@@ -70,6 +74,7 @@ impl Config {
             context_budget: None,
             files_apart: false,
             lint: true,
+            probes: true,
             stuck_temperature: DEFAULT_STUCK_TEMPERATURE,
             interrupt: crate::Interrupt::new(),
         }

@@ -48,6 +48,9 @@ pub struct Tally {
     pub(crate) lint_exempt: BTreeSet<String>,
     /// DONE proposals refused because a file the session wrote does not parse.
     pub(crate) lint_refused: u32,
+    /// DONE proposals refused because the task's commands print what they printed before
+    /// (`unchanged_output`, [`crate::probe`]).
+    pub(crate) probe_refused: u32,
     /// Some valid action of this turn succeeded (a file written, a read answered, a command
     /// exited 0).
     pub(crate) progress_this_turn: bool,

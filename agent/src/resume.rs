@@ -31,6 +31,8 @@ pub struct Replay {
     pub start_tree: Option<String>,
     /// The protocol the session spoke.
     pub protocol: Protocol,
+    /// What the task's commands printed when the session first started.
+    pub probes: Vec<crate::probe::ProbeRun>,
 }
 
 /// One turn while it is read back.
@@ -57,7 +59,7 @@ struct Pending {
 /// how far the history is compacted from its last `prompt` event.
 pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay, JournalError> {
     let events = crate::journal::read_events(&journal.path())?;
-    let (task, task_message, start_tree, protocol) = events
+    let (task, task_message, start_tree, protocol, probes) = events
         .iter()
         .find_map(|e| match e {
             Event::Start {
@@ -65,12 +67,14 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 task_message,
                 tree_sha256,
                 protocol,
+                probes,
                 ..
             } => Some((
                 task.clone(),
                 task_message.clone(),
                 tree_sha256.clone(),
                 protocol.clone(),
+                probes.clone(),
             )),
             _ => None,
         })
@@ -167,13 +171,14 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
             Event::Refused { why, .. }
                 if matches!(
                     why.as_str(),
-                    "echo" | "premature_done" | "no_change" | "lint"
+                    "echo" | "premature_done" | "no_change" | "lint" | "unchanged_output"
                 ) =>
             {
                 match why.as_str() {
                     "echo" => t.echoes += 1,
                     "premature_done" => t.premature_done += 1,
                     "lint" => t.lint_refused += 1,
+                    "unchanged_output" => t.probe_refused += 1,
                     _ => t.no_change += 1,
                 }
                 if let Some(p) = p
@@ -261,6 +266,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         tally: t,
         start_tree,
         protocol,
+        probes,
     })
 }
 

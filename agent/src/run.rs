@@ -91,11 +91,22 @@ pub async fn run(
     let task_message = cfg
         .protocol
         .task_message(ws, &cfg.task, context, cfg.files_apart);
+    // The task's own commands, run on the files as they are: what they print joins the
+    // first message, and later runs are compared with it.
+    let probes = session_probes(ws, cfg);
+    let before = crate::probe::run_all(ws, &probes);
+    let task_message = crate::probe::insert_after_task(
+        &task_message,
+        &cfg.task,
+        &crate::probe::before_section(&before),
+    );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
     let begin = Begin {
         task_message: &task_message,
         tree,
+        probes,
+        before,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     let history = cfg.protocol.history(
@@ -133,6 +144,8 @@ pub async fn resume(
     let begin = Begin {
         task_message: &task_message,
         tree,
+        probes: session_probes(ws, cfg),
+        before: replay.probes.clone(),
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
@@ -143,6 +156,15 @@ pub async fn resume(
         after_turn: replay.last_turn,
     })?;
     drive(&mut s, replay.history, replay.last_turn + 1).await
+}
+
+/// The commands of the task the session runs ([`crate::probe`]), none when `cfg` says not to.
+fn session_probes(ws: &Workspace, cfg: &Config) -> Vec<crate::probe::Probe> {
+    if cfg.probes {
+        crate::probe::commands(&cfg.task, ws, cfg.verify.as_deref())
+    } else {
+        Vec::new()
+    }
 }
 
 /// The loop, from turn `first` on. Everything else is a small type it calls.
@@ -208,6 +230,12 @@ async fn drive(
             && s.tally.commits > commits
             && !checked
             && let Some(obs) = s.verify(None)?
+        {
+            observations.push((String::new(), obs));
+        }
+        // So do the task's own commands: what they print now, beside what they printed.
+        if s.tally.commits > commits
+            && let Some(obs) = s.probe_after_change()?
         {
             observations.push((String::new(), obs));
         }
@@ -299,6 +327,9 @@ struct Begin<'m> {
     task_message: &'m str,
     /// [`act::tree_fingerprint`] when the session first started.
     tree: String,
+    /// The task's commands, and what they printed when the session first started.
+    probes: Vec<crate::probe::Probe>,
+    before: Vec<crate::probe::ProbeRun>,
 }
 
 /// Everything the loop's helpers share.
@@ -318,6 +349,9 @@ struct Session<'a> {
     /// [`act::tree_fingerprint`] when the session first started: a DONE in a mode that
     /// allows changes is refused while the tree still has it.
     start_tree: String,
+    /// The task's commands ([`crate::probe`]) and what they printed at the session's start.
+    probes: Vec<crate::probe::Probe>,
+    before: Vec<crate::probe::ProbeRun>,
 }
 
 impl<'a> Session<'a> {
@@ -343,6 +377,8 @@ impl<'a> Session<'a> {
             turn: 0,
             malformed: Vec::new(),
             start_tree: begin.tree,
+            probes: begin.probes,
+            before: begin.before,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -357,6 +393,7 @@ impl<'a> Session<'a> {
             task_message: Some(begin.task_message.to_owned()),
             tree_sha256: Some(s.start_tree.clone()),
             protocol: Some(cfg.protocol.as_str().to_owned()),
+            probes: s.before.clone(),
         })?;
         Ok(s)
     }
@@ -593,7 +630,9 @@ impl<'a> Session<'a> {
                     ("no_change", no_change_observation(self.cfg.protocol))
                 })
             };
-            let refusal = refusal.or_else(|| self.lint_refusal());
+            let refusal = refusal
+                .or_else(|| self.lint_refusal())
+                .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
                     turn,
@@ -679,21 +718,65 @@ impl<'a> Session<'a> {
     }
 
     /// A DONE refused because a file the session wrote does not parse (`lint`), counted.
+    /// Also when a Python import the session broke stands ([`crate::imports`]).
     fn lint_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if !self.cfg.lint {
             return None;
         }
         let broken = self.tally.lint(self.ws);
-        if broken.is_empty() {
-            return None;
-        }
+        let imports = crate::imports::broken(self.ws, &self.tally.changed);
+        let why = match (broken.is_empty(), imports.is_empty()) {
+            (true, true) => return None,
+            (false, true) => crate::lint::describe(&broken),
+            (true, false) => crate::imports::describe(&imports),
+            (false, false) => format!(
+                "{}\n{}",
+                crate::lint::describe(&broken),
+                crate::imports::describe(&imports)
+            ),
+        };
         self.tally.lint_refused += 1;
-        let mut obs = Observation::error(
-            format!("DONE refused: {}", crate::lint::describe(&broken)),
-            Some(LINT_HINT),
-        );
+        let hint = if broken.is_empty() {
+            IMPORTS_HINT
+        } else {
+            LINT_HINT
+        };
+        let mut obs = Observation::error(format!("DONE refused: {why}"), Some(hint));
         obs.summary = obs.summary.replace('\n', "; ");
         Some(("lint", obs))
+    }
+
+    /// A DONE refused because every command the task calls wrong still prints what it
+    /// printed before the session changed anything (`unchanged_output`), counted.
+    fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if self.before.is_empty() {
+            return None;
+        }
+        let now = crate::probe::run_all(self.ws, &self.probes);
+        let same = crate::probe::unchanged_symptoms(&self.probes, &self.before, &now)?;
+        self.tally.probe_refused += 1;
+        Some(("unchanged_output", crate::probe::refusal(&same)))
+    }
+
+    /// After a turn that changed files: the task's commands run again, told beside what they
+    /// printed before (journaled like any observation). `None` when the task names none.
+    fn probe_after_change(&mut self) -> Result<Option<Observation>, AgentError> {
+        if self.probes.is_empty() {
+            return Ok(None);
+        }
+        let now = crate::probe::run_all(self.ws, &self.probes);
+        if now.is_empty() {
+            return Ok(None);
+        }
+        let obs = crate::probe::after_change(&self.probes, &self.before, &now);
+        self.emit(Event::Observation {
+            turn: self.turn,
+            ok: obs.ok,
+            summary: obs.summary.clone(),
+            output: crate::observe::redact(&obs.output),
+            hint: obs.hint.clone(),
+        })?;
+        Ok(Some(obs))
     }
 
     fn observed(
@@ -849,6 +932,22 @@ impl<'a> Session<'a> {
             obs.summary = format!("{}; but {}", obs.summary, crate::lint::describe(&broken));
             obs.hint = Some(LINT_HINT.to_owned());
         }
+        // So is an import the change broke, in whichever file holds it.
+        let imports = if self.cfg.lint {
+            crate::imports::broken(self.ws, &self.tally.changed)
+        } else {
+            Vec::new()
+        };
+        if !imports.is_empty() {
+            obs.summary = format!(
+                "{}; but {}",
+                obs.summary,
+                crate::imports::describe(&imports).replace('\n', "; ")
+            );
+            if broken.is_empty() {
+                obs.hint = Some(IMPORTS_HINT.to_owned());
+            }
+        }
         Ok(obs)
     }
 
@@ -937,6 +1036,9 @@ impl<'a> Session<'a> {
 /// What to do about a file that does not parse.
 const LINT_HINT: &str =
     "fix the file so that it parses (the line is named above), writing it again with the fix";
+
+const IMPORTS_HINT: &str = "update the import to where the module or name is now (or put it \
+     back), writing the importing file again with the fix";
 
 fn echo_observation() -> Observation {
     Observation::error(

@@ -39,6 +39,11 @@ pub enum Event {
         /// too. Absent in older journals, which spoke the text protocol.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         protocol: Option<String>,
+        /// What the task's commands printed before the session changed anything
+        /// ([`crate::probe`]): a resumed session judges a DONE against the first run's.
+        /// Empty when the task names none, and in older journals.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        probes: Vec<crate::probe::ProbeRun>,
     },
     /// The prompt of a turn: its size with the engine's tokenizer, and how history was
     /// compacted to fit.
@@ -346,6 +351,12 @@ mod tests {
                 task_message: Some(s("Task: t")),
                 tree_sha256: Some(s("0").repeat(64)),
                 protocol: Some(s("whole")),
+                probes: vec![crate::probe::ProbeRun {
+                    command: s("python3 a.py"),
+                    code: Some(1),
+                    timed_out: false,
+                    output: s("Traceback"),
+                }],
             },
             Event::Prompt {
                 turn: 1,

@@ -242,6 +242,14 @@ pub struct RunArgs {
     /// that did not parse before the session is not held against it).
     #[arg(long)]
     pub no_lint: bool,
+    /// Do not run the commands the task names. By default a command the task writes in
+    /// backticks (`python3 cli.py --count 3`) or as an interpreter and a file of the
+    /// repository (python3 app.py) runs, without a shell, on a throwaway copy of the files:
+    /// before the first turn (its output joins the first message), after each change (the new
+    /// output is told), and at DONE, which is refused while every command the task calls wrong
+    /// still prints exactly what it printed before.
+    #[arg(long)]
+    pub no_probe: bool,
     /// After a turn that made no progress (nothing succeeded, or the turn came back as
     /// before), sample the next reply at least this warm, 0.15 warmer after each further one,
     /// each with a seed of its own: a greedy model given nearly the same prompt writes nearly
@@ -410,6 +418,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
     cfg.lint = !a.no_lint;
+    cfg.probes = !a.no_probe;
     cfg.stuck_temperature = a.stuck_temperature;
     let mut view: Box<dyn View> = if a.json {
         Box::new(JsonLines)

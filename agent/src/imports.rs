@@ -1,0 +1,418 @@
+//! Python imports the session broke. A small model moves `helpers.py` into `lib/` and leaves
+//! `import helpers` in `main.py`, or renames `get_nme` in `util.py` and leaves
+//! `from util import get_nme` in `report.py`, then says DONE: every file parses, so the syntax
+//! check ([`crate::lint`]) passes, but the program no longer starts. This reads the imports of
+//! the repository's Python files — without running anything — and names those that cannot
+//! resolve *because of the session*:
+//!
+//! - a module whose file the session deleted or moved (`import helpers`, `helpers.py` gone);
+//! - in a file the session wrote, a module of a package the repository has but not that
+//!   module (`from lib.helper import x` with `lib/` but no `lib/helper.py`);
+//! - `from M import name`, where `M` is a file of the repository, one of the two files was
+//!   written by the session, and `name` appears nowhere in `M` (nor as its submodule).
+//!
+//! Anything else — the standard library, installed packages, an import that was broken before
+//! and that the session did not touch — is never reported. Resolution follows what
+//! `python3 FILE` and `python3 -m` from the root see: the importing file's directory, then the
+//! repository root.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::workspace::Workspace;
+
+/// Python files read at most; a larger repository is not checked.
+const MAX_FILES: usize = 400;
+
+/// Bytes of one file read at most.
+const MAX_BYTES: u64 = 256 * 1024;
+
+/// One import statement.
+#[derive(Debug, PartialEq, Eq)]
+struct Import {
+    line: usize,
+    /// Dotted, without the leading dots of a relative import.
+    module: String,
+    /// Leading dots (0: absolute).
+    level: usize,
+    /// The names of `from M import a, b` (not `*`); empty for `import M`.
+    names: Vec<String>,
+}
+
+/// The imports of `text`: `import a.b as c, d` and `from .a import b, c as d` on one line
+/// (a parenthesised list is read when it closes on the same line).
+fn imports(text: &str) -> Vec<Import> {
+    let mut out = Vec::new();
+    let mut in_string: Option<&str> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        // Lines inside a triple-quoted string are prose (a docstring's example).
+        for quote in ["\"\"\"", "'''"] {
+            let n = line.matches(quote).count();
+            if in_string == Some(quote) {
+                if n % 2 == 1 {
+                    in_string = None;
+                }
+            } else if in_string.is_none() && n % 2 == 1 {
+                in_string = Some(quote);
+            }
+        }
+        if in_string.is_some() {
+            continue;
+        }
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if let Some(rest) = line.strip_prefix("import ") {
+            for part in rest.split(',') {
+                let module = part.split_whitespace().next().unwrap_or_default();
+                if is_dotted(module) {
+                    out.push(Import {
+                        line: i + 1,
+                        module: module.to_owned(),
+                        level: 0,
+                        names: Vec::new(),
+                    });
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("from ") {
+            let Some((module, names)) = rest.split_once(" import ") else {
+                continue;
+            };
+            let module = module.trim();
+            let level = module.len() - module.trim_start_matches('.').len();
+            let module = module.trim_start_matches('.');
+            if !(module.is_empty() || is_dotted(module)) {
+                continue;
+            }
+            let names = names.trim();
+            let names = match names.strip_prefix('(') {
+                Some(inner) => match inner.strip_suffix(')') {
+                    Some(list) => list,
+                    None => continue,
+                },
+                None => names,
+            };
+            let names: Vec<String> = names
+                .split(',')
+                .filter_map(|n| n.split_whitespace().next())
+                .filter(|n| *n != "*" && is_identifier(n))
+                .map(str::to_owned)
+                .collect();
+            out.push(Import {
+                line: i + 1,
+                module: module.to_owned(),
+                level,
+                names,
+            });
+        }
+    }
+    out
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn is_dotted(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(is_identifier)
+}
+
+/// The repository's files as a set of paths, for resolving modules.
+struct Tree {
+    files: BTreeSet<String>,
+    dirs: BTreeSet<String>,
+}
+
+impl Tree {
+    fn new(paths: &[String]) -> Tree {
+        let mut dirs = BTreeSet::new();
+        for p in paths {
+            let mut d = p.as_str();
+            while let Some((parent, _)) = d.rsplit_once('/') {
+                dirs.insert(parent.to_owned());
+                d = parent;
+            }
+        }
+        Tree {
+            files: paths.iter().cloned().collect(),
+            dirs,
+        }
+    }
+
+    /// The file that defines `rel` (a module path with `/`): `rel.py` or `rel/__init__.py`;
+    /// `Some(None)` for a directory (a namespace package); `None` when neither exists.
+    fn module(&self, rel: &str) -> Option<Option<String>> {
+        let file = format!("{rel}.py");
+        if self.files.contains(&file) {
+            return Some(Some(file));
+        }
+        let init = format!("{rel}/__init__.py");
+        if self.files.contains(&init) {
+            return Some(Some(init));
+        }
+        self.dirs.contains(rel).then_some(None)
+    }
+}
+
+/// Joins a directory and a relative path (either may be empty).
+fn join(dir: &str, rel: &str) -> String {
+    match (dir.is_empty(), rel.is_empty()) {
+        (true, _) => rel.to_owned(),
+        (_, true) => dir.to_owned(),
+        _ => format!("{dir}/{rel}"),
+    }
+}
+
+/// The imports of the repository's Python files that the session broke (see the module's
+/// documentation): one line each, `FILE line N: what is wrong`. `touched`: every path the
+/// session wrote, deleted or moved.
+pub fn broken(ws: &Workspace, touched: &BTreeSet<String>) -> Vec<(String, String)> {
+    if touched.is_empty() {
+        return Vec::new();
+    }
+    let Ok(paths) = ws.files("") else {
+        return Vec::new();
+    };
+    let py: Vec<&String> = paths.iter().filter(|p| p.ends_with(".py")).collect();
+    if py.len() > MAX_FILES {
+        return Vec::new();
+    }
+    let tree = Tree::new(&paths);
+    let mut texts: HashMap<String, Option<String>> = HashMap::new();
+    let mut read = |path: &str| -> Option<String> {
+        texts
+            .entry(path.to_owned())
+            .or_insert_with(|| {
+                let full = ws.resolve_nofollow(path).ok()?;
+                let meta = std::fs::symlink_metadata(&full).ok()?;
+                if !meta.is_file() || meta.len() > MAX_BYTES {
+                    return None;
+                }
+                String::from_utf8(std::fs::read(full).ok()?).ok()
+            })
+            .clone()
+    };
+    let mut out = Vec::new();
+    for file in py {
+        let Some(text) = read(file) else { continue };
+        let dir = file.rsplit_once('/').map_or("", |(d, _)| d);
+        let wrote_file = touched.contains(file.as_str());
+        for imp in imports(&text) {
+            // Where the module may live: relative imports from the file's package, absolute
+            // ones from the file's directory, then the root.
+            let bases: Vec<String> = if imp.level > 0 {
+                let mut base = dir.to_owned();
+                for _ in 1..imp.level {
+                    base = base
+                        .rsplit_once('/')
+                        .map_or(String::new(), |(d, _)| d.to_owned());
+                }
+                vec![base]
+            } else if dir.is_empty() {
+                vec![String::new()]
+            } else {
+                vec![dir.to_owned(), String::new()]
+            };
+            let rel = imp.module.replace('.', "/");
+            let found = bases.iter().find_map(|b| tree.module(&join(b, &rel)));
+            let shown = format!("{}{}", ".".repeat(imp.level), imp.module);
+            let Some(defined) = found else {
+                if rel.is_empty() {
+                    continue;
+                }
+                let gone = bases.iter().find_map(|b| {
+                    let p = join(b, &rel);
+                    [format!("{p}.py"), format!("{p}/__init__.py")]
+                        .into_iter()
+                        .find(|c| touched.contains(c))
+                });
+                let first = rel.split('/').next().unwrap_or_default();
+                let package = rel.contains('/')
+                    && bases.iter().any(|b| tree.module(&join(b, first)).is_some());
+                if let Some(gone) = gone {
+                    out.push((
+                        file.clone(),
+                        format!(
+                            "line {} imports {shown}, but {gone} no longer exists",
+                            imp.line
+                        ),
+                    ));
+                } else if wrote_file && package {
+                    out.push((
+                        file.clone(),
+                        format!(
+                            "line {} imports {shown}, but the repository has no {rel}.py",
+                            imp.line
+                        ),
+                    ));
+                }
+                continue;
+            };
+            // `from M import name`: the name must appear in M, or be a submodule of it.
+            let Some(module_file) = defined else { continue };
+            if !(wrote_file || touched.contains(&module_file)) {
+                continue;
+            }
+            let Some(source) = read(&module_file) else {
+                continue;
+            };
+            if source.contains("__getattr__") || source.contains("import *") {
+                continue;
+            }
+            let package_dir = module_file
+                .strip_suffix("/__init__.py")
+                .map(str::to_owned)
+                .unwrap_or_else(|| module_file.trim_end_matches(".py").to_owned());
+            for name in &imp.names {
+                if has_identifier(&source, name) || tree.module(&join(&package_dir, name)).is_some()
+                {
+                    continue;
+                }
+                out.push((
+                    file.clone(),
+                    format!(
+                        "line {} imports {name} from {shown}, but {module_file} has no {name}",
+                        imp.line
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `name` occurs in `text` as a whole identifier.
+fn has_identifier(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
+}
+
+/// The observation text for `problems` (path, message).
+pub fn describe(problems: &[(String, String)]) -> String {
+    problems
+        .iter()
+        .map(|(path, why)| format!("{path} {why}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let ws = Workspace::new(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    fn touched(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| (*p).to_owned()).collect()
+    }
+
+    #[test]
+    fn import_lines_are_read_and_docstrings_are_not() {
+        let text = "import os, a.b as c\nfrom ..pkg.m import (x, y as z)\nfrom . import w\n\
+                    \"\"\"\nimport fake\n\"\"\"\n    from q import *  # all\n";
+        let got: Vec<(usize, String, usize, Vec<String>)> = imports(text)
+            .into_iter()
+            .map(|i| (i.line, i.module, i.level, i.names))
+            .collect();
+        let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![
+                (1, "os".to_owned(), 0, vec![]),
+                (1, "a.b".to_owned(), 0, vec![]),
+                (2, "pkg.m".to_owned(), 2, s(&["x", "y"])),
+                (3, String::new(), 1, s(&["w"])),
+                (7, "q".to_owned(), 0, vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_moved_module_that_is_still_imported_is_named() {
+        let (_d, ws) = repo(&[
+            (
+                "main.py",
+                "import os\nimport helpers\nfrom lib.helpers import shout\n",
+            ),
+            ("lib/helpers.py", "def shout(s):\n    return s\n"),
+        ]);
+        let got = broken(&ws, &touched(&["helpers.py", "lib/helpers.py"]));
+        assert_eq!(
+            got,
+            vec![(
+                "main.py".to_owned(),
+                "line 2 imports helpers, but helpers.py no longer exists".to_owned()
+            )]
+        );
+        // Untouched by the session: never reported, whatever is missing.
+        assert!(broken(&ws, &touched(&["other.py"])).is_empty());
+        assert!(broken(&ws, &BTreeSet::new()).is_empty());
+    }
+
+    #[test]
+    fn a_new_import_of_a_module_the_package_lacks_is_named() {
+        let (_d, ws) = repo(&[
+            (
+                "main.py",
+                "from lib.helper import shout\nimport json\nimport numpy\n",
+            ),
+            ("lib/helpers.py", "def shout(s):\n    return s\n"),
+        ]);
+        let got = broken(&ws, &touched(&["main.py"]));
+        assert_eq!(
+            describe(&got),
+            "main.py line 1 imports lib.helper, but the repository has no lib/helper.py"
+        );
+    }
+
+    #[test]
+    fn a_renamed_function_still_imported_by_its_old_name_is_named() {
+        let (_d, ws) = repo(&[
+            ("util.py", "def get_name(p):\n    return p['name']\n"),
+            ("report.py", "from util import get_nme, get_name\n"),
+            ("pkg/__init__.py", ""),
+            ("pkg/sub.py", ""),
+            ("app.py", "from pkg import sub\nfrom util import get_name\n"),
+        ]);
+        let got = broken(&ws, &touched(&["util.py"]));
+        assert_eq!(
+            got,
+            vec![(
+                "report.py".to_owned(),
+                "line 1 imports get_nme from util, but util.py has no get_nme".to_owned()
+            )]
+        );
+        // A submodule is a name a package has.
+        assert!(broken(&ws, &touched(&["app.py"])).is_empty());
+    }
+
+    #[test]
+    fn relative_imports_resolve_from_the_files_package() {
+        let (_d, ws) = repo(&[
+            ("pkg/__init__.py", ""),
+            ("pkg/a.py", "from .b import f\nfrom . import c\n"),
+            ("pkg/b.py", "def f():\n    pass\n"),
+        ]);
+        let got = broken(&ws, &touched(&["pkg/a.py", "pkg/c.py"]));
+        assert_eq!(
+            got,
+            vec![(
+                "pkg/a.py".to_owned(),
+                "line 2 imports c from ., but pkg/__init__.py has no c".to_owned()
+            )]
+        );
+    }
+}

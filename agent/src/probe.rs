@@ -1,0 +1,658 @@
+//! The task's own commands. A task written by a person often names the command that shows
+//! what is wrong — "`python3 cli.py --count 3` prints only 2 lines", "sh linecount.sh 'a b.txt'
+//! fails with …" — and that command is the cheapest evidence there is of whether a change did
+//! anything. The session runs each such command (a *probe*) on a throwaway copy of the
+//! repository (a command may write files; the session's tree never sees them): before the
+//! first turn, where the output joins the first message (the model sees the symptom, not only
+//! its description); after every turn that changed files, where the new output is fed back;
+//! and at DONE, which is refused (`unchanged_output`) while every command the task calls wrong
+//! still prints exactly what it printed before the session changed anything.
+//!
+//! Which commands: a span in backticks that starts with an interpreter (`python3`, `sh`, `bash`,
+//! `node`, …) and names a file of the repository, or starts with `./FILE`; and, outside
+//! backticks, an interpreter followed by a repository file (`python3 app.py crashes …`: the
+//! command is the two words). Shell syntax (pipes, redirections, `$(…)`) is never run: probes
+//! run without a shell. A probe the task calls wrong (a *symptom*) is one whose sentence, or
+//! the next, says so: "fails", "crashes", "prints only", "should", … — and not "still" or "keep"
+//! in its own sentence ("`python3 app.py` must keep working" is not a symptom). Only symptoms
+//! can refuse a DONE, and only when a run before the change finished in time.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::workspace::{EntryKind, Workspace};
+
+/// Probes taken from one task at most.
+const MAX_PROBES: usize = 3;
+
+/// How long one probe may run.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Characters of a probe's output kept (head and tail).
+const OUTPUT_CHARS: usize = 1200;
+
+/// A repository larger than this (files, bytes) is not copied to run probes.
+const MAX_COPY_FILES: usize = 2000;
+const MAX_COPY_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Programs a probe may start with; a `./FILE` of the repository is the other way.
+const INTERPRETERS: &[&str] = &[
+    "python", "python3", "sh", "bash", "dash", "node", "ruby", "perl", "php",
+];
+
+/// Words that make a sentence naming a command call the command's present behaviour wrong.
+const SYMPTOM_WORDS: &[&str] = &[
+    "fails",
+    "fail",
+    "failed",
+    "failing",
+    "crash",
+    "crashes",
+    "crashed",
+    "error",
+    "errors",
+    "exception",
+    "traceback",
+    "wrong",
+    "instead",
+    "only",
+    "nothing",
+    "stray",
+    "broken",
+    "should",
+    "incorrect",
+    "bug",
+    "missing",
+    "never",
+    "doesn't",
+    "isn't",
+    "won't",
+    "cannot",
+    "can't",
+];
+
+/// Words that make a command's sentence ask for its behaviour to stay.
+const KEEP_WORDS: &[&str] = &["still", "keep", "keeps", "unchanged", "same"];
+
+/// One command the task names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// As the task writes it (shown to the model).
+    pub command: String,
+    pub argv: Vec<String>,
+    /// The task calls what it does now wrong.
+    pub symptom: bool,
+}
+
+/// What one probe printed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeRun {
+    pub command: String,
+    /// The exit code; `None` when it timed out or was ended by a signal.
+    pub code: Option<i32>,
+    pub timed_out: bool,
+    /// stdout then stderr, head and tail kept.
+    pub output: String,
+}
+
+impl ProbeRun {
+    /// The same result: exit code and output, byte for byte.
+    pub fn same_as(&self, other: &ProbeRun) -> bool {
+        self.code == other.code && self.timed_out == other.timed_out && self.output == other.output
+    }
+
+    /// `(exit 0)`, `(exit 1)`, `(timed out)`, `(ended by a signal)`.
+    fn status(&self) -> String {
+        match (self.timed_out, self.code) {
+            (true, _) => format!("timed out after {}s", PROBE_TIMEOUT.as_secs()),
+            (false, Some(c)) => format!("exit {c}"),
+            (false, None) => "ended by a signal".to_owned(),
+        }
+    }
+
+    /// The output as a fenced block, or a line saying there is none.
+    fn shown(&self) -> String {
+        if self.output.trim().is_empty() {
+            "(no output)".to_owned()
+        } else {
+            format!("```\n{}\n```", self.output.trim_end())
+        }
+    }
+}
+
+/// The commands `task` names that can run in `ws` (see the module's documentation), at most
+/// [`MAX_PROBES`], without `skip` (the session's own check, which runs anyway).
+pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Probe> {
+    let mut out: Vec<Probe> = Vec::new();
+    let mut push = |argv: Vec<String>, command: String, at: usize| {
+        if out.len() >= MAX_PROBES
+            || skip.is_some_and(|s| s == argv.as_slice())
+            || out.iter().any(|p| p.argv == argv)
+        {
+            return;
+        }
+        let symptom = is_symptom(task, at);
+        out.push(Probe {
+            command,
+            argv,
+            symptom,
+        });
+    };
+    // In backticks: the whole span, split as a shell would split words.
+    let mut quoted = Vec::new();
+    let mut rest = task;
+    let mut offset = 0;
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('`') else { break };
+        let span = &after[..close];
+        let start = offset + open + 1;
+        quoted.push(start..start + span.len());
+        if !span.contains('\n')
+            && let Some(argv) = runnable(span, ws)
+        {
+            push(argv, span.to_owned(), start);
+        }
+        let consumed = open + 1 + close + 1;
+        offset += consumed;
+        rest = &rest[consumed..];
+    }
+    // In prose: an interpreter, then a repository file, and nothing more.
+    let words = word_spans(task);
+    for pair in words.windows(2) {
+        let [(a, first), (_, second)] = pair else {
+            continue;
+        };
+        if quoted.iter().any(|q| q.contains(a)) || !INTERPRETERS.contains(first) {
+            continue;
+        }
+        let file = second.trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
+        if is_repo_file(ws, file) {
+            push(
+                vec![(*first).to_owned(), file.to_owned()],
+                format!("{first} {file}"),
+                *a,
+            );
+        }
+    }
+    out
+}
+
+/// The words of `text` split at whitespace, each with its byte offset.
+fn word_spans(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push((s, &text[s..i]));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &text[s..]));
+    }
+    out
+}
+
+/// `span` split into argv when it is a command a probe may run.
+fn runnable(span: &str, ws: &Workspace) -> Option<Vec<String>> {
+    // Shell syntax needs a shell, and a probe runs without one.
+    if span.contains(['|', '>', '<', ';', '&', '$', '`', '*', '?']) {
+        return None;
+    }
+    let argv = shlex::split(span.trim())?;
+    let (program, args) = argv.split_first()?;
+    let ok = if let Some(file) = program.strip_prefix("./") {
+        is_repo_file(ws, file)
+    } else {
+        INTERPRETERS.contains(&program.as_str()) && args.iter().any(|a| is_repo_file(ws, a))
+    };
+    ok.then_some(argv)
+}
+
+/// `rel` is a regular file inside the repository.
+fn is_repo_file(ws: &Workspace, rel: &str) -> bool {
+    !rel.is_empty()
+        && !rel.starts_with('-')
+        && !Path::new(rel).is_absolute()
+        && !rel.split('/').any(|c| c == "..")
+        && ws
+            .resolve_nofollow(rel)
+            .ok()
+            .and_then(|p| std::fs::symlink_metadata(p).ok())
+            .is_some_and(|m| m.is_file())
+}
+
+/// The sentence holding byte `at` of `task`, and the next, call what happens wrong, and the
+/// sentence itself does not ask for it to stay.
+fn is_symptom(task: &str, at: usize) -> bool {
+    let bounds = sentence_bounds(task);
+    let Some(k) = bounds.iter().position(|r| r.contains(&at)) else {
+        return false;
+    };
+    let own = words_of(&task[bounds[k].clone()]);
+    if own.iter().any(|w| KEEP_WORDS.contains(&w.as_str()))
+        || own
+            .windows(2)
+            .any(|p| p == ["as", "now"] || p == ["as", "before"])
+    {
+        return false;
+    }
+    let next = bounds
+        .get(k + 1)
+        .map(|r| words_of(&task[r.clone()]))
+        .unwrap_or_default();
+    own.iter()
+        .chain(&next)
+        .any(|w| SYMPTOM_WORDS.contains(&w.as_str()))
+        || own
+            .windows(2)
+            .chain(next.windows(2))
+            .any(|p| p == ["does", "not"] || p == ["is", "not"])
+}
+
+/// Byte ranges of the sentences of `text`: a `.`, `!` or `?` followed by whitespace (not the
+/// dot of `cli.py`), or a line break, ends one.
+fn sentence_bounds(text: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_code = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'`' {
+            in_code = !in_code;
+        }
+        let end = b == b'\n'
+            || (!in_code
+                && matches!(b, b'.' | b'!' | b'?')
+                && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()));
+        if end {
+            out.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    if start < text.len() {
+        out.push(start..text.len());
+    }
+    out
+}
+
+/// The lower-cased words of `text` (letters and apostrophes).
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Runs every probe on a throwaway copy of `ws`'s files (made once, removed after), confined
+/// as `ws` confines its commands. Empty when there is nothing to run, the repository is too
+/// large to copy, or the copy or the confinement fails: probes are evidence, never a gate
+/// that stops a session.
+pub fn run_all(ws: &Workspace, probes: &[Probe]) -> Vec<ProbeRun> {
+    if probes.is_empty() {
+        return Vec::new();
+    }
+    let Some((_dir, scratch)) = scratch_copy(ws) else {
+        return Vec::new();
+    };
+    probes
+        .iter()
+        .filter_map(|p| {
+            let out = scratch.run(&p.argv).ok()?;
+            Some(ProbeRun {
+                command: p.command.clone(),
+                code: out.code,
+                timed_out: out.timed_out,
+                output: kept(&out.output),
+            })
+        })
+        .collect()
+}
+
+/// `output`, or its head and tail when longer than [`OUTPUT_CHARS`].
+fn kept(output: &str) -> String {
+    if output.chars().count() > OUTPUT_CHARS {
+        crate::observe::head_tail(output, OUTPUT_CHARS, None)
+    } else {
+        output.to_owned()
+    }
+}
+
+/// A copy of `ws`'s regular files (modes kept; links, `.git` and `.bellows` left out) in a
+/// fresh temporary directory, as a workspace confined like `ws`.
+fn scratch_copy(ws: &Workspace) -> Option<(tempfile::TempDir, Workspace)> {
+    let entries = ws.entries("").ok()?;
+    if entries.len() > MAX_COPY_FILES {
+        return None;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("bellows-probe-")
+        .tempdir()
+        .ok()?;
+    let mut total = 0u64;
+    for e in entries.iter().filter(|e| e.kind == EntryKind::File) {
+        let from = ws.resolve_nofollow(&e.path).ok()?;
+        let meta = std::fs::symlink_metadata(&from).ok()?;
+        total += meta.len();
+        if total > MAX_COPY_BYTES {
+            return None;
+        }
+        let to = dir.path().join(&e.path);
+        std::fs::create_dir_all(to.parent()?).ok()?;
+        std::fs::copy(&from, &to).ok()?;
+    }
+    let mut scratch = Workspace::new(dir.path()).ok()?;
+    scratch.confinement = ws.confinement;
+    scratch.run_timeout = PROBE_TIMEOUT.min(ws.run_timeout);
+    scratch.output_cap = ws.output_cap;
+    Some((dir, scratch))
+}
+
+/// The start context's section: what each command prints on the repository as it is.
+pub fn before_section(runs: &[ProbeRun]) -> String {
+    let mut out = String::new();
+    for r in runs {
+        out.push_str(&format!(
+            "Running `{}` on the files as they are now ({}):\n{}\n",
+            r.command,
+            r.status(),
+            r.shown()
+        ));
+    }
+    out
+}
+
+/// `message` with `section` after the first line that holds `task` (the task as the first
+/// message states it), or at its end.
+pub fn insert_after_task(message: &str, task: &str, section: &str) -> String {
+    if section.is_empty() {
+        return message.to_owned();
+    }
+    let at = message
+        .find(task.trim())
+        .map(|i| i + task.trim().len())
+        .map(|i| message[i..].find('\n').map_or(message.len(), |n| i + n + 1));
+    match at {
+        Some(i) => format!(
+            "{}\n{}\n{}",
+            message[..i].trim_end_matches('\n'),
+            section.trim_end(),
+            &message[i..]
+        ),
+        None => format!("{}\n\n{}", message.trim_end(), section.trim_end()),
+    }
+}
+
+/// The symptoms whose output is as it was before the session changed anything: `Some`
+/// (non-empty) only when every symptom with a finished run before is unchanged now.
+pub fn unchanged_symptoms<'r>(
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Option<Vec<&'r ProbeRun>> {
+    let mut same = Vec::new();
+    for p in probes.iter().filter(|p| p.symptom) {
+        let Some(b) = before.iter().find(|r| r.command == p.command) else {
+            continue;
+        };
+        if b.timed_out {
+            continue;
+        }
+        let n = now.iter().find(|r| r.command == p.command)?;
+        if !n.same_as(b) {
+            return None;
+        }
+        same.push(n);
+    }
+    (!same.is_empty()).then_some(same)
+}
+
+/// What the model is told after a change: each command's output now, and whether it is the
+/// same as before the session's changes. `ok` is false when a symptom did not change.
+pub fn after_change(
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &[ProbeRun],
+) -> crate::act::Observation {
+    let mut output = String::new();
+    let mut stuck = Vec::new();
+    for r in now {
+        let probe = probes.iter().find(|p| p.command == r.command);
+        let same = before
+            .iter()
+            .find(|b| b.command == r.command)
+            .is_some_and(|b| b.same_as(r));
+        let note = if same {
+            if probe.is_some_and(|p| p.symptom) {
+                stuck.push(format!("`{}`", r.command));
+            }
+            ", the same as before your change"
+        } else {
+            ""
+        };
+        output.push_str(&format!(
+            "$ {} ({}{note})\n{}\n",
+            r.command,
+            r.status(),
+            r.shown()
+        ));
+    }
+    let names: Vec<String> = now.iter().map(|r| format!("`{}`", r.command)).collect();
+    let mut obs = crate::act::Observation::ok(
+        format!(
+            "after your change, the task's command {} prints:",
+            names.join(", ")
+        ),
+        output.trim_end().to_owned(),
+    );
+    if !stuck.is_empty() {
+        obs.ok = false;
+        obs.hint = Some(format!(
+            "the task says what {} prints is wrong, and your change left it as it was: change \
+             the code that produces it",
+            stuck.join(", ")
+        ));
+    }
+    obs
+}
+
+/// The observation of a DONE refused because the task's commands print what they printed
+/// before (`unchanged_output`).
+pub fn refusal(same: &[&ProbeRun]) -> crate::act::Observation {
+    let names: Vec<String> = same.iter().map(|r| format!("`{}`", r.command)).collect();
+    let output = same
+        .iter()
+        .map(|r| format!("$ {} ({})\n{}", r.command, r.status(), r.shown()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    crate::act::Observation::error(
+        format!(
+            "DONE refused: {} still prints exactly what it printed before your change, and the \
+             task says that is wrong",
+            names.join(" and ")
+        ),
+        Some("change the code so that the command does what the task asks, then DONE"),
+    )
+    .with_output(output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let ws = Workspace::new(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    fn argvs(probes: &[Probe]) -> Vec<(String, bool)> {
+        probes
+            .iter()
+            .map(|p| (p.argv.join(" | "), p.symptom))
+            .collect()
+    }
+
+    #[test]
+    fn commands_in_backticks_are_split_as_words_and_need_a_repository_file() {
+        let (_d, ws) = repo(&[("cli.py", ""), ("shopping list.txt", ""), ("lines.sh", "")]);
+        let task = "`python3 cli.py --count 3` prints only 2 lines, and `python3 cli.py` prints \
+                    nothing. `sh lines.sh 'shopping list.txt'` fails too. `python3 other.py` \
+                    and `ls -l` and `python3 cli.py | wc -l` are not run.";
+        assert_eq!(
+            argvs(&commands(task, &ws, None)),
+            vec![
+                ("python3 | cli.py | --count | 3".to_owned(), true),
+                ("python3 | cli.py".to_owned(), true),
+                ("sh | lines.sh | shopping list.txt".to_owned(), true),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_command_in_prose_is_the_interpreter_and_the_file_only() {
+        let (_d, ws) = repo(&[("app.py", ""), ("test_x.py", "")]);
+        let task = "python3 app.py crashes because config.json is missing. Run python3 \
+                    test_x.py when done.";
+        let probes = commands(
+            task,
+            &ws,
+            Some(&["python3".to_owned(), "test_x.py".to_owned()]),
+        );
+        assert_eq!(argvs(&probes), vec![("python3 | app.py".to_owned(), true)]);
+    }
+
+    #[test]
+    fn symptoms_are_told_from_commands_that_must_keep_working() {
+        let (_d, ws) = repo(&[("a.py", ""), ("b.py", ""), ("c.py", ""), ("receipt.py", "")]);
+        let keep = commands(
+            "Add square() to a.py; `python3 a.py` must keep working as now.",
+            &ws,
+            None,
+        );
+        assert_eq!(argvs(&keep), vec![("python3 | a.py".to_owned(), false)]);
+        let plain = commands("`python3 b.py` prints the total.", &ws, None);
+        assert_eq!(argvs(&plain), vec![("python3 | b.py".to_owned(), false)]);
+        // The symptom is in the next sentence.
+        let next = commands(
+            "`python3 receipt.py` prints amounts like \"$3.5\". Every amount should have two \
+             decimals.",
+            &ws,
+            None,
+        );
+        assert_eq!(
+            argvs(&next),
+            vec![("python3 | receipt.py".to_owned(), true)]
+        );
+        let still = commands("`python3 c.py` still prints the old name.", &ws, None);
+        assert!(!still[0].symptom, "{still:?}");
+    }
+
+    #[test]
+    fn an_executable_of_the_repository_is_a_command_and_a_path_outside_is_not() {
+        let (_d, ws) = repo(&[("run.sh", "")]);
+        let probes = commands(
+            "`./run.sh --fast` fails. `sh ../run.sh` and `sh /etc/passwd`.",
+            &ws,
+            None,
+        );
+        assert_eq!(argvs(&probes), vec![("./run.sh | --fast".to_owned(), true)]);
+    }
+
+    #[test]
+    fn the_section_goes_after_the_line_that_states_the_task() {
+        let runs = [ProbeRun {
+            command: "python3 a.py".to_owned(),
+            code: Some(0),
+            timed_out: false,
+            output: "hi\n".to_owned(),
+        }];
+        let section = before_section(&runs);
+        let message = insert_after_task(
+            "Task: fix a.py\n\nfiles…\nThe task again: fix a.py\n",
+            "fix a.py",
+            &section,
+        );
+        assert_eq!(
+            message,
+            "Task: fix a.py\nRunning `python3 a.py` on the files as they are now (exit 0):\n```\nhi\n```\n\nfiles…\nThe task again: fix a.py\n"
+        );
+        assert_eq!(
+            insert_after_task("no task here", "fix", &section),
+            format!("no task here\n\n{}", section.trim_end())
+        );
+    }
+
+    #[test]
+    fn probes_run_on_a_copy_that_the_repository_never_sees() {
+        let script = "import sys\nopen('made.txt', 'w').write('x')\nprint('args', sys.argv[1:])\n\
+                      print('y' * 5000)\n";
+        let (dir, mut ws) = repo(&[("tool.py", script)]);
+        ws.confinement = crate::sandbox::Confinement::Unconfined;
+        let probes = commands("`python3 tool.py --n 2` fails.", &ws, None);
+        let runs = run_all(&ws, &probes);
+        if runs.is_empty() {
+            return; // no python3 here
+        }
+        assert_eq!(runs[0].code, Some(0));
+        assert!(
+            runs[0].output.starts_with("args ['--n', '2']\n"),
+            "{}",
+            runs[0].output
+        );
+        // Long output keeps its head and tail.
+        assert!(runs[0].output.len() < 2000, "{}", runs[0].output.len());
+        assert!(!dir.path().join("made.txt").exists());
+        // Run again, nothing changed: the same output.
+        assert!(run_all(&ws, &probes)[0].same_as(&runs[0]));
+    }
+
+    #[test]
+    fn only_every_unchanged_symptom_refuses() {
+        let probe = |c: &str, symptom| Probe {
+            command: c.to_owned(),
+            argv: vec![c.to_owned()],
+            symptom,
+        };
+        let run = |c: &str, out: &str| ProbeRun {
+            command: c.to_owned(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let probes = [probe("a", true), probe("b", true), probe("c", false)];
+        let before = [run("a", "1"), run("b", "2"), run("c", "3")];
+        let same = unchanged_symptoms(&probes, &before, &before).expect("all the same");
+        assert_eq!(same.len(), 2);
+        // One symptom changed: the change did something the task asked about.
+        let now = [run("a", "1"), run("b", "22"), run("c", "3")];
+        assert!(unchanged_symptoms(&probes, &before, &now).is_none());
+        // A command that is not a symptom never refuses.
+        assert!(unchanged_symptoms(&[probe("c", false)], &before, &before).is_none());
+        // Nor one that timed out before.
+        let slow = [ProbeRun {
+            timed_out: true,
+            code: None,
+            ..run("a", "")
+        }];
+        assert!(unchanged_symptoms(&[probe("a", true)], &slow, &slow).is_none());
+        let obs = after_change(&probes, &before, &now);
+        assert!(!obs.ok);
+        assert!(obs.hint.unwrap().contains("`a`"));
+        assert!(
+            obs.output.contains("$ b (exit 0)\n```\n22\n```"),
+            "{}",
+            obs.output
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! The task's own commands ([`agent::probe`]) and the imports a session breaks
+//! ([`agent::imports`]): a DONE is refused while the command the task calls wrong prints what
+//! it printed before, or while a moved module is still imported from where it was — live,
+//! after a resume, and not at all when switched off.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
+
+mod common;
+
+use agent::{ApprovalMode, Config, Event, Policy, Protocol, StopReason};
+use common::{engine, events, prompts, repo, resume, session};
+
+const CLI: &str = "import sys\nn = 1\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
+const COSMETIC: &str = "import sys\n\nn = 1  # how many\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
+const FIXED: &str = "import sys\nn = 1\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(n):\n    print('hello')\n";
+const TASK: &str =
+    "`python3 cli.py --count 3` prints only 2 lines. It should print hello --count times.";
+
+fn cfg(task: &str) -> Config {
+    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
+    c.protocol = Protocol::Whole;
+    c.max_turns = 4;
+    c.reply_reserve = 400;
+    c
+}
+
+fn block(path: &str, text: &str) -> String {
+    format!("{path}\n```python\n{text}```\n")
+}
+
+fn refusals(dir: &std::path::Path, session: &str) -> Vec<String> {
+    events(dir, session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Refused { why, .. } => Some(why),
+            _ => None,
+        })
+        .collect()
+}
+
+fn have_python() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The first message shows what the command prints; a change that leaves its output as it
+/// was is told so, and its DONE is refused (`unchanged_output`); the real fix's DONE is taken.
+/// The probes never write into the repository.
+#[test]
+fn done_is_refused_while_the_tasks_command_prints_what_it_did() {
+    if !have_python() {
+        return;
+    }
+    let dir = repo("probe-live", &[("cli.py", CLI)]);
+    let cosmetic = format!("{}DONE", block("cli.py", COSMETIC));
+    let fixed = format!("{}DONE", block("cli.py", FIXED));
+    let e = engine(&[cosmetic.as_str(), fixed.as_str()]);
+    let out = session(&e, dir.path(), &cfg(TASK));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 2);
+    assert_eq!(refusals(dir.path(), &out.session), ["unchanged_output"]);
+    let p = prompts(&e);
+    assert!(
+        p[0].contains(
+            "Running `python3 cli.py --count 3` on the files as they are now (exit 0):\n```\nhello\nhello\n```"
+        ),
+        "{}",
+        p[0]
+    );
+    assert!(
+        p[1].contains("DONE refused: `python3 cli.py --count 3` still prints exactly"),
+        "{}",
+        p[1]
+    );
+    assert!(
+        p[1].contains("$ python3 cli.py --count 3 (exit 0, the same as before your change)"),
+        "{}",
+        p[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("cli.py")).unwrap(),
+        FIXED
+    );
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert_eq!(files, ["cli.py"]);
+}
+
+/// A resumed session judges its DONE against what the command printed when the session
+/// first started (kept in the journal), not against the tree it resumes on.
+#[test]
+fn a_resumed_session_compares_with_the_first_runs_output() {
+    if !have_python() {
+        return;
+    }
+    let dir = repo("probe-resume", &[("cli.py", CLI)]);
+    let e = engine(&[block("cli.py", COSMETIC)]);
+    let mut c = cfg(TASK);
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    assert_eq!(first.reason, StopReason::MaxTurns);
+    let fixed = format!("{}DONE", block("cli.py", FIXED));
+    let e2 = engine(&["DONE", fixed.as_str()]);
+    c.max_turns = 3;
+    let out = resume(&e2, dir.path(), &c, &first.session);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &first.session), ["unchanged_output"]);
+}
+
+/// `probes = false` runs nothing: the first message has no command output and the cosmetic
+/// change's DONE is taken. A command the task asks to keep working never refuses.
+#[test]
+fn probes_off_or_a_command_to_keep_hold_nothing_back() {
+    if !have_python() {
+        return;
+    }
+    let dir = repo("probe-off", &[("cli.py", CLI)]);
+    let cosmetic = format!("{}DONE", block("cli.py", COSMETIC));
+    let e = engine(&[cosmetic.as_str()]);
+    let mut c = cfg(TASK);
+    c.probes = false;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(!prompts(&e)[0].contains("Running `"));
+
+    let dir = repo("probe-keep", &[("cli.py", CLI)]);
+    let e = engine(&[cosmetic.as_str()]);
+    let c = cfg("Add a comment to cli.py; `python3 cli.py --count 3` must keep working as now.");
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(prompts(&e)[0].contains("Running `python3 cli.py --count 3`"));
+}
+
+/// A module moved while another file still imports it from where it was: told with the
+/// move, and the DONE is refused until the import follows it.
+#[test]
+fn a_moved_module_still_imported_holds_back_done() {
+    let main = "import helpers\n\nprint(helpers.shout('hi'))\n";
+    let helpers = "def shout(s):\n    return s.upper()\n";
+    let dir = repo(
+        "imports-move",
+        &[("main.py", main), ("helpers.py", helpers)],
+    );
+    let moved = "MOVE helpers.py -> lib/helpers.py\nDONE";
+    let fixed = format!(
+        "{}DONE",
+        block(
+            "main.py",
+            "from lib import helpers\n\nprint(helpers.shout('hi'))\n"
+        )
+    );
+    let e = engine(&[moved, fixed.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Move helpers.py into a new directory lib/."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
+    let p = &prompts(&e)[1];
+    assert!(
+        p.contains("main.py line 1 imports helpers, but helpers.py no longer exists"),
+        "{p}"
+    );
+    assert!(
+        p.contains("DONE refused: main.py line 1 imports helpers"),
+        "{p}"
+    );
+    assert!(dir.path().join("lib/helpers.py").exists());
+}
