@@ -51,6 +51,11 @@ pub struct Tally {
     /// DONE proposals refused because the task's commands print what they printed before
     /// (`unchanged_output`, [`crate::probe`]).
     pub(crate) probe_refused: u32,
+    /// Paths the session created (absent before it first wrote them).
+    pub(crate) created: BTreeSet<String>,
+    /// DONE proposals refused because a file the task asked to move is still there beside
+    /// its copy (`copy_left`).
+    pub(crate) copy_refused: u32,
     /// Some valid action of this turn succeeded (a file written, a read answered, a command
     /// exited 0).
     pub(crate) progress_this_turn: bool,
@@ -65,11 +70,53 @@ const STUCK_SEED: u32 = 0x57_0c4;
 impl Tally {
     /// Notes that the session wrote `path`, whose content before was `pre` (`None`: new).
     pub(crate) fn note_change(&mut self, path: &str, pre: Option<&[u8]>) {
-        if self.changed.insert(path.to_owned())
-            && pre.is_some_and(|b| crate::lint::check(path, b).is_some())
-        {
-            self.lint_exempt.insert(path.to_owned());
+        if self.changed.insert(path.to_owned()) {
+            match pre {
+                None => {
+                    self.created.insert(path.to_owned());
+                }
+                Some(b) if crate::lint::check(path, b).is_some() => {
+                    self.lint_exempt.insert(path.to_owned());
+                }
+                Some(_) => {}
+            }
         }
+    }
+
+    /// Files the session created that hold exactly the bytes of a file it never touched
+    /// (new, original): a small model asked to move a file writes it at the new place and
+    /// leaves the old one. Empty files are no copy of anything.
+    pub(crate) fn copies(&self, ws: &Workspace) -> Vec<(String, String)> {
+        let size = |p: &str| {
+            ws.resolve_nofollow(p)
+                .ok()
+                .and_then(|f| std::fs::symlink_metadata(f).ok())
+                .filter(std::fs::Metadata::is_file)
+                .map(|m| m.len())
+        };
+        let new: Vec<(&String, u64)> = self
+            .created
+            .iter()
+            .filter_map(|p| Some((p, size(p).filter(|n| *n > 0)?)))
+            .collect();
+        if new.is_empty() {
+            return Vec::new();
+        }
+        let others = ws.files("").unwrap_or_default();
+        let mut out = Vec::new();
+        for (path, len) in new {
+            let Some(bytes) = ws.read(path).ok().flatten() else {
+                continue;
+            };
+            if let Some(original) = others.iter().find(|o| {
+                !self.changed.contains(*o)
+                    && size(o) == Some(len)
+                    && ws.read(o).ok().flatten().as_deref() == Some(bytes.as_slice())
+            }) {
+                out.push((path.clone(), original.clone()));
+            }
+        }
+        out
     }
 
     /// The files the session wrote that do not parse now, with why ([`crate::lint`]); a file

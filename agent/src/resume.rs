@@ -171,7 +171,12 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
             Event::Refused { why, .. }
                 if matches!(
                     why.as_str(),
-                    "echo" | "premature_done" | "no_change" | "lint" | "unchanged_output"
+                    "echo"
+                        | "premature_done"
+                        | "no_change"
+                        | "lint"
+                        | "unchanged_output"
+                        | "copy_left"
                 ) =>
             {
                 match why.as_str() {
@@ -179,6 +184,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     "premature_done" => t.premature_done += 1,
                     "lint" => t.lint_refused += 1,
                     "unchanged_output" => t.probe_refused += 1,
+                    "copy_left" => t.copy_refused += 1,
                     _ => t.no_change += 1,
                 }
                 if let Some(p) = p

@@ -632,6 +632,7 @@ impl<'a> Session<'a> {
             };
             let refusal = refusal
                 .or_else(|| self.lint_refusal())
+                .or_else(|| self.copy_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
@@ -744,6 +745,30 @@ impl<'a> Session<'a> {
         let mut obs = Observation::error(format!("DONE refused: {why}"), Some(hint));
         obs.summary = obs.summary.replace('\n', "; ");
         Some(("lint", obs))
+    }
+
+    /// A DONE refused because the task asks to move or rename and a file the session created
+    /// is an exact copy of one still in place (`copy_left`), counted.
+    fn copy_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let task = self.cfg.task.to_lowercase();
+        let moving = task
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| matches!(w, "move" | "moved" | "rename" | "renamed"));
+        if !moving {
+            return None;
+        }
+        let copies = self.tally.copies(self.ws);
+        if copies.is_empty() {
+            return None;
+        }
+        self.tally.copy_refused += 1;
+        Some((
+            "copy_left",
+            Observation::error(
+                format!("DONE refused: {}", describe_copies(&copies)),
+                Some(&copy_hint(&copies)),
+            ),
+        ))
     }
 
     /// A DONE refused because every command the task calls wrong still prints what it
@@ -932,6 +957,14 @@ impl<'a> Session<'a> {
             obs.summary = format!("{}; but {}", obs.summary, crate::lint::describe(&broken));
             obs.hint = Some(LINT_HINT.to_owned());
         }
+        // A new file that is an exact copy of one still in place: a move half done.
+        let copies = self.tally.copies(self.ws);
+        if !copies.is_empty() {
+            obs.summary = format!("{}; note: {}", obs.summary, describe_copies(&copies));
+            if broken.is_empty() {
+                obs.hint = Some(copy_hint(&copies));
+            }
+        }
         // So is an import the change broke, in whichever file holds it.
         let imports = if self.cfg.lint {
             crate::imports::broken(self.ws, &self.tally.changed)
@@ -1036,6 +1069,26 @@ impl<'a> Session<'a> {
 /// What to do about a file that does not parse.
 const LINT_HINT: &str =
     "fix the file so that it parses (the line is named above), writing it again with the fix";
+
+/// `new is an exact copy of original, which is still there`, for each pair.
+fn describe_copies(copies: &[(String, String)]) -> String {
+    copies
+        .iter()
+        .map(|(new, original)| {
+            format!("{new} is an exact copy of {original}, which is still there")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What to do about copies: a move deletes the original.
+fn copy_hint(copies: &[(String, String)]) -> String {
+    let (new, original) = &copies[0];
+    format!(
+        "to move a file, the old one must go: reply DELETE {original} on a line of its own \
+         (or MOVE {original} -> {new} instead of writing the copy)"
+    )
+}
 
 const IMPORTS_HINT: &str = "update the import to where the module or name is now (or put it \
      back), writing the importing file again with the fix";

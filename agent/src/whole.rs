@@ -261,8 +261,9 @@ pub fn unchanged(ws: &Workspace, action: &Action, changed: bool) -> Option<Obser
                 "your earlier change is in place: if the task is finished, reply DONE; if not, \
                  write only the files that still need a change, with the change made"
             } else {
-                "write only the files the task changes or creates, with the change made \
-                 (a new file is written the same way: its path, then its content)"
+                "the task is not done in it yet. Reply in two parts: first one sentence saying \
+                 which line must change and what it must become, then the file with that \
+                 change made (a new file is written the same way: its path, then its content)"
             }),
         )
     })

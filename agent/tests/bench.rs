@@ -21,10 +21,12 @@ fn config() -> BenchConfig {
     BenchConfig::new(session, Default::default())
 }
 
-/// Without the tasks' visible checks: a DONE is accepted as it comes.
+/// Without the tasks' visible checks, and without running the commands a task names (which
+/// would refuse these tests' deliberate non-fixes): a DONE is accepted as it comes.
 fn unchecked() -> BenchConfig {
     let mut c = config();
     c.no_check = true;
+    c.session.probes = false;
     c
 }
 

@@ -1,7 +1,8 @@
 //! The task's own commands ([`agent::probe`]) and the imports a session breaks
 //! ([`agent::imports`]): a DONE is refused while the command the task calls wrong prints what
-//! it printed before, or while a moved module is still imported from where it was — live,
-//! after a resume, and not at all when switched off.
+//! it printed before, while a moved module is still imported from where it was, or while a
+//! file the task asked to move is still there beside its copy — live, after a resume, and not
+//! at all when switched off.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
@@ -172,4 +173,35 @@ fn a_moved_module_still_imported_holds_back_done() {
         "{p}"
     );
     assert!(dir.path().join("lib/helpers.py").exists());
+}
+
+/// A move done as a copy (the new file written, the old one left): told with the change, and
+/// when the task asks to move, the DONE is refused (`copy_left`) until the original goes.
+#[test]
+fn a_move_done_as_a_copy_holds_back_done_until_the_original_goes() {
+    let helpers = "def helper():\n    return 42\n";
+    let dir = repo(
+        "copy-left",
+        &[("helpers.py", helpers), ("README.md", "r\n")],
+    );
+    let copy = format!("{}DONE", block("lib/helpers.py", helpers));
+    let e = engine(&[copy.as_str(), "DELETE helpers.py\nDONE"]);
+    let c = cfg("Move helpers.py into a new directory lib/ (as lib/helpers.py).");
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["copy_left"]);
+    let p = &prompts(&e)[1];
+    assert!(
+        p.contains("note: lib/helpers.py is an exact copy of helpers.py, which is still there"),
+        "{p}"
+    );
+    assert!(p.contains("reply DELETE helpers.py"), "{p}");
+    assert!(!dir.path().join("helpers.py").exists());
+
+    // A task that does not ask to move: the copy is told, never refused.
+    let dir = repo("copy-kept", &[("helpers.py", helpers)]);
+    let e = engine(&[copy.as_str()]);
+    let out = session(&e, dir.path(), &cfg("Put a copy of helpers.py in lib/."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
 }
