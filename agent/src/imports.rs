@@ -301,19 +301,10 @@ pub fn describe(problems: &[(String, String)]) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = dir.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let ws = Workspace::new(dir.path()).unwrap();
-        (dir, ws)
-    }
+    use crate::testing::repo;
 
     fn touched(paths: &[&str]) -> BTreeSet<String> {
         paths.iter().map(|p| (*p).to_owned()).collect()

@@ -31,6 +31,9 @@ mod record;
 pub mod resume;
 pub mod run;
 pub mod sandbox;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod testing;
 pub mod view;
 pub mod whole;
 pub mod workspace;

@@ -482,19 +482,10 @@ pub fn refusal(same: &[&ProbeRun]) -> crate::act::Observation {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = dir.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let ws = Workspace::new(dir.path()).unwrap();
-        (dir, ws)
-    }
+    use crate::testing::repo;
 
     fn argvs(probes: &[Probe]) -> Vec<(String, bool)> {
         probes

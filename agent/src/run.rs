@@ -794,14 +794,20 @@ impl<'a> Session<'a> {
             return Ok(None);
         }
         let obs = crate::probe::after_change(&self.probes, &self.before, &now);
+        self.journal_observation(&obs)?;
+        Ok(Some(obs))
+    }
+
+    /// Journals an observation no action produced (a check's, a probe's), so that a resumed
+    /// session's history has it.
+    fn journal_observation(&mut self, obs: &Observation) -> Result<(), AgentError> {
         self.emit(Event::Observation {
             turn: self.turn,
             ok: obs.ok,
             summary: obs.summary.clone(),
             output: crate::observe::redact(&obs.output),
             hint: obs.hint.clone(),
-        })?;
-        Ok(Some(obs))
+        })
     }
 
     fn observed(
@@ -1041,14 +1047,7 @@ impl<'a> Session<'a> {
                 );
             }
         }
-        // Journaled like any observation, so that a resumed session's history has it.
-        self.emit(Event::Observation {
-            turn,
-            ok: obs.ok,
-            summary: obs.summary.clone(),
-            output: crate::observe::redact(&obs.output),
-            hint: obs.hint.clone(),
-        })?;
+        self.journal_observation(&obs)?;
         Ok(Some(obs))
     }
 

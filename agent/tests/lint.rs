@@ -6,8 +6,8 @@
 
 mod common;
 
-use agent::{ApprovalMode, Config, Event, Policy, Protocol, StopReason};
-use common::{engine, events, prompts, repo, resume, session};
+use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
+use common::{engine, have_python, prompts, refusals, repo, resume, session};
 
 const GOOD: &str = "def mean(xs):\n    return sum(xs) / len(xs)\n";
 const BROKEN: &str = "def mean(xs:\n    return sum(xs) / len(xs)\n";
@@ -22,23 +22,6 @@ fn cfg() -> Config {
 
 fn block(text: &str) -> String {
     format!("stats.py\n```python\n{text}```\n")
-}
-
-fn refusals(dir: &std::path::Path, session: &str) -> Vec<String> {
-    events(dir, session)
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Refused { why, .. } => Some(why),
-            _ => None,
-        })
-        .collect()
-}
-
-fn have_python() -> bool {
-    std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// The broken file is written (the model asked for it) and told at once with its line; the

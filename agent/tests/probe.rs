@@ -8,8 +8,8 @@
 
 mod common;
 
-use agent::{ApprovalMode, Config, Event, Policy, Protocol, StopReason};
-use common::{engine, events, prompts, repo, resume, session};
+use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
+use common::{engine, have_python, prompts, refusals, repo, resume, session};
 
 const CLI: &str = "import sys\nn = 1\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
 const COSMETIC: &str = "import sys\n\nn = 1  # how many\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
@@ -27,23 +27,6 @@ fn cfg(task: &str) -> Config {
 
 fn block(path: &str, text: &str) -> String {
     format!("{path}\n```python\n{text}```\n")
-}
-
-fn refusals(dir: &std::path::Path, session: &str) -> Vec<String> {
-    events(dir, session)
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Refused { why, .. } => Some(why),
-            _ => None,
-        })
-        .collect()
-}
-
-fn have_python() -> bool {
-    std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// The first message shows what the command prints; a change that leaves its output as it

@@ -25,10 +25,6 @@ fn unchecked() -> BenchConfig {
     cfg
 }
 
-fn run(task: &Task) -> bench::TaskResult {
-    run_with(task, &unchecked())
-}
-
 fn run_with(task: &Task, cfg: &BenchConfig) -> bench::TaskResult {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

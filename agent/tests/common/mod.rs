@@ -90,3 +90,22 @@ pub fn prompts(engine: &ScriptedEngine) -> Vec<String> {
         })
         .collect()
 }
+
+/// The reasons of the actions session `session` refused, in order.
+pub fn refusals(dir: &Path, session: &str) -> Vec<String> {
+    events(dir, session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Refused { why, .. } => Some(why),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `python3` runs here (the checks that need it are skipped where it does not).
+pub fn have_python() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
