@@ -9,7 +9,7 @@
 mod common;
 
 use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
-use common::{engine, have_python, prompts, refusals, repo, resume, session};
+use common::{engine, prompts, python_runs_confined, refusals, repo, resume, session};
 
 const CLI: &str = "import sys\nn = 1\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
 const COSMETIC: &str = "import sys\n\nn = 1  # how many\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
@@ -34,7 +34,7 @@ fn block(path: &str, text: &str) -> String {
 /// The probes never write into the repository.
 #[test]
 fn done_is_refused_while_the_tasks_command_prints_what_it_did() {
-    if !have_python() {
+    if !python_runs_confined() {
         return;
     }
     let dir = repo("probe-live", &[("cli.py", CLI)]);
@@ -79,7 +79,7 @@ fn done_is_refused_while_the_tasks_command_prints_what_it_did() {
 /// first started (kept in the journal), not against the tree it resumes on.
 #[test]
 fn a_resumed_session_compares_with_the_first_runs_output() {
-    if !have_python() {
+    if !python_runs_confined() {
         return;
     }
     let dir = repo("probe-resume", &[("cli.py", CLI)]);
@@ -100,7 +100,7 @@ fn a_resumed_session_compares_with_the_first_runs_output() {
 /// change's DONE is taken. A command the task asks to keep working never refuses.
 #[test]
 fn probes_off_or_a_command_to_keep_hold_nothing_back() {
-    if !have_python() {
+    if !python_runs_confined() {
         return;
     }
     let dir = repo("probe-off", &[("cli.py", CLI)]);

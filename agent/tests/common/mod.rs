@@ -109,3 +109,13 @@ pub fn have_python() -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// Commands can run here: `python3` is installed and the kernel confines commands (a probe
+/// of the task's commands runs confined like RUN, and runs nothing where it cannot be).
+pub fn python_runs_confined() -> bool {
+    have_python()
+        && !matches!(
+            agent::sandbox::Confinement::default(),
+            agent::sandbox::Confinement::Refused(_)
+        )
+}
