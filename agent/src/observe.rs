@@ -47,9 +47,12 @@ pub fn render(obs: &Observation, budget: usize, artifacts: Option<(&Path, &str)>
 }
 
 /// The first and last `budget / 2` characters, cut at line ends where possible, with a line
-/// saying how much was left out and where the whole is.
+/// saying how much was left out and where the whole is; `text` itself when it fits `budget`.
 pub fn head_tail(text: &str, budget: usize, artifact: Option<&str>) -> String {
     let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= budget {
+        return text.to_owned();
+    }
     let half = budget / 2;
     let mut head: String = chars[..half].iter().collect();
     let mut tail: String = chars[chars.len() - half..].iter().collect();
@@ -159,6 +162,7 @@ mod tests {
     #[test]
     fn long_output_keeps_head_and_tail_and_names_the_artifact() {
         let text: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(head_tail("short\n", 100, None), "short\n");
         let s = head_tail(&text, 100, Some("a.txt"));
         assert!(s.starts_with("line 0\n"));
         assert!(s.ends_with("line 199\n"));

@@ -308,19 +308,10 @@ pub fn run_all(ws: &Workspace, probes: &[Probe]) -> Vec<ProbeRun> {
                 command: p.command.clone(),
                 code: out.code,
                 timed_out: out.timed_out,
-                output: kept(&out.output),
+                output: crate::observe::head_tail(&out.output, OUTPUT_CHARS, None),
             })
         })
         .collect()
-}
-
-/// `output`, or its head and tail when longer than [`OUTPUT_CHARS`].
-fn kept(output: &str) -> String {
-    if output.chars().count() > OUTPUT_CHARS {
-        crate::observe::head_tail(output, OUTPUT_CHARS, None)
-    } else {
-        output.to_owned()
-    }
 }
 
 /// A copy of `ws`'s regular files (modes kept; links, `.git` and `.bellows` left out) in a
