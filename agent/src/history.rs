@@ -21,6 +21,11 @@ pub struct TurnRecord {
     pub observations: String,
     /// One line standing for the whole turn once it is compacted.
     pub digest: String,
+    /// `Some` for a turn that changed nothing and showed nothing (files written back as they
+    /// were, no action found, only refusals): it is not shown as a turn, since a small model
+    /// copies whatever its earlier replies and their answers say. Its words go at the end of
+    /// the message before the next reply instead, while no later turn was shown.
+    pub note: Option<String>,
 }
 
 /// A rendered prompt and how it was made to fit.
@@ -150,12 +155,22 @@ impl History {
             }
             None => messages.push(ChatMessage::new("user", task)),
         }
+        let mut note = None;
         for t in &self.turns[digested..] {
+            if t.note.is_some() {
+                note = t.note.as_deref();
+                continue;
+            }
+            note = None;
             messages.push(ChatMessage::new("assistant", t.reply.clone()));
             messages.push(ChatMessage::new(
                 self.observation_role,
                 t.observations.clone(),
             ));
+        }
+        if let (Some(note), Some(last)) = (note, messages.last_mut()) {
+            last.content.push_str("\n\n");
+            last.content.push_str(note);
         }
         messages
     }

@@ -12,6 +12,7 @@ pub mod act;
 pub mod attempts;
 pub mod bench;
 pub mod calls;
+pub mod checkfiles;
 pub mod config;
 pub mod context;
 pub mod diff;

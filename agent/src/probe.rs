@@ -36,7 +36,7 @@ const MAX_COPY_FILES: usize = 2000;
 const MAX_COPY_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Programs a probe may start with; a `./FILE` of the repository is the other way.
-const INTERPRETERS: &[&str] = &[
+pub(crate) const INTERPRETERS: &[&str] = &[
     "python", "python3", "sh", "bash", "dash", "node", "ruby", "perl", "php",
 ];
 
@@ -179,7 +179,7 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
 }
 
 /// The words of `text` split at whitespace, each with its byte offset.
-fn word_spans(text: &str) -> Vec<(usize, &str)> {
+pub(crate) fn word_spans(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut start = None;
     for (i, c) in text.char_indices() {
@@ -215,7 +215,7 @@ fn runnable(span: &str, ws: &Workspace) -> Option<Vec<String>> {
 }
 
 /// `rel` is a regular file inside the repository.
-fn is_repo_file(ws: &Workspace, rel: &str) -> bool {
+pub(crate) fn is_repo_file(ws: &Workspace, rel: &str) -> bool {
     !rel.is_empty()
         && !rel.starts_with('-')
         && !Path::new(rel).is_absolute()

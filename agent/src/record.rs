@@ -51,6 +51,9 @@ pub struct Tally {
     /// DONE proposals refused because the task's commands print what they printed before
     /// (`unchanged_output`, [`crate::probe`]).
     pub(crate) probe_refused: u32,
+    /// Changes to a file the check runs refused, and DONEs refused while a command had left
+    /// one changed ([`crate::checkfiles`]).
+    pub(crate) check_file_refused: u32,
     /// Paths the session created (absent before it first wrote them).
     pub(crate) created: BTreeSet<String>,
     /// DONE proposals refused because a file the task asked to move is still there beside
@@ -224,9 +227,16 @@ pub(crate) fn turn_record(
     reply: String,
     observations: &[(String, Observation)],
     malformed: &[String],
+    changed: bool,
 ) -> TurnRecord {
     let artifacts = ws.state_dir().join("artifacts");
     let mut text = String::new();
+    // What the turn came to, as (what happened, what to do): the words of a turn shown as a
+    // note instead of a turn.
+    let mut said: Vec<(String, String)> = observations
+        .iter()
+        .map(|(_, o)| (o.summary.clone(), o.hint.clone().unwrap_or_default()))
+        .collect();
     for (k, (_, obs)) in observations.iter().enumerate() {
         let name = format!("{session}-t{turn}-{k}.txt");
         text.push_str(&crate::observe::render(
@@ -246,10 +256,18 @@ pub(crate) fn turn_record(
             text.push_str(&format!(
                 "[error] a file block was not written ({kind})\nhint: {hint}\n"
             ));
+            said.push((
+                format!("a file block was not written ({kind})"),
+                hint.to_owned(),
+            ));
         }
     }
     let silent = observations.is_empty() && told.is_empty();
     if silent && malformed.iter().any(|k| k == REPETITION) {
+        said.push((
+            "it repeated the same lines over and over, and was cut".to_owned(),
+            "write each file once".to_owned(),
+        ));
         text.push_str(
             "[error] your reply repeated the same lines over and over, and was cut\nhint: \
              write one command, once; if you are stuck, READ the file again or try another \
@@ -272,6 +290,18 @@ pub(crate) fn turn_record(
              write its path on a line by itself, then its complete new content in a fenced \
              code block; or write one command on its own line\n",
         );
+        said.push((
+            "it held no file block and no command".to_owned(),
+            if changed {
+                "if the task is finished, reply DONE on a line by itself; if not, write the \
+                 file that still needs a change: its path on a line by itself, then its \
+                 complete new content in a fenced code block"
+            } else {
+                "to change a file, write its path on a line by itself, then its complete new \
+                 content in a fenced code block; or write one command on its own line"
+            }
+            .to_owned(),
+        ));
     } else if silent {
         text.push_str("[error] no command found in your reply\nhint: write one command on its own line, e.g. LIST\n");
     }
@@ -283,19 +313,49 @@ pub(crate) fn turn_record(
         }
         None => format!("turn {turn}: no command"),
     };
-    // A turn of files copied back unchanged stands in history as one line, so the copies
-    // are not there to be copied again.
-    let reply = match cfg.protocol {
-        prompt::Protocol::Whole if malformed.is_empty() => {
-            crate::whole::copied_back(observations).unwrap_or(reply)
-        }
-        _ => reply,
-    };
+    // In the whole protocol, a turn that changed nothing and showed nothing (every result a
+    // refusal without output: files written back as they were, an echo, no action at all)
+    // is not shown as a turn: the 0.5B copies such a turn's reply, or its answer, as its
+    // next reply. Its words are a note at the end of the prompt instead.
+    let unused = cfg.protocol == prompt::Protocol::Whole
+        && observations
+            .iter()
+            .all(|(_, o)| !o.ok && o.output.is_empty());
     TurnRecord {
         reply,
         observations: text,
         digest,
+        note: unused.then(|| unused_note(&said)),
     }
+}
+
+/// The note that stands for an unused turn: what became of the last reply, then what to do,
+/// in sentences (no `[error]` lines to copy).
+fn unused_note(said: &[(String, String)]) -> String {
+    let what: Vec<&str> = said.iter().map(|(s, _)| s.as_str()).collect();
+    let mut hints: Vec<&str> = Vec::new();
+    for (_, h) in said {
+        if !h.is_empty() && !hints.contains(&h.as_str()) {
+            hints.push(h);
+        }
+    }
+    let mut note = String::from("Your last reply changed nothing");
+    if !what.is_empty() {
+        note.push_str(&format!(" ({})", what.join("; ")));
+    }
+    note.push('.');
+    for h in hints {
+        let mut c = h.chars();
+        if let Some(first) = c.next() {
+            note.push(' ');
+            note.extend(first.to_uppercase());
+            note.push_str(c.as_str());
+            if !h.ends_with('.') {
+                note.push('.');
+            }
+        }
+    }
+    note
 }
 
 /// What makes two actions "the same action with the same result" for loop detection: the

@@ -33,6 +33,8 @@ pub struct Replay {
     pub protocol: Protocol,
     /// What the task's commands printed when the session first started.
     pub probes: Vec<crate::probe::ProbeRun>,
+    /// The files the check runs, as they were when the session first started.
+    pub check_files: Vec<crate::checkfiles::CheckFile>,
 }
 
 /// One turn while it is read back.
@@ -59,7 +61,7 @@ struct Pending {
 /// how far the history is compacted from its last `prompt` event.
 pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay, JournalError> {
     let events = crate::journal::read_events(&journal.path())?;
-    let (task, task_message, start_tree, protocol, probes) = events
+    let (task, task_message, start_tree, protocol, probes, check_files) = events
         .iter()
         .find_map(|e| match e {
             Event::Start {
@@ -68,6 +70,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 tree_sha256,
                 protocol,
                 probes,
+                check_files,
                 ..
             } => Some((
                 task.clone(),
@@ -75,6 +78,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 tree_sha256.clone(),
                 protocol.clone(),
                 probes.clone(),
+                check_files.clone(),
             )),
             _ => None,
         })
@@ -120,6 +124,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 reply,
                 &p.observations,
                 &p.malformed,
+                t.commits > 0,
             ));
             t.end_turn();
         }
@@ -177,6 +182,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                         | "lint"
                         | "unchanged_output"
                         | "copy_left"
+                        | "check_changed"
                 ) =>
             {
                 match why.as_str() {
@@ -185,6 +191,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     "lint" => t.lint_refused += 1,
                     "unchanged_output" => t.probe_refused += 1,
                     "copy_left" => t.copy_refused += 1,
+                    "check_changed" => t.check_file_refused += 1,
                     _ => t.no_change += 1,
                 }
                 if let Some(p) = p
@@ -273,6 +280,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         start_tree,
         protocol,
         probes,
+        check_files,
     })
 }
 

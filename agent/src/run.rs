@@ -102,11 +102,13 @@ pub async fn run(
     );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
+    let check_files = crate::checkfiles::protected(&cfg.task, ws, cfg.verify.as_deref());
     let begin = Begin {
         task_message: &task_message,
         tree,
         probes,
         before,
+        check_files,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     let history = cfg.protocol.history(
@@ -146,6 +148,7 @@ pub async fn resume(
         tree,
         probes: session_probes(ws, cfg),
         before: replay.probes.clone(),
+        check_files: replay.check_files.clone(),
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
@@ -183,13 +186,16 @@ async fn drive(
         let Ok(prompt) = history.render(engine, budget) else {
             return s.stop(StopReason::Budget);
         };
+        let sampling = s.tally.sampling(&cfg.sampling, cfg.stuck_temperature, turn);
         s.emit(Event::Prompt {
             turn,
             prompt_tokens: prompt.tokens,
             digested: prompt.digested,
             dropped: prompt.dropped,
+            temperature: Some(sampling.temperature),
+            seed: sampling.seed,
         })?;
-        let (reply, proposals, echoed) = s.generate(prompt.messages).await?;
+        let (reply, proposals, echoed) = s.generate(prompt.messages, sampling).await?;
         let commits = s.tally.commits;
         let mut checked = false;
         let mut observations: Vec<_> = echoed.into_iter().map(|o| (String::new(), o)).collect();
@@ -330,6 +336,8 @@ struct Begin<'m> {
     /// The task's commands, and what they printed when the session first started.
     probes: Vec<crate::probe::Probe>,
     before: Vec<crate::probe::ProbeRun>,
+    /// The files the check runs, read-only to the session.
+    check_files: Vec<crate::checkfiles::CheckFile>,
 }
 
 /// Everything the loop's helpers share.
@@ -352,6 +360,8 @@ struct Session<'a> {
     /// The task's commands ([`crate::probe`]) and what they printed at the session's start.
     probes: Vec<crate::probe::Probe>,
     before: Vec<crate::probe::ProbeRun>,
+    /// The files the check runs ([`crate::checkfiles`]): never changed by the session.
+    check_files: Vec<crate::checkfiles::CheckFile>,
 }
 
 impl<'a> Session<'a> {
@@ -379,6 +389,7 @@ impl<'a> Session<'a> {
             start_tree: begin.tree,
             probes: begin.probes,
             before: begin.before,
+            check_files: begin.check_files,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -394,6 +405,7 @@ impl<'a> Session<'a> {
             tree_sha256: Some(s.start_tree.clone()),
             protocol: Some(cfg.protocol.as_str().to_owned()),
             probes: s.before.clone(),
+            check_files: s.check_files.clone(),
         })?;
         Ok(s)
     }
@@ -433,6 +445,7 @@ impl<'a> Session<'a> {
     async fn generate(
         &mut self,
         messages: Vec<models::ChatMessage>,
+        sampling: models::Sampling,
     ) -> Result<(String, Vec<ActionProposal>, Option<Observation>), AgentError> {
         let turn = self.turn;
         self.malformed.clear();
@@ -442,9 +455,7 @@ impl<'a> Session<'a> {
                 messages,
                 tools: self.cfg.protocol.tools(self.cfg.policy.mode),
             },
-            sampling: self
-                .tally
-                .sampling(&self.cfg.sampling, self.cfg.stuck_temperature, turn),
+            sampling,
             max_tokens: Some(self.cfg.reply_reserve),
             stop: Vec::new(),
             grammar: self
@@ -633,6 +644,7 @@ impl<'a> Session<'a> {
             let refusal = refusal
                 .or_else(|| self.lint_refusal())
                 .or_else(|| self.copy_refusal())
+                .or_else(|| self.check_changed_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
@@ -667,10 +679,47 @@ impl<'a> Session<'a> {
         {
             return self.observed(action, obs, true);
         }
+        // A file written whole without definitions it has, which the task keeps: refused.
+        if self.cfg.protocol == prompt::Protocol::Whole
+            && let Action::Create { path, content } = action
+            && let Some(original) = self
+                .ws
+                .read(path)
+                .ok()
+                .flatten()
+                .and_then(|b| String::from_utf8(b).ok())
+        {
+            let lost = crate::whole::dropped_definitions(&original, content, &self.cfg.task);
+            if !lost.is_empty() {
+                self.emit(Event::Refused {
+                    turn,
+                    why: "dropped_code".to_owned(),
+                })?;
+                let obs = crate::whole::dropped_observation(path, &lost);
+                return self.observed(action, obs, true);
+            }
+        }
         let plan = match act::plan(self.ws, action) {
             Ok(plan) => plan,
             Err(obs) => return self.observed(action, obs, true),
         };
+        // The check's own files stay as they were (or are put back as they were): a
+        // passing check then means the code.
+        if let Plan::Change { changes, .. } = &plan
+            && let Some(path) = changes.iter().find_map(|c| {
+                let f = self.check_files.iter().find(|f| f.path == c.path)?;
+                (!f.allows(c.post.as_deref())).then_some(&c.path)
+            })
+        {
+            self.tally.check_file_refused += 1;
+            self.emit(Event::Refused {
+                turn,
+                why: "check_file".to_owned(),
+            })?;
+            let check = self.cfg.verify.clone().unwrap_or_default();
+            let obs = crate::checkfiles::refusal(path, &check);
+            return self.observed(action, obs, true);
+        }
         let shown = match &plan {
             Plan::Observed(obs) => {
                 let obs = match self.cfg.protocol {
@@ -767,6 +816,25 @@ impl<'a> Session<'a> {
             Observation::error(
                 format!("DONE refused: {}", describe_copies(&copies)),
                 Some(&copy_hint(&copies)),
+            ),
+        ))
+    }
+
+    /// A DONE refused because a command left a file the check runs changed
+    /// (`check_changed`), counted.
+    fn check_changed_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let changed = crate::checkfiles::changed(self.ws, &self.check_files);
+        let first = changed.first()?;
+        self.tally.check_file_refused += 1;
+        Some((
+            "check_changed",
+            Observation::error(
+                format!(
+                    "DONE refused: {} is not as it was, and the check runs it; the check only \
+                     counts with the test as the task gave it",
+                    first.path
+                ),
+                Some("put the test back as it was, and change the code it tests instead"),
             ),
         ))
     }
@@ -948,6 +1016,10 @@ impl<'a> Session<'a> {
                 "SEARCH matched after repair: {}",
                 repairs.join(", ")
             ));
+        } else if self.cfg.protocol == prompt::Protocol::Whole && self.cfg.verify.is_none() {
+            // Without a check, nothing else asks: small models write the file again, or
+            // copy this answer, where DONE was meant.
+            obs.hint = Some(crate::whole::AFTER_CHANGE.to_owned());
         }
         // What was just written and does not parse is told with the change, while the model
         // still has the file in view.
@@ -1061,6 +1133,7 @@ impl<'a> Session<'a> {
             reply,
             observations,
             &self.malformed,
+            self.tally.commits > 0,
         )
     }
 }

@@ -44,6 +44,10 @@ pub enum Event {
         /// Empty when the task names none, and in older journals.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         probes: Vec<crate::probe::ProbeRun>,
+        /// The files the check runs, read-only to the session ([`crate::checkfiles`]), as
+        /// they were when it first started. Empty without a check, and in older journals.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        check_files: Vec<crate::checkfiles::CheckFile>,
     },
     /// The prompt of a turn: its size with the engine's tokenizer, and how history was
     /// compacted to fit.
@@ -52,6 +56,12 @@ pub enum Event {
         prompt_tokens: usize,
         digested: usize,
         dropped: usize,
+        /// The temperature and seed the turn's reply is sampled with (warmer after a turn
+        /// that made no progress). Absent in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        temperature: Option<f32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<u32>,
     },
     /// Streamed prose (views only; not journaled).
     Prose {
@@ -255,6 +265,7 @@ impl View for Terminal {
                 prompt_tokens,
                 digested,
                 dropped,
+                ..
             } => {
                 let compacted = if digested + dropped > 0 {
                     format!(" ({digested} turns digested, {dropped} dropped)")
@@ -357,12 +368,19 @@ mod tests {
                     timed_out: false,
                     output: s("Traceback"),
                 }],
+                check_files: vec![crate::checkfiles::CheckFile {
+                    path: s("test.sh"),
+                    sha256: s("0").repeat(64),
+                    content: Some(s("true\n")),
+                }],
             },
             Event::Prompt {
                 turn: 1,
                 prompt_tokens: 10,
                 digested: 2,
                 dropped: 1,
+                temperature: None,
+                seed: None,
             },
             Event::Prose {
                 turn: 1,

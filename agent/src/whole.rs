@@ -34,6 +34,10 @@ pub const DIFF: &str = "diff_in_file";
 /// the session's change (the loop, `run`): the model's answer that its change stands.
 pub const SETTLED: &str = "implied: the reply wrote its files back unchanged after the change";
 
+/// The hint of a change in this protocol when no check runs after it.
+pub const AFTER_CHANGE: &str = "if the task is finished now, reply DONE; if not, write each \
+     file that still needs a change";
+
 /// The malformed kind of a code block headed by a bare word that is no file of the
 /// repository (`docs` above the content of `docs/index.md`): nothing is written, and the
 /// model is told to name the file.
@@ -269,6 +273,83 @@ pub fn unchanged(ws: &Workspace, action: &Action, changed: bool) -> Option<Obser
     })
 }
 
+/// Words of a task that asks for code to go (or to move, be renamed or replaced): then a
+/// file written without a definition it had is no surprise.
+const REMOVING_WORDS: &[&str] = &[
+    "remove", "delete", "drop", "rename", "move", "replace", "merge", "inline", "dead", "unused",
+    "refactor", "clean", "rewrite", "split", "extract",
+];
+
+/// The definitions (`def f`, `class C`, a shell's `f() {`) the file has now that `content`,
+/// written whole for it, no longer has, when `task` neither names them nor asks for code to
+/// go: a small model asked to add a function writes only the new one (the 0.5B on
+/// add-function), and the file would lose the rest. Such a block is refused, never trimmed.
+pub fn dropped_definitions(original: &str, content: &str, task: &str) -> Vec<String> {
+    let task_words: Vec<String> = task
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map(str::to_lowercase)
+        .collect();
+    if task_words
+        .iter()
+        .any(|w| REMOVING_WORDS.iter().any(|r| w.starts_with(r)))
+    {
+        return Vec::new();
+    }
+    let kept = definitions(content);
+    definitions(original)
+        .into_iter()
+        .filter(|name| !kept.contains(name) && !task_words.contains(&name.to_lowercase()))
+        .collect()
+}
+
+/// The names a file defines: Python `def`/`async def`/`class` at any indent, and shell
+/// functions `name() {` / `function name`.
+fn definitions(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        let rest = t
+            .strip_prefix("def ")
+            .or_else(|| t.strip_prefix("async def "))
+            .or_else(|| t.strip_prefix("class "))
+            .or_else(|| t.strip_prefix("function "));
+        let name: String = match rest {
+            Some(r) => r
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect(),
+            None => match t.split_once("()") {
+                Some((n, after))
+                    if !n.is_empty()
+                        && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        && after.trim_start().starts_with('{') =>
+                {
+                    n.to_owned()
+                }
+                _ => continue,
+            },
+        };
+        if !name.is_empty() && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// What the model is told about a file block that would lose definitions.
+pub fn dropped_observation(path: &str, names: &[String]) -> Observation {
+    Observation::error(
+        format!(
+            "{path} not written: it would lose {}, which the task does not ask to remove",
+            names.join(", ")
+        ),
+        Some(
+            "write the file's complete new content: everything it has now (every function, \
+             also the ones you do not change) with your change added",
+        ),
+    )
+}
+
 /// What a finished reply decoded to: its proposals in order, the prose between them, and the
 /// named failures (a codec kind, or [`ELIDED`]) with their raw text.
 #[derive(Debug, Default)]
@@ -325,20 +406,28 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
                 let diff = original
                     .as_deref()
                     .is_some_and(|o| diff_in_block(o, &f.content));
+                // A diff whose marked lines line up with the file exactly is read as the
+                // change it shows (or as the file as it is), never guessed at otherwise.
+                let undiffed = match (diff, original.as_deref()) {
+                    (true, Some(o)) => undiff(o, &f.content),
+                    _ => None,
+                };
                 match elided {
                     Some(_) => out
                         .failures
                         .push((ELIDED.to_owned(), format!("{}\n{}", f.path, f.content))),
-                    None if diff => out
+                    None if diff && undiffed.is_none() => out
                         .failures
                         .push((DIFF.to_owned(), format!("{}\n{}", f.path, f.content))),
                     None if again => {}
                     None => out.proposals.push(ActionProposal {
                         action: Action::Create {
                             path: f.path,
-                            content: f.content,
+                            content: undiffed.clone().unwrap_or(f.content),
                         },
-                        repairs: Vec::new(),
+                        repairs: undiffed
+                            .map(|_| vec![codec::RepairKind::DiffMarkersInFile])
+                            .unwrap_or_default(),
                         format: FormatId::Text,
                     }),
                 }
@@ -430,9 +519,109 @@ pub(crate) fn diff_in_block(original: &str, content: &str) -> bool {
     })
 }
 
+/// A whole-file block written as a diff of the file — its unmarked lines and its `-` lines
+/// are the file as it is now, line for line — read as what it shows: the unmarked and `+`
+/// lines, the file's new content. Also a block whose unmarked and `+` lines are the file as
+/// it is (a small model writing its change again as a diff after making it): the file,
+/// unchanged. `None` when neither side is the file exactly: a guess is never made.
+pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
+    let (mut old, mut new) = (String::new(), String::new());
+    let (mut minus, mut plus) = (0, 0);
+    for line in content.lines() {
+        if let Some(rest) = line.strip_prefix('-') {
+            minus += 1;
+            old.push_str(rest);
+            old.push('\n');
+        } else if let Some(rest) = line.strip_prefix('+') {
+            plus += 1;
+            new.push_str(rest);
+            new.push('\n');
+        } else {
+            old.push_str(line);
+            old.push('\n');
+            new.push_str(line);
+            new.push('\n');
+        }
+    }
+    let is_file = |text: &str| text.trim_end_matches('\n') == original.trim_end_matches('\n');
+    if minus + plus == 0 {
+        return None;
+    }
+    let file = |text: String| {
+        // The file's own final newline (or its absence) is kept.
+        let body = text.trim_end_matches('\n');
+        if original.ends_with('\n') {
+            format!("{body}\n")
+        } else {
+            body.to_owned()
+        }
+    };
+    if is_file(&old) {
+        Some(file(new))
+    } else if is_file(&new) {
+        Some(original.to_owned())
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::diff_in_block;
+    use super::{diff_in_block, undiff};
+
+    #[test]
+    fn a_block_that_loses_definitions_the_task_keeps_is_told() {
+        use super::dropped_definitions as dropped;
+        let file = "def double(x):\n    return 2 * x\n";
+        let only_new = "def square(x):\n    return x * x\n";
+        let both = "def double(x):\n    return 2 * x\n\n\ndef square(x):\n    return x * x\n";
+        let task = "Add a function square(x) to mathx.py that returns x times x.";
+        assert_eq!(dropped(file, only_new, task), ["double"]);
+        assert!(dropped(file, both, task).is_empty());
+        // Asked to go, or named: no surprise.
+        assert!(dropped(file, only_new, "Remove double and add square.").is_empty());
+        assert!(dropped(file, only_new, "Replace double with square(x).").is_empty());
+        assert!(
+            dropped(
+                file,
+                only_new,
+                "double is wrong: write square instead of double"
+            )
+            .is_empty()
+        );
+        // Shell functions and classes count too.
+        let sh = "usage() {\n  echo u\n}\nmain() {\n  usage\n}\n";
+        assert_eq!(dropped(sh, "main() {\n  echo\n}\n", "Add -c."), ["usage"]);
+        assert_eq!(dropped("class A:\n    pass\n", "x = 1\n", "Add x."), ["A"]);
+    }
+
+    #[test]
+    fn a_diff_that_lines_up_with_the_file_is_read_as_its_change() {
+        let file = "NAME = \"fetcher\"\nMAX_RETRIES = 3\nTIMEOUT = 10\n";
+        // The `-` side is the file: the `+` side is the new content.
+        assert_eq!(
+            undiff(
+                file,
+                "NAME = \"fetcher\"\n-MAX_RETRIES = 3\n+MAX_RETRIES = 5\nTIMEOUT = 10\n"
+            )
+            .as_deref(),
+            Some("NAME = \"fetcher\"\nMAX_RETRIES = 5\nTIMEOUT = 10\n")
+        );
+        // The change made already, written again as a diff: the file as it is.
+        let done = "NAME = \"fetcher\"\nMAX_RETRIES = 5\nTIMEOUT = 10\n";
+        assert_eq!(
+            undiff(
+                done,
+                "NAME = \"fetcher\"\n-MAX_RETRIES = 3\n+MAX_RETRIES = 5\nTIMEOUT = 10\n"
+            )
+            .as_deref(),
+            Some(done)
+        );
+        // Neither side is the file (a line left out): no guess.
+        assert_eq!(undiff(file, "-MAX_RETRIES = 3\n+MAX_RETRIES = 5\n"), None);
+        // No markers at all is no diff.
+        assert_eq!(undiff(file, file), None);
+    }
 
     #[test]
     fn a_diff_or_tool_output_in_a_block_is_told_apart_from_code() {

@@ -8,7 +8,7 @@
 mod common;
 
 use agent::{ApprovalMode, Config, Event, Policy, Protocol, StopReason};
-use common::{engine, events, prompts, repo, resume, session};
+use common::{engine, events, prompts, refusals, repo, resume, session};
 
 const STATS: &str = "def mean(xs):\n    total = 0\n    for i in range(1, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
 const FIXED: &str = "def mean(xs):\n    total = 0\n    for i in range(0, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
@@ -325,13 +325,15 @@ fn a_turn_that_repeats_the_last_one_is_told_and_stopped_as_a_loop() {
     assert_eq!(out.reason, StopReason::Loop);
     assert_eq!(out.turns, 3);
     let p = prompts(&e);
+    // The unchanged turns are notes at the prompt's end, not turns: the model's copies are
+    // not there for it to copy again.
     assert!(
-        !p[1].contains("this reply repeats an earlier one"),
+        !p[1].contains("This reply repeats an earlier one") && !p[1].contains("<assistant>"),
         "{}",
         p[1]
     );
     assert!(
-        p[2].contains("this reply repeats an earlier one"),
+        p[2].contains("This reply repeats an earlier one"),
         "{}",
         p[2]
     );
@@ -539,6 +541,79 @@ fn files_written_back_unchanged_after_the_change_are_an_implied_done() {
     assert_eq!(out.turns, 3);
 }
 
+/// A small model writes its change as a diff inside the file block. When the block's
+/// unmarked and `-` lines are the file exactly, it is the change it shows (repair
+/// `diff_markers_in_file`); written again after the change (its `+` side is the file), it is
+/// the file written back, the implied DONE. A diff that lines up with neither is refused.
+#[test]
+fn a_diff_in_a_file_block_that_lines_up_with_the_file_is_its_change() {
+    const CONFIG: &str = "NAME = 1\nMAX_RETRIES = 3\nTIMEOUT = 10\n";
+    let diff = "config.py\n```\nNAME = 1\n-MAX_RETRIES = 3\n+MAX_RETRIES = 5\nTIMEOUT = 10\n```\n";
+    let dir = repo("whole-diff", &[("config.py", CONFIG)]);
+    let e = engine(&[diff, diff]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Change MAX_RETRIES from 3 to 5 in config.py."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 2);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.py")).unwrap(),
+        "NAME = 1\nMAX_RETRIES = 5\nTIMEOUT = 10\n"
+    );
+    let repairs: Vec<Vec<String>> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Proposal { repairs, .. } => Some(repairs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(repairs[0], ["diff_markers_in_file"]);
+
+    // A line left out: neither side is the file, nothing is written.
+    let dir = repo("whole-diff-partial", &[("config.py", CONFIG)]);
+    let partial = "config.py\n```\n-MAX_RETRIES = 3\n+MAX_RETRIES = 5\n```\n";
+    let e = engine(&[partial]);
+    let mut c = cfg("Change MAX_RETRIES from 3 to 5 in config.py.");
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(malformed(dir.path(), &out.session), ["diff_in_file"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.py")).unwrap(),
+        CONFIG
+    );
+}
+
+/// A file written whole without a function it has, which the task does not ask to remove,
+/// is refused and nothing is written (the 0.5B asked to add a function writes only the new
+/// one); the complete file is then taken.
+#[test]
+fn a_block_that_would_lose_a_function_is_refused() {
+    const MATHX: &str = "def double(x):\n    return 2 * x\n";
+    const BOTH: &str = "def double(x):\n    return 2 * x\n\n\ndef square(x):\n    return x * x\n";
+    let dir = repo("whole-dropped", &[("mathx.py", MATHX)]);
+    let only_new = "mathx.py\n```python\ndef square(x):\n    return x * x\n```\n";
+    let both = format!("mathx.py\n```python\n{BOTH}```\nDONE");
+    let e = engine(&[only_new, both.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Add a function square(x) to mathx.py."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["dropped_code"]);
+    assert!(
+        prompts(&e)[1].contains("mathx.py not written: it would lose double"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("mathx.py")).unwrap(),
+        BOTH
+    );
+}
+
 /// With a check, the implied DONE is checked like a written one: rejected and fed back while
 /// the check fails (counted), accepted once it passes — and a resume counts it the same way.
 #[test]
@@ -644,7 +719,7 @@ fn a_turn_without_progress_warms_the_next_sample() {
 /// A reply that only copied files back unchanged stands in history as one line naming them,
 /// so the next prompt holds no copy to be copied again — live and after a resume.
 #[test]
-fn files_copied_back_unchanged_stand_in_history_as_one_line() {
+fn files_copied_back_unchanged_stand_in_history_as_a_note_not_a_turn() {
     let dir = repo("whole-copied", &[("stats.py", STATS), ("notes.txt", "n\n")]);
     let same = format!("stats.py\n```\n{STATS}```\nnotes.txt\n```\nn\n```\n");
     let e = engine(&[same.as_str()]);
@@ -655,9 +730,13 @@ fn files_copied_back_unchanged_stand_in_history_as_one_line() {
     let e2 = engine(&[fixed.as_str(), "DONE"]);
     resume(&e2, dir.path(), &c, &first.session);
     let next = &prompts(&e2)[0];
+    // No reply of the model's for it to copy: the turn is a note after the task.
+    assert!(!next.contains("<assistant>"), "{next}");
     assert!(
         next.contains(
-            "(I wrote stats.py, notes.txt back exactly as they were already, without the change.)"
+            "\n\nYour last reply changed nothing (stats.py not changed: your block is the file \
+             exactly as it is; notes.txt not changed: your block is the file exactly as it is). \
+             The task is not done in it yet. Reply in two parts"
         ),
         "{next}"
     );

@@ -107,6 +107,10 @@ kinds! {
         /// `<function name="f">{arguments}</function>` (the drift llama.cpp's Hermes parser
         /// accepts; see `native::hermes_drift`).
         HermesWrapper = "hermes_wrapper",
+        /// A whole-file block written as a diff of the file (`-` and `+` lines), read as the
+        /// change it shows because its unmarked and `-` lines are the file exactly (or as the
+        /// file itself, when its unmarked and `+` lines are). The agent's whole protocol.
+        DiffMarkersInFile = "diff_markers_in_file",
     }
 }
 
