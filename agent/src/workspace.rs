@@ -386,6 +386,7 @@ impl Workspace {
             Confinement::Refused(why) => return Err(WorkspaceError::Unconfinable(why)),
         };
         let mut child = spawned.map_err(io(program))?;
+        let _registered = Registered::new(child.id());
         let cap = self.output_cap;
         let readers: Vec<_> = [
             child
@@ -439,6 +440,40 @@ impl Workspace {
             truncated,
             restored: guard.restore(),
         })
+    }
+}
+
+/// The process groups of the commands running now (RUN, checks, probes), so that a process
+/// exiting on a signal can end them first: a command left running when the agent is killed
+/// would otherwise outlive it, orphaned (a script that calls itself went on forking for
+/// minutes after its bench was stopped).
+static RUNNING: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes a command's group from [`RUNNING`] once it has ended.
+struct Registered(u32);
+
+impl Registered {
+    fn new(pid: u32) -> Registered {
+        RUNNING.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+        Registered(pid)
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        RUNNING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| *p != self.0);
+    }
+}
+
+/// Ends the process group of every command running now. For a process about to exit on a
+/// signal; the sessions those commands belong to see them killed.
+pub fn end_running_commands() {
+    let running = std::mem::take(&mut *RUNNING.lock().unwrap_or_else(|e| e.into_inner()));
+    for pid in running {
+        kill_group(pid);
     }
 }
 

@@ -436,11 +436,13 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         while tokio::signal::ctrl_c().await.is_ok() {
             if interrupt.fire() {
                 eprintln!("\ninterrupted again: exiting now");
+                agent::workspace::end_running_commands();
                 std::process::exit(130);
             }
             eprintln!("\ninterrupted: stopping the session (Ctrl-C again to exit now)");
         }
     });
+    exit_on_signal(&runtime, false);
     if let Some(n) = a.attempts {
         if mode == ApprovalMode::Plan {
             anyhow::bail!(
@@ -498,6 +500,31 @@ impl agent::attempts::Watcher for Announce {
     }
 }
 
+/// SIGTERM (and Ctrl-C too where `ctrl_c`, when no session handles it) ends the process
+/// group of every command running (RUN, a check, a probe, `verify.sh`) before the process
+/// exits: a command must not outlive bellows, orphaned.
+fn exit_on_signal(runtime: &tokio::runtime::Runtime, ctrl_c: bool) {
+    use tokio::signal::unix::{SignalKind, signal};
+    runtime.spawn(async move {
+        let Ok(mut term) = signal(SignalKind::terminate()) else {
+            return;
+        };
+        if term.recv().await.is_some() {
+            agent::workspace::end_running_commands();
+            std::process::exit(143);
+        }
+    });
+    if ctrl_c {
+        runtime.spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ninterrupted: exiting");
+                agent::workspace::end_running_commands();
+                std::process::exit(130);
+            }
+        });
+    }
+}
+
 /// `bellows agent bench`: every task on a fresh copy, approval `auto`; exit 0 when every task
 /// run is solved.
 fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
@@ -530,6 +557,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    exit_on_signal(&runtime, true);
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for task in &tasks {

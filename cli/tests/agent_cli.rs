@@ -280,3 +280,70 @@ fn ctrl_c_stops_a_session_as_user_quit_with_its_summary() {
     let j = only_journal(repo.path());
     assert_eq!(j.last().unwrap(), &last);
 }
+
+/// Whether a process whose command line is exactly `args` is running (read from /proc).
+fn running(args: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim() == args)
+    })
+}
+
+/// SIGTERM to a bench whose task runs a command that started a background process: bellows
+/// ends the command's whole process group before it exits, so nothing it started is left
+/// running, orphaned.
+#[test]
+fn sigterm_ends_the_commands_a_bench_is_running() {
+    if matches!(
+        agent::sandbox::Confinement::default(),
+        agent::sandbox::Confinement::Refused(_)
+    ) {
+        return; // RUN runs nothing where the kernel cannot confine it.
+    }
+    let suite = tempfile::TempDir::new().unwrap();
+    let task = suite.path().join("slow");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    std::fs::write(task.join("task.md"), "Run slow.sh.\n").unwrap();
+    std::fs::write(task.join("verify.sh"), "exit 1\n").unwrap();
+    // The marker is a sleep nothing else runs: its own process, in the command's group.
+    std::fs::write(task.join("repo/slow.sh"), "sleep 271.5 &\nwait\n").unwrap();
+    std::fs::write(
+        task.join("oracle.jsonl"),
+        "\"RUN sh slow.sh\\n\"\n\"DONE\\n\"\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args([
+            "agent",
+            "bench",
+            suite.path().to_str().unwrap(),
+            "--engine",
+            "oracle",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !running("sleep 271.5") {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the task's command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    let ended = std::time::Instant::now();
+    while running("sleep 271.5") {
+        assert!(
+            ended.elapsed() < std::time::Duration::from_secs(5),
+            "the command's background process outlived bellows"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
