@@ -9,6 +9,7 @@
 //! runs on [`models::ScriptedEngine`].
 
 pub mod act;
+pub mod asks;
 pub mod attempts;
 pub mod bench;
 pub mod calls;

@@ -644,6 +644,7 @@ impl<'a> Session<'a> {
             let refusal = refusal
                 .or_else(|| self.lint_refusal())
                 .or_else(|| self.copy_refusal())
+                .or_else(|| self.file_left_refusal())
                 .or_else(|| self.check_changed_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
@@ -794,6 +795,21 @@ impl<'a> Session<'a> {
         let mut obs = Observation::error(format!("DONE refused: {why}"), Some(hint));
         obs.summary = obs.summary.replace('\n', "; ");
         Some(("lint", obs))
+    }
+
+    /// A DONE refused because a file the task says to delete is still there (`file_left`),
+    /// counted.
+    fn file_left_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let left = crate::asks::files_to_delete(&self.cfg.task, self.ws);
+        let first = left.first()?;
+        self.tally.file_left_refused += 1;
+        Some((
+            "file_left",
+            Observation::error(
+                format!("DONE refused: the task says to delete {first}, and it is still there"),
+                Some(&format!("reply DELETE {first} on a line of its own")),
+            ),
+        ))
     }
 
     /// A DONE refused because the task asks to move or rename and a file the session created

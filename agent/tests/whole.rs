@@ -614,6 +614,24 @@ fn a_block_that_would_lose_a_function_is_refused() {
     );
 }
 
+/// A DONE while a file the task says to delete is still there is refused (`file_left`), and
+/// taken once it is gone.
+#[test]
+fn done_waits_for_the_file_the_task_deletes() {
+    let dir = repo(
+        "whole-file-left",
+        &[("old.txt", "x\n"), ("notes.txt", "n\n")],
+    );
+    let wrong = "notes.txt\n```\nold.txt\n```\nDONE";
+    let e = engine(&[wrong, "DELETE old.txt\nDONE"]);
+    let out = session(&e, dir.path(), &cfg("Delete the obsolete file old.txt."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.turns, 2);
+    assert_eq!(refusals(dir.path(), &out.session), ["file_left"]);
+    assert!(prompts(&e)[1].contains("DONE refused: the task says to delete old.txt"));
+    assert!(!dir.path().join("old.txt").exists());
+}
+
 /// With a check, the implied DONE is checked like a written one: rejected and fed back while
 /// the check fails (counted), accepted once it passes — and a resume counts it the same way.
 #[test]
