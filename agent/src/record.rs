@@ -54,7 +54,8 @@ pub struct Tally {
     /// Changes to a file the check runs refused, and DONEs refused while a command had left
     /// one changed ([`crate::checkfiles`]).
     pub(crate) check_file_refused: u32,
-    /// DONEs refused while a file the task says to delete was still there.
+    /// DONEs refused while a file the task says to delete was still there, or one it says to
+    /// create was not.
     pub(crate) file_left_refused: u32,
     /// Paths the session created (absent before it first wrote them).
     pub(crate) created: BTreeSet<String>,

@@ -184,6 +184,8 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                         | "copy_left"
                         | "check_changed"
                         | "file_left"
+                        | "file_missing"
+                        | "rename_incomplete"
                 ) =>
             {
                 match why.as_str() {
@@ -193,7 +195,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     "unchanged_output" => t.probe_refused += 1,
                     "copy_left" => t.copy_refused += 1,
                     "check_changed" => t.check_file_refused += 1,
-                    "file_left" => t.file_left_refused += 1,
+                    "file_left" | "file_missing" | "rename_incomplete" => t.file_left_refused += 1,
                     _ => t.no_change += 1,
                 }
                 if let Some(p) = p

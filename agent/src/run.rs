@@ -645,6 +645,8 @@ impl<'a> Session<'a> {
                 .or_else(|| self.lint_refusal())
                 .or_else(|| self.copy_refusal())
                 .or_else(|| self.file_left_refusal())
+                .or_else(|| self.file_missing_refusal())
+                .or_else(|| self.rename_refusal())
                 .or_else(|| self.check_changed_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
@@ -808,6 +810,44 @@ impl<'a> Session<'a> {
             Observation::error(
                 format!("DONE refused: the task says to delete {first}, and it is still there"),
                 Some(&format!("reply DELETE {first} on a line of its own")),
+            ),
+        ))
+    }
+
+    /// A DONE refused because a file the task says to create is not there (`file_missing`),
+    /// counted.
+    fn file_missing_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let missing = crate::asks::files_to_create(&self.cfg.task, self.ws);
+        let first = missing.first()?;
+        self.tally.file_left_refused += 1;
+        Some((
+            "file_missing",
+            Observation::error(
+                format!("DONE refused: the task says to create {first}, and it is not there"),
+                Some(&format!(
+                    "write {first}: its path on a line by itself, then its content in a fenced \
+                     code block"
+                )),
+            ),
+        ))
+    }
+
+    /// A DONE refused because a rename the task asks for is not done (`rename_incomplete`),
+    /// counted.
+    fn rename_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let (from, to) = crate::asks::rename_left(&self.cfg.task, self.ws)?;
+        self.tally.file_left_refused += 1;
+        Some((
+            "rename_incomplete",
+            Observation::error(
+                format!(
+                    "DONE refused: the task renames {from} to {to}, and {from} is still there \
+                     or {to} is not"
+                ),
+                Some(&format!(
+                    "reply MOVE {from} -> {to} on a line of its own (it keeps the content), \
+                     then fix what imports it"
+                )),
             ),
         ))
     }

@@ -211,7 +211,10 @@ pub struct RunArgs {
     /// `actions_per_turn` (0 there: no limit), else 1.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub actions_per_turn: Option<u64>,
-    /// Command (POSIX quoting, no shell) that must pass after DONE; a failure is fed back.
+    /// Command (POSIX quoting, no shell) that must pass after DONE; a failure is fed back. It
+    /// also runs after each change. The test files it runs (`python3 test_a.py` runs
+    /// test_a.py) are read-only to the session unless the task names them as files to change;
+    /// a change of their import lines alone is allowed.
     #[arg(long, value_name = "CMD")]
     pub verify: Option<String>,
     /// Turns in a row without a valid action before stopping.
