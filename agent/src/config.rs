@@ -45,7 +45,8 @@ pub struct Config {
     pub lint: bool,
     /// Run the commands the task names ([`crate::probe`]) on a throwaway copy: their output
     /// joins the first message and follows each change, and a DONE is refused while every
-    /// command the task calls wrong prints what it printed before.
+    /// command the task calls wrong prints what it printed before. Also the DONE checks read
+    /// from the task's words ([`crate::asks`]).
     pub probes: bool,
     /// After a turn that made no progress, the next reply is sampled at least this warm
     /// (more after each further one; see `record::Tally::sampling`); 0 never warms.

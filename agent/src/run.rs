@@ -802,6 +802,9 @@ impl<'a> Session<'a> {
     /// A DONE refused because a file the task says to delete is still there (`file_left`),
     /// counted.
     fn file_left_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.probes {
+            return None;
+        }
         let left = crate::asks::files_to_delete(&self.cfg.task, self.ws);
         let first = left.first()?;
         self.tally.file_left_refused += 1;
@@ -817,6 +820,9 @@ impl<'a> Session<'a> {
     /// A DONE refused because a file the task says to create is not there (`file_missing`),
     /// counted.
     fn file_missing_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.probes {
+            return None;
+        }
         let missing = crate::asks::files_to_create(&self.cfg.task, self.ws);
         let first = missing.first()?;
         self.tally.file_left_refused += 1;
@@ -835,6 +841,9 @@ impl<'a> Session<'a> {
     /// A DONE refused because a rename the task asks for is not done (`rename_incomplete`),
     /// counted.
     fn rename_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.probes {
+            return None;
+        }
         let (from, to) = crate::asks::rename_left(&self.cfg.task, self.ws)?;
         self.tally.file_left_refused += 1;
         Some((

@@ -250,7 +250,9 @@ pub struct RunArgs {
     /// repository (python3 app.py) runs, without a shell, on a throwaway copy of the files:
     /// before the first turn (its output joins the first message), after each change (the new
     /// output is told), and at DONE, which is refused while every command the task calls wrong
-    /// still prints exactly what it printed before.
+    /// still prints exactly what it printed before. Also off: the DONE checks read from the
+    /// task's words (a file it says to delete still there, one it says to create missing, a
+    /// rename it asks for not done).
     #[arg(long)]
     pub no_probe: bool,
     /// After a turn that made no progress (nothing succeeded, or the turn came back as
