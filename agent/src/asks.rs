@@ -178,6 +178,7 @@ fn file_name_like(word: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::{files_to_create, files_to_delete, rename_left, renames};
     use crate::testing::repo;

@@ -185,6 +185,7 @@ pub fn refusal(path: &str, check: &[String]) -> crate::act::Observation {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::testing::repo;

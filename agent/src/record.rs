@@ -221,12 +221,12 @@ impl Tally {
 
 /// A turn as history keeps it: the reply, the rendered observations (each paired with the
 /// canonical text of its action), and its digest. The live loop and resume both build turns
-/// here, so a resumed history reads as the original did.
+/// here, so a resumed history reads as the original did. `(session, turn)` names the turn's
+/// artifacts.
 pub(crate) fn turn_record(
     ws: &Workspace,
     cfg: &Config,
-    session: &str,
-    turn: u32,
+    (session, turn): (&str, u32),
     reply: String,
     observations: &[(String, Observation)],
     malformed: &[String],

@@ -1193,8 +1193,7 @@ impl<'a> Session<'a> {
         turn_record(
             self.ws,
             self.cfg,
-            &self.journal.id,
-            self.turn,
+            (&self.journal.id, self.turn),
             reply,
             observations,
             &self.malformed,
