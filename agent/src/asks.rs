@@ -8,18 +8,35 @@
 use crate::probe::{is_repo_file, word_spans};
 use crate::workspace::Workspace;
 
+/// The task's words, split at whitespace, without the quotes, brackets and trailing
+/// punctuation around them.
+fn task_words(task: &str) -> Vec<&str> {
+    word_spans(task)
+        .into_iter()
+        .map(|(_, w)| {
+            w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')'))
+                .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\''])
+        })
+        .collect()
+}
+
+/// Something (a file, a directory, a link) is at `path` in `ws`.
+fn exists(ws: &Workspace, path: &str) -> bool {
+    ws.resolve_nofollow(path)
+        .ok()
+        .is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
 const DELETE_WORDS: &[&str] = &["delete", "remove", "rm"];
 const NEGATIONS: &[&str] = &["not", "never", "don't", "dont", "doesn't", "without", "no"];
 const NOT_THE_FILE: &[&str] = &["in", "from", "of", "inside", "within", "at", "to", "and"];
 
 /// The repository files `task` says to delete that are in `ws` now.
 pub fn files_to_delete(task: &str, ws: &Workspace) -> Vec<String> {
-    let words: Vec<&str> = word_spans(task)
+    // Bold (`**old.txt**`) is decoration here; a `*` is kept where it could be a pattern.
+    let words: Vec<&str> = task_words(task)
         .into_iter()
-        .map(|(_, w)| {
-            w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')' | '*'))
-                .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\''])
-        })
+        .map(|w| w.trim_matches('*'))
         .collect();
     let mut out: Vec<String> = Vec::new();
     for (k, w) in words.iter().enumerate() {
@@ -69,13 +86,7 @@ const NOT_CREATED: &[&str] = &[
 /// missing is refused (`file_missing`): a model asked for config.json rewrote app.py to write
 /// it when run.
 pub fn files_to_create(task: &str, ws: &Workspace) -> Vec<String> {
-    let words: Vec<&str> = word_spans(task)
-        .into_iter()
-        .map(|(_, w)| {
-            w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')'))
-                .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\''])
-        })
-        .collect();
+    let words = task_words(task);
     let mut out: Vec<String> = Vec::new();
     for (k, w) in words.iter().enumerate() {
         let negated = k > 0 && NEGATIONS.contains(&words[k - 1].to_lowercase().as_str());
@@ -90,11 +101,7 @@ pub fn files_to_create(task: &str, ws: &Workspace) -> Vec<String> {
             if !file_name_like(path) {
                 continue;
             }
-            let there = ws
-                .resolve_nofollow(path)
-                .ok()
-                .is_some_and(|p| std::fs::symlink_metadata(p).is_ok());
-            if !there && !out.iter().any(|p| p == path) {
+            if !exists(ws, path) && !out.iter().any(|p| p == path) {
                 out.push(path.to_owned());
             }
             break;
@@ -109,13 +116,7 @@ pub fn files_to_create(task: &str, ws: &Workspace) -> Vec<String> {
 /// updates every import to the new name but leaves the module where it was has renamed
 /// nothing.
 pub fn renames(task: &str, ws: &Workspace) -> Vec<(String, String)> {
-    let words: Vec<&str> = word_spans(task)
-        .into_iter()
-        .map(|(_, w)| {
-            w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')'))
-                .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\''])
-        })
-        .collect();
+    let words = task_words(task);
     let mut out = Vec::new();
     for (k, w) in words.iter().enumerate() {
         if !matches!(w.to_lowercase().as_str(), "rename" | "move") {
@@ -151,14 +152,9 @@ pub fn renames(task: &str, ws: &Workspace) -> Vec<(String, String)> {
 
 /// The first rename of `task` not done in `ws`: (from, to, what is wrong).
 pub fn rename_left(task: &str, ws: &Workspace) -> Option<(String, String)> {
-    let exists = |p: &str| {
-        ws.resolve_nofollow(p)
-            .ok()
-            .is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
-    };
     renames(task, ws)
         .into_iter()
-        .find(|(from, to)| exists(from) || !exists(to))
+        .find(|(from, to)| exists(ws, from) || !exists(ws, to))
 }
 
 /// A word that names a file: a relative path of plain characters whose last part has a name

@@ -644,9 +644,7 @@ impl<'a> Session<'a> {
             let refusal = refusal
                 .or_else(|| self.lint_refusal())
                 .or_else(|| self.copy_refusal())
-                .or_else(|| self.file_left_refusal())
-                .or_else(|| self.file_missing_refusal())
-                .or_else(|| self.rename_refusal())
+                .or_else(|| self.asks_refusal())
                 .or_else(|| self.check_changed_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
@@ -799,65 +797,45 @@ impl<'a> Session<'a> {
         Some(("lint", obs))
     }
 
-    /// A DONE refused because a file the task says to delete is still there (`file_left`),
-    /// counted.
-    fn file_left_refusal(&mut self) -> Option<(&'static str, Observation)> {
+    /// A DONE refused while what the task's words ask for is not so ([`crate::asks`]): a file
+    /// it deletes still there (`file_left`), one it creates missing (`file_missing`), a rename
+    /// it asks for not done (`rename_incomplete`). Counted; off with the probes.
+    fn asks_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if !self.cfg.probes {
             return None;
         }
-        let left = crate::asks::files_to_delete(&self.cfg.task, self.ws);
-        let first = left.first()?;
-        self.tally.file_left_refused += 1;
-        Some((
-            "file_left",
-            Observation::error(
-                format!("DONE refused: the task says to delete {first}, and it is still there"),
-                Some(&format!("reply DELETE {first} on a line of its own")),
-            ),
-        ))
-    }
-
-    /// A DONE refused because a file the task says to create is not there (`file_missing`),
-    /// counted.
-    fn file_missing_refusal(&mut self) -> Option<(&'static str, Observation)> {
-        if !self.cfg.probes {
-            return None;
-        }
-        let missing = crate::asks::files_to_create(&self.cfg.task, self.ws);
-        let first = missing.first()?;
-        self.tally.file_left_refused += 1;
-        Some((
-            "file_missing",
-            Observation::error(
-                format!("DONE refused: the task says to create {first}, and it is not there"),
-                Some(&format!(
-                    "write {first}: its path on a line by itself, then its content in a fenced \
-                     code block"
-                )),
-            ),
-        ))
-    }
-
-    /// A DONE refused because a rename the task asks for is not done (`rename_incomplete`),
-    /// counted.
-    fn rename_refusal(&mut self) -> Option<(&'static str, Observation)> {
-        if !self.cfg.probes {
-            return None;
-        }
-        let (from, to) = crate::asks::rename_left(&self.cfg.task, self.ws)?;
-        self.tally.file_left_refused += 1;
-        Some((
-            "rename_incomplete",
-            Observation::error(
+        let (task, ws) = (&self.cfg.task, self.ws);
+        let (why, summary, hint) = if let Some(f) = crate::asks::files_to_delete(task, ws).first() {
+            (
+                "file_left",
+                format!("the task says to delete {f}, and it is still there"),
+                format!("reply DELETE {f} on a line of its own"),
+            )
+        } else if let Some(f) = crate::asks::files_to_create(task, ws).first() {
+            (
+                "file_missing",
+                format!("the task says to create {f}, and it is not there"),
                 format!(
-                    "DONE refused: the task renames {from} to {to}, and {from} is still there \
-                     or {to} is not"
+                    "write {f}: its path on a line by itself, then its content in a fenced code block"
                 ),
-                Some(&format!(
+            )
+        } else {
+            let (from, to) = crate::asks::rename_left(task, ws)?;
+            (
+                "rename_incomplete",
+                format!(
+                    "the task renames {from} to {to}, and {from} is still there or {to} is not"
+                ),
+                format!(
                     "reply MOVE {from} -> {to} on a line of its own (it keeps the content), \
                      then fix what imports it"
-                )),
-            ),
+                ),
+            )
+        };
+        self.tally.file_left_refused += 1;
+        Some((
+            why,
+            Observation::error(format!("DONE refused: {summary}"), Some(&hint)),
         ))
     }
 
