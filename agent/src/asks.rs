@@ -157,6 +157,209 @@ pub fn rename_left(task: &str, ws: &Workspace) -> Option<(String, String)> {
         .find(|(from, to)| exists(ws, from) || !exists(ws, to))
 }
 
+/// Words that name what a task adds, beside its name: `a function square(x)`, `a --shout
+/// flag`, `a parameter currency`.
+const KIND_WORDS: &[&str] = &[
+    "function",
+    "method",
+    "class",
+    "parameter",
+    "argument",
+    "option",
+    "flag",
+    "field",
+    "constant",
+    "variable",
+    "subcommand",
+];
+
+/// Words that are never the name of what is added.
+const NOT_A_NAME: &[&str] = &[
+    "a", "an", "the", "to", "that", "which", "for", "in", "on", "with", "and", "so", "called",
+    "named", "of", "this", "it", "new", "its", "one", "as", "by", "from", "into",
+];
+
+/// The names `task` says to add (`Add a function square(x)`, `add a --shout flag`, `Add a
+/// parameter currency to …`): after `add`/`create`/`define`/`write`, at most two words, then a
+/// kind of thing ([`KIND_WORDS`]) with its name beside it — an identifier after it (called or
+/// named, or with its argument list), or a long option (`--shout`) before or after it. A
+/// one-letter option is left out: a shell script may take `-c` as `c)` in `getopts`. A DONE
+/// while no file the session changed holds one of them is refused (`name_missing`): the
+/// 0.5B, asked to add square(x), changed `double` to square its argument and said DONE.
+pub fn names_to_add(task: &str) -> Vec<String> {
+    let words = task_words(task);
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |name: &str| {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
+    };
+    for (k, w) in lower.iter().enumerate() {
+        let negated = k > 0 && NEGATIONS.contains(&lower[k - 1].as_str());
+        if negated || !matches!(w.as_str(), "add" | "create" | "define" | "write") {
+            continue;
+        }
+        let Some(kind) = (k + 1..(k + 4).min(lower.len())).find(|&j| is_kind(&lower[j])) else {
+            continue;
+        };
+        // A long option just before the kind: `a --shout flag`.
+        if kind > k + 1 && long_option(words[kind - 1]) {
+            push(words[kind - 1]);
+            continue;
+        }
+        let mut after = kind + 1;
+        if lower
+            .get(after)
+            .is_some_and(|w| matches!(w.as_str(), "called" | "named"))
+        {
+            after += 1;
+        }
+        let Some(next) = words.get(after) else {
+            continue;
+        };
+        if long_option(next) {
+            push(next);
+            continue;
+        }
+        let name = next.split('(').next().unwrap_or(next);
+        if identifier(name) && !NOT_A_NAME.contains(&name.to_lowercase().as_str()) {
+            push(name);
+        }
+    }
+    out
+}
+
+/// One of [`KIND_WORDS`], or its plural.
+fn is_kind(w: &str) -> bool {
+    KIND_WORDS.contains(&w) || w.strip_suffix('s').is_some_and(|s| KIND_WORDS.contains(&s))
+}
+
+/// `--word` or `--two-words`.
+fn long_option(w: &str) -> bool {
+    w.strip_prefix("--").is_some_and(|rest| {
+        rest.len() >= 2
+            && rest.starts_with(|c: char| c.is_ascii_alphabetic())
+            && rest
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+    })
+}
+
+/// A name a program could define: ASCII letters, digits and `_`, not starting with a digit,
+/// two characters or more.
+fn identifier(w: &str) -> bool {
+    w.len() >= 2
+        && w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The names of [`names_to_add`] that none of `files` (paths of `ws`) holds as a whole word.
+pub fn names_missing(task: &str, ws: &Workspace, files: &[String]) -> Vec<String> {
+    let names = names_to_add(task);
+    if names.is_empty() {
+        return names;
+    }
+    let texts: Vec<String> = files
+        .iter()
+        .filter_map(|p| ws.read(p).ok().flatten())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    names
+        .into_iter()
+        .filter(|n| !texts.iter().any(|t| holds_word(t, n)))
+        .collect()
+}
+
+/// `text` holds `word` with no identifier character on either side: a letter, a digit or
+/// `_`, and `-` after it (`--shout-loud` is not `--shout`) or, for an option, before it.
+fn holds_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let option = word.starts_with('-');
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(|c| ident(c) || (option && c == '-'))
+            && !after.is_some_and(|c| ident(c) || c == '-')
+    })
+}
+
+/// Words just before a colon that say the text after it is a file's content: `containing
+/// the single line: hello, world`, `whose first line is: # Docs`.
+const CONTENT_WORDS: &[&str] = &[
+    "line",
+    "lines",
+    "content",
+    "contents",
+    "text",
+    "containing",
+    "contains",
+    "saying",
+    "reads",
+];
+
+/// The texts `task` says a file it creates or adds to holds, as (file name, text): a sentence
+/// with `create`/`add`/`write`, a file name, then a colon after one of [`CONTENT_WORDS`]
+/// (within the three words before it), and the text from the colon to the end of the line
+/// (a sentence's closing `.` left out). A DONE while no file of that name holds the text is
+/// refused (`content_missing`): the 0.5B, asked for hello.txt containing `hello, world`,
+/// wrote a file holding its own name.
+pub fn contents_asked(task: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in task.lines() {
+        let Some((head, text)) = line.split_once(": ") else {
+            continue;
+        };
+        let words = task_words(head);
+        let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let creates = lower
+            .iter()
+            .any(|w| matches!(w.as_str(), "create" | "add" | "write"));
+        let says_content = lower
+            .iter()
+            .rev()
+            .take(3)
+            .any(|w| CONTENT_WORDS.contains(&w.as_str()));
+        let Some(file) = words.iter().rev().find(|w| file_name_like(w)) else {
+            continue;
+        };
+        let text = text.trim();
+        let text = text
+            .strip_suffix('.')
+            .filter(|t| !t.ends_with('.'))
+            .unwrap_or(text)
+            .trim();
+        if creates && says_content && !text.is_empty() {
+            out.push(((*file).to_owned(), text.to_owned()));
+        }
+    }
+    out
+}
+
+/// The first of [`contents_asked`] not so in `ws`: (the file, the text, the files of that
+/// name there are). A file of that name is the path itself or one ending in `/NAME`.
+pub fn content_missing(task: &str, ws: &Workspace) -> Option<(String, String, Vec<String>)> {
+    let asked = contents_asked(task);
+    if asked.is_empty() {
+        return None;
+    }
+    let all = ws.files("").unwrap_or_default();
+    asked.into_iter().find_map(|(file, text)| {
+        let named: Vec<String> = all
+            .iter()
+            .filter(|p| **p == file || p.ends_with(&format!("/{file}")))
+            .cloned()
+            .collect();
+        let held = named.iter().any(|p| {
+            ws.read(p)
+                .ok()
+                .flatten()
+                .is_some_and(|b| String::from_utf8_lossy(&b).contains(text.as_str()))
+        });
+        (!held).then_some((file, text, named))
+    })
+}
+
 /// A word that names a file: a relative path of plain characters whose last part has a name
 /// and an extension starting with a letter (`config.json`, `docs/a.md`), never a pattern.
 fn file_name_like(word: &str) -> bool {
@@ -176,7 +379,10 @@ fn file_name_like(word: &str) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::{files_to_create, files_to_delete, rename_left, renames};
+    use super::{
+        content_missing, contents_asked, files_to_create, files_to_delete, names_missing,
+        names_to_add, rename_left, renames,
+    };
     use crate::testing::repo;
 
     #[test]
@@ -248,5 +454,81 @@ mod tests {
         assert!(f("Add version 1.2.3 to the changelog").is_empty());
         assert!(f("Create a directory docs containing a file index.md").is_empty());
         assert!(f("Add a function square(x) to mathx.py").is_empty());
+    }
+
+    #[test]
+    fn the_names_a_task_adds_are_read_beside_their_kind() {
+        let n = |task: &str| names_to_add(task);
+        assert_eq!(
+            n("Add a function square(x) to mathx.py that returns x times x."),
+            ["square"]
+        );
+        assert_eq!(n("Add a --shout flag to greet.py."), ["--shout"]);
+        assert_eq!(n("add a new option --dry-run"), ["--dry-run"]);
+        assert_eq!(
+            n("Add a parameter currency to format_price in money.py, defaulting to \"USD\"."),
+            ["currency"]
+        );
+        assert_eq!(n("Define a constant called MAX_RETRIES."), ["MAX_RETRIES"]);
+        // No name, a one-letter option, a negation, no kind: nothing to look for.
+        assert!(n("Add a function that doubles its argument.").is_empty());
+        assert!(n("Add a -c option to todo.sh").is_empty());
+        assert!(n("Do not add a function square(x).").is_empty());
+        assert!(n("Add square to the list.").is_empty());
+    }
+
+    #[test]
+    fn a_name_counts_only_as_a_whole_word_of_a_changed_file() {
+        let (_dir, ws) = repo(&[
+            ("mathx.py", "def double(x):\n    return x * x\n"),
+            ("greet.py", "p.add_argument(\"--shout-loud\")\n"),
+            ("b.py", "def square(x):\n    return x * x\n"),
+        ]);
+        let task = "Add a function square(x) to mathx.py.";
+        let changed = ["mathx.py".to_owned()];
+        assert_eq!(names_missing(task, &ws, &changed), ["square"]);
+        assert!(names_missing(task, &ws, &["b.py".to_owned()]).is_empty());
+        // `--shout-loud` is not `--shout`.
+        let flag = "Add a --shout flag to greet.py.";
+        assert_eq!(
+            names_missing(flag, &ws, &["greet.py".to_owned()]),
+            ["--shout"]
+        );
+    }
+
+    #[test]
+    fn the_content_a_task_gives_a_file_must_be_in_it() {
+        assert_eq!(
+            contents_asked("Create a file hello.txt containing the single line: hello, world"),
+            [("hello.txt".to_owned(), "hello, world".to_owned())]
+        );
+        assert_eq!(
+            contents_asked(
+                "Create a directory docs containing a file index.md whose first line is: # Docs."
+            ),
+            [("index.md".to_owned(), "# Docs".to_owned())]
+        );
+        // A colon that introduces no content, or no file to create: nothing asked.
+        assert!(contents_asked("Write a function in utils.py: it should sort.").is_empty());
+        assert!(contents_asked("The first line of a.txt is: x").is_empty());
+        let (_dir, ws) = repo(&[
+            ("hello.txt", "\nhello.txt\n"),
+            ("docs/index.md", "# Docs\n"),
+        ]);
+        let hello = "Create a file hello.txt containing the single line: hello, world";
+        let (file, text, named) = content_missing(hello, &ws).unwrap();
+        assert_eq!(
+            (file.as_str(), text.as_str(), named),
+            ("hello.txt", "hello, world", vec!["hello.txt".to_owned()])
+        );
+        assert!(
+            content_missing(
+                "Create docs with a file index.md whose first line is: # Docs",
+                &ws
+            )
+            .is_none()
+        );
+        let (_, _, none) = content_missing("Add a file a.md containing the line: x", &ws).unwrap();
+        assert!(none.is_empty());
     }
 }

@@ -23,6 +23,10 @@ pub struct CheckFile {
     /// any change is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// The command that runs it: the check, or a test the task says fails
+    /// ([`crate::probe::Probe::fails`]). Journals from before it was kept have none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run_by: String,
 }
 
 /// The largest test whose content is kept (and journaled).
@@ -60,6 +64,8 @@ pub fn protected(task: &str, ws: &Workspace, check: Option<&[String]>) -> Vec<Ch
                 .ok()
                 .filter(|t| t.len() <= MAX_KEPT),
             path,
+            run_by: shlex::try_join(check.iter().map(String::as_str))
+                .unwrap_or_else(|_| check.join(" ")),
         });
     }
     out
@@ -172,13 +178,12 @@ pub fn changed<'f>(ws: &Workspace, files: &'f [CheckFile]) -> Vec<&'f CheckFile>
         .collect()
 }
 
-/// What the model is told when a change would touch a protected file.
-pub fn refusal(path: &str, check: &[String]) -> crate::act::Observation {
+/// What the model is told when a change would touch a protected file, run by `command`.
+pub fn refusal(path: &str, command: &str) -> crate::act::Observation {
     crate::act::Observation::error(
         format!(
-            "{path} not changed: it is a file the check runs (`{}`), and the check must test \
-             your change to the code, not a changed test",
-            check.join(" ")
+            "{path} not changed: it is a test the task runs (`{command}`), and it must test \
+             your change to the code, not a changed test"
         ),
         Some("leave the test as it is and change the code it tests, so that the check passes"),
     )

@@ -16,6 +16,14 @@
 //! the next, says so: "fails", "crashes", "prints only", "should", … — and not "still" or "keep"
 //! in its own sentence ("`python3 app.py` must keep working" is not a symptom). Only symptoms
 //! can refuse a DONE, and only when a run before the change finished in time.
+//!
+//! A symptom the task says *fails* or *crashes*, whose run before the change did (it exited
+//! non-zero), also refuses a DONE while it still fails the way the task describes
+//! (`still_failing`): a test script (`sh test.sh`, `python3 test_stats.py`) that still exits
+//! non-zero, a Python traceback still printed, or an error message the task quotes ("fails
+//! with "cat: shopping: No such file or directory"") still in the output. A changed output
+//! is not a fixed one: the 1.5B, told `sh test.sh fails`, changed the script so that the
+//! test failed on another line, and said DONE (benches/README.md, session 9).
 
 use std::path::Path;
 use std::time::Duration;
@@ -71,6 +79,15 @@ const SYMPTOM_WORDS: &[&str] = &[
     "can't",
 ];
 
+/// Words that say a command fails: its sentence holding one makes a symptom a failure
+/// ([`Probe::fails`]).
+const FAIL_WORDS: &[&str] = &[
+    "fails", "fail", "failed", "failing", "crash", "crashes", "crashed",
+];
+
+/// What Python prints for an uncaught exception.
+const TRACEBACK: &str = "Traceback (most recent call last)";
+
 /// Words that make a command's sentence ask for its behaviour to stay.
 const KEEP_WORDS: &[&str] = &["still", "keep", "keeps", "unchanged", "same"];
 
@@ -82,6 +99,11 @@ pub struct Probe {
     pub argv: Vec<String>,
     /// The task calls what it does now wrong.
     pub symptom: bool,
+    /// The task says it fails or crashes (a symptom whose sentence says so).
+    pub fails: bool,
+    /// Texts the task quotes in the command's sentence and the next (in double quotes):
+    /// the error a failing command prints, when its run before the change printed one.
+    pub quoted: Vec<String>,
 }
 
 /// What one probe printed.
@@ -132,10 +154,17 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
             return;
         }
         let symptom = is_symptom(task, at);
+        let fails = symptom && says_it_fails(task, at);
         out.push(Probe {
             command,
             argv,
             symptom,
+            fails,
+            quoted: if fails {
+                quoted_near(task, at)
+            } else {
+                Vec::new()
+            },
         });
     };
     // In backticks: the whole span, split as a shell would split words.
@@ -157,6 +186,10 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
         offset += consumed;
         rest = &rest[consumed..];
     }
+    // A Python call the task writes, of a function a file of the repository defines.
+    for (at, argv, command) in python_calls(task, ws) {
+        push(argv, command, at);
+    }
     // In prose: an interpreter, then a repository file, and nothing more.
     let words = word_spans(task);
     for pair in words.windows(2) {
@@ -176,6 +209,147 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
         }
     }
     out
+}
+
+/// The calls `task` writes of a top-level Python function of the repository, with literal
+/// arguments only (`summary([])`, `mean([1, 2])`, `slug("A b")`; not `square(x)`, whose `x`
+/// is no value), each as (offset, argv, command): `python3 -c` importing the function from
+/// the file that defines it (one the task names first) and printing what the call returns.
+/// "`summary([])` crashes with ZeroDivisionError" then shows the traceback before the first
+/// turn, and a DONE that leaves it is refused like any failing command.
+fn python_calls(task: &str, ws: &Workspace) -> Vec<(usize, Vec<String>, String)> {
+    let py: Vec<String> = ws
+        .files("")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.ends_with(".py"))
+        .collect();
+    if py.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let bytes = task.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        if !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_')
+            || (i > 0
+                && (bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'.')))
+        {
+            i += 1;
+            continue;
+        }
+        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b'(') {
+            continue;
+        }
+        let Some(close) = closing_paren(&task[i..]) else {
+            continue;
+        };
+        let name = &task[start..i];
+        let args = &task[i + 1..i + close];
+        i += close + 1;
+        if !literal_args(args) {
+            continue;
+        }
+        let Some(file) = defining_file(task, ws, &py, name) else {
+            continue;
+        };
+        let (dir, module) = match file.rsplit_once('/') {
+            Some((d, f)) => (d, f),
+            None => ("", file.as_str()),
+        };
+        let module = module.trim_end_matches(".py");
+        let path = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("import sys; sys.path.insert(0, {dir:?}); ")
+        };
+        let code = format!("{path}from {module} import {name}; print({name}({args}))");
+        let command = format!("python3 -c '{code}'");
+        out.push((
+            start,
+            vec!["python3".to_owned(), "-c".to_owned(), code],
+            command,
+        ));
+    }
+    out
+}
+
+/// The length of `s` (which starts with `(`) up to its matching `)`, quotes respected; `None`
+/// when it does not close on the same line.
+fn closing_paren(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    for (k, c) in s.char_indices() {
+        match (quote, c) {
+            (_, '\n') => return None,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return (c == ')').then_some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Arguments made of literals only: numbers, strings, lists, tuples and dicts of them,
+/// `True`, `False`, `None` — nothing that names a variable or calls anything.
+fn literal_args(args: &str) -> bool {
+    let mut rest = String::new();
+    let mut quote: Option<char> = None;
+    for c in args.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, c) => rest.push(c),
+        }
+    }
+    if quote.is_some() {
+        return false;
+    }
+    rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .all(|w| {
+            matches!(w, "True" | "False" | "None")
+                || w.chars().all(|c| c.is_ascii_digit() || c == '_')
+                || (w.starts_with(|c: char| c.is_ascii_digit())
+                    && w.chars().all(|c| c.is_ascii_alphanumeric()))
+        })
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " \t_[]{}(),:.-+".contains(c))
+}
+
+/// The Python file of `py` that defines `name` at its top level (`def name(`): one the task
+/// names if any does, else the only one.
+fn defining_file(task: &str, ws: &Workspace, py: &[String], name: &str) -> Option<String> {
+    let def = format!("def {name}(");
+    let defines: Vec<&String> = py
+        .iter()
+        .filter(|p| {
+            ws.read(p).ok().flatten().is_some_and(|b| {
+                String::from_utf8_lossy(&b)
+                    .lines()
+                    .any(|l| l.starts_with(&def))
+            })
+        })
+        .collect();
+    defines
+        .iter()
+        .find(|p| task.contains(p.as_str()))
+        .or_else(|| (defines.len() == 1).then(|| &defines[0]))
+        .map(|p| (*p).clone())
 }
 
 /// The words of `text` split at whitespace, each with its byte offset.
@@ -253,6 +427,51 @@ fn is_symptom(task: &str, at: usize) -> bool {
             .windows(2)
             .chain(next.windows(2))
             .any(|p| p == ["does", "not"] || p == ["is", "not"])
+}
+
+/// The words of the sentence holding byte `at` of `task`, and of the next.
+fn sentence_words(task: &str, at: usize) -> Vec<String> {
+    let bounds = sentence_bounds(task);
+    let Some(k) = bounds.iter().position(|r| r.contains(&at)) else {
+        return Vec::new();
+    };
+    let mut words = words_of(&task[bounds[k].clone()]);
+    if let Some(r) = bounds.get(k + 1) {
+        words.extend(words_of(&task[r.clone()]));
+    }
+    words
+}
+
+/// The sentence holding byte `at` of `task`, or the next, says the command fails or crashes.
+fn says_it_fails(task: &str, at: usize) -> bool {
+    sentence_words(task, at)
+        .iter()
+        .any(|w| FAIL_WORDS.contains(&w.as_str()))
+}
+
+/// The double-quoted texts (straight or curly quotes, 6 characters or more) of the sentence
+/// holding byte `at` of `task` and of the next.
+fn quoted_near(task: &str, at: usize) -> Vec<String> {
+    let bounds = sentence_bounds(task);
+    let Some(k) = bounds.iter().position(|r| r.contains(&at)) else {
+        return Vec::new();
+    };
+    let end = bounds.get(k + 1).unwrap_or(&bounds[k]).end;
+    let text = &task[bounds[k].start..end];
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find(['"', '\u{201c}']) {
+        let after = &rest[open + rest[open..].chars().next().map_or(1, char::len_utf8)..];
+        let Some(close) = after.find(['"', '\u{201d}']) else {
+            break;
+        };
+        let inner = after[..close].trim();
+        if inner.chars().count() >= 6 {
+            out.push(inner.to_owned());
+        }
+        rest = &after[close + after[close..].chars().next().map_or(1, char::len_utf8)..];
+    }
+    out
 }
 
 /// Byte ranges of the sentences of `text`: a `.`, `!` or `?` followed by whitespace (not the
@@ -403,6 +622,86 @@ pub fn unchanged_symptoms<'r>(
     (!same.is_empty()).then_some(same)
 }
 
+/// The failing symptoms that still fail (see the module's documentation): each with why,
+/// for those whose run before the change finished and failed.
+pub fn still_failing<'r>(
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(&'r ProbeRun, String)> {
+    let mut out = Vec::new();
+    for p in probes.iter().filter(|p| p.fails) {
+        let Some(b) = before.iter().find(|r| r.command == p.command) else {
+            continue;
+        };
+        if b.timed_out || b.code == Some(0) {
+            continue;
+        }
+        let Some(n) = now.iter().find(|r| r.command == p.command) else {
+            continue;
+        };
+        let why = if is_test(&p.argv) && n.code != Some(0) {
+            Some(format!("the test still fails ({})", n.status()))
+        } else if b.output.contains(TRACEBACK) && n.output.contains(TRACEBACK) {
+            Some("it still ends in a Python traceback".to_owned())
+        } else {
+            p.quoted
+                .iter()
+                .find(|q| b.output.contains(q.as_str()) && n.output.contains(q.as_str()))
+                .map(|q| format!("it still prints \"{q}\""))
+        };
+        if let Some(why) = why {
+            out.push((n, why));
+        }
+    }
+    out
+}
+
+/// The script `argv` runs is a test: its file name starts with `test` or ends with `_test`
+/// or `_tests` before the extension (`test.sh`, `test_stats.py`, `run_tests.sh`; not
+/// `latest.py`).
+pub fn is_test(argv: &[String]) -> bool {
+    let script = match argv.first() {
+        Some(p) if p.starts_with("./") => Some(p.as_str()),
+        _ => argv
+            .iter()
+            .skip(1)
+            .find(|a| !a.starts_with('-'))
+            .map(String::as_str),
+    };
+    let Some(script) = script else {
+        return false;
+    };
+    let name = script.rsplit('/').next().unwrap_or(script).to_lowercase();
+    let stem = name.split('.').next().unwrap_or(&name);
+    stem.starts_with("test")
+        || ["_test", "_tests", "-test", "-tests"]
+            .iter()
+            .any(|end| stem.ends_with(end))
+}
+
+/// The observation of a DONE refused because a command the task says fails still fails
+/// (`still_failing`).
+pub fn failing_refusal(failing: &[(&ProbeRun, String)]) -> crate::act::Observation {
+    let said: Vec<String> = failing
+        .iter()
+        .map(|(r, why)| format!("`{}`: {why}", r.command))
+        .collect();
+    let output = failing
+        .iter()
+        .map(|(r, _)| format!("$ {} ({})\n{}", r.command, r.status(), r.shown()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    crate::act::Observation::error(
+        format!(
+            "DONE refused: the task says this fails, and it still does ({})",
+            said.join("; ")
+        ),
+        Some("read the output, change the code that fails, then DONE"),
+    )
+    .with_output(output)
+}
+
 /// What the model is told after a change: each command's output now, and whether it is the
 /// same as before the session's changes. `ok` is false when a symptom did not change.
 pub fn after_change(
@@ -441,6 +740,18 @@ pub fn after_change(
         ),
         output.trim_end().to_owned(),
     );
+    let failing = still_failing(probes, before, now);
+    if stuck.is_empty() && !failing.is_empty() {
+        let said: Vec<String> = failing
+            .iter()
+            .map(|(r, why)| format!("`{}`: {why}", r.command))
+            .collect();
+        obs.ok = false;
+        obs.hint = Some(format!(
+            "the task says this fails, and it still does ({}): change the code that fails",
+            said.join("; ")
+        ));
+    }
     if !stuck.is_empty() {
         obs.ok = false;
         obs.hint = Some(format!(
@@ -605,6 +916,8 @@ mod tests {
             command: c.to_owned(),
             argv: vec![c.to_owned()],
             symptom,
+            fails: false,
+            quoted: Vec::new(),
         };
         let run = |c: &str, out: &str| ProbeRun {
             command: c.to_owned(),
@@ -636,5 +949,150 @@ mod tests {
             "{}",
             obs.output
         );
+    }
+
+    #[test]
+    fn a_command_the_task_says_fails_is_told_with_the_error_it_quotes() {
+        let (_d, ws) = repo(&[("test.sh", ""), ("linecount.sh", ""), ("a.py", "")]);
+        let probes = commands(
+            "`sh linecount.sh 'shopping list.txt'` fails with \"cat: shopping: No such file or \
+             directory\". sh test.sh fails. `python3 a.py` prints \"Hello, World\" instead.",
+            &ws,
+            None,
+        );
+        let got: Vec<(bool, Vec<String>)> =
+            probes.iter().map(|p| (p.fails, p.quoted.clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    true,
+                    vec!["cat: shopping: No such file or directory".to_owned()]
+                ),
+                // Not a failure: a wrong output, whose quote is no error to look for.
+                (false, Vec::new()),
+                // The next sentence's quote: it counts only if the test printed it before.
+                (true, vec!["Hello, World".to_owned()]),
+            ]
+        );
+        assert!(is_test(&probes[2].argv));
+        assert!(!is_test(&probes[0].argv));
+        assert!(is_test(&["./run_tests.sh".to_owned()]));
+        assert!(is_test(&[
+            "python3".to_owned(),
+            "tests/stats_test.py".to_owned()
+        ]));
+        assert!(!is_test(&["python3".to_owned(), "latest.py".to_owned()]));
+    }
+
+    #[test]
+    fn a_python_call_the_task_writes_is_run_with_literal_arguments_only() {
+        let (_d, ws) = repo(&[
+            (
+                "scores.py",
+                "def average(xs):\n    return sum(xs) / len(xs)\n\n\ndef summary(xs):\n    \
+                 return f\"{len(xs)} scores, average {average(xs):.1f}\"\n",
+            ),
+            ("lib/mathx.py", "def square(x):\n    return x * x\n"),
+        ]);
+        let probes = commands(
+            "summary([]) in scores.py crashes with ZeroDivisionError. square(x) and \
+             square(3) and os.remove(\"a\") and average(open(\"f\")) and nothere(1).",
+            &ws,
+            None,
+        );
+        let got: Vec<(&str, bool)> = probes
+            .iter()
+            .map(|p| (p.argv[2].as_str(), p.fails))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("from scores import summary; print(summary([]))", true),
+                (
+                    "import sys; sys.path.insert(0, \"lib\"); from mathx import square; \
+                     print(square(3))",
+                    false
+                ),
+            ]
+        );
+        let runs = run_all(&ws, &probes[..1]);
+        assert_eq!(runs[0].code, Some(1));
+        assert!(
+            runs[0].output.contains("ZeroDivisionError"),
+            "{}",
+            runs[0].output
+        );
+        assert!(literal_args(
+            "[1, -2.5, 'a b', {\"k\": (None, True)}], 0x1f"
+        ));
+        assert!(!literal_args("x") && !literal_args("open('f')") && !literal_args("'a"));
+    }
+
+    #[test]
+    fn a_failing_command_must_stop_failing_the_way_the_task_says() {
+        let failing = |argv: &[&str], quoted: &[&str]| Probe {
+            command: argv.join(" "),
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            symptom: true,
+            fails: true,
+            quoted: quoted.iter().map(|q| (*q).to_owned()).collect(),
+        };
+        let run = |p: &Probe, code: i32, out: &str| ProbeRun {
+            command: p.command.clone(),
+            code: Some(code),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let test = failing(&["sh", "test.sh"], &[]);
+        let app = failing(&["python3", "app.py"], &[]);
+        let cat = failing(&["sh", "count.sh", "a b"], &["cat: a: No such file"]);
+        let probes = [test.clone(), app.clone(), cat.clone()];
+        let tb = "Traceback (most recent call last):\n  KeyError: 'port'";
+        let before = [
+            run(&test, 1, "FAIL line 3"),
+            run(&app, 1, tb),
+            run(&cat, 1, "cat: a: No such file\ncat: b: No such file"),
+        ];
+        // A different failure of each is still a failure.
+        let now = [
+            run(&test, 1, "FAIL line 5"),
+            run(
+                &app,
+                1,
+                "Traceback (most recent call last):\n  KeyError: 'workers'",
+            ),
+            run(&cat, 1, "cat: a: No such file"),
+        ];
+        let why: Vec<String> = still_failing(&probes, &before, &now)
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(
+            why,
+            vec![
+                "the test still fails (exit 1)".to_owned(),
+                "it still ends in a Python traceback".to_owned(),
+                "it still prints \"cat: a: No such file\"".to_owned(),
+            ]
+        );
+        let obs = after_change(&probes, &before, &now);
+        assert!(!obs.ok && obs.hint.unwrap().contains("still fails"));
+        assert!(
+            failing_refusal(&still_failing(&probes, &before, &now))
+                .summary
+                .starts_with("DONE refused")
+        );
+        // Fixed: the test passes, the script exits 1 with a message of its own (not a
+        // crash), the quoted error is gone.
+        let fixed = [
+            run(&test, 0, "ok"),
+            run(&app, 1, "config.json: no port"),
+            run(&cat, 0, "3 a b"),
+        ];
+        assert!(still_failing(&probes, &before, &fixed).is_empty());
+        // A command that did not fail before (or timed out) is never held to it.
+        let passing = [run(&test, 0, "ok"), run(&app, 0, ""), run(&cat, 0, "")];
+        assert!(still_failing(&probes, &passing, &now).is_empty());
     }
 }

@@ -180,21 +180,25 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                         | "no_change"
                         | "lint"
                         | "unchanged_output"
+                        | "still_failing"
                         | "copy_left"
                         | "check_changed"
                         | "file_left"
                         | "file_missing"
                         | "rename_incomplete"
+                        | "content_missing"
+                        | "name_missing"
                 ) =>
             {
                 match why.as_str() {
                     "echo" => t.echoes += 1,
                     "premature_done" => t.premature_done += 1,
                     "lint" => t.lint_refused += 1,
-                    "unchanged_output" => t.probe_refused += 1,
+                    "unchanged_output" | "still_failing" => t.probe_refused += 1,
                     "copy_left" => t.copy_refused += 1,
                     "check_changed" => t.check_file_refused += 1,
-                    "file_left" | "file_missing" | "rename_incomplete" => t.file_left_refused += 1,
+                    "file_left" | "file_missing" | "rename_incomplete" | "content_missing"
+                    | "name_missing" => t.file_left_refused += 1,
                     _ => t.no_change += 1,
                 }
                 if let Some(p) = p

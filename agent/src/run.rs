@@ -102,7 +102,7 @@ pub async fn run(
     );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
-    let check_files = crate::checkfiles::protected(&cfg.task, ws, cfg.verify.as_deref());
+    let check_files = protected_files(ws, cfg, &probes);
     let begin = Begin {
         task_message: &task_message,
         tree,
@@ -159,6 +159,27 @@ pub async fn resume(
         after_turn: replay.last_turn,
     })?;
     drive(&mut s, replay.history, replay.last_turn + 1).await
+}
+
+/// The files the session may not change ([`crate::checkfiles`]): those the check runs, and
+/// the tests the task says fail (a test the model could edit until it passes proves nothing).
+fn protected_files(
+    ws: &Workspace,
+    cfg: &Config,
+    probes: &[crate::probe::Probe],
+) -> Vec<crate::checkfiles::CheckFile> {
+    let mut files = crate::checkfiles::protected(&cfg.task, ws, cfg.verify.as_deref());
+    for p in probes
+        .iter()
+        .filter(|p| p.fails && crate::probe::is_test(&p.argv))
+    {
+        for f in crate::checkfiles::protected(&cfg.task, ws, Some(&p.argv)) {
+            if !files.iter().any(|g| g.path == f.path) {
+                files.push(f);
+            }
+        }
+    }
+    files
 }
 
 /// The commands of the task the session runs ([`crate::probe`]), none when `cfg` says not to.
@@ -717,8 +738,15 @@ impl<'a> Session<'a> {
                 turn,
                 why: "check_file".to_owned(),
             })?;
-            let check = self.cfg.verify.clone().unwrap_or_default();
-            let obs = crate::checkfiles::refusal(path, &check);
+            let by = self
+                .check_files
+                .iter()
+                .find(|f| &f.path == path)
+                .map(|f| f.run_by.clone())
+                .filter(|c| !c.is_empty())
+                .or_else(|| self.cfg.verify.as_ref().map(|v| v.join(" ")))
+                .unwrap_or_default();
+            let obs = crate::checkfiles::refusal(path, &by);
             return self.observed(action, obs, true);
         }
         let shown = match &plan {
@@ -799,7 +827,9 @@ impl<'a> Session<'a> {
 
     /// A DONE refused while what the task's words ask for is not so ([`crate::asks`]): a file
     /// it deletes still there (`file_left`), one it creates missing (`file_missing`), a rename
-    /// it asks for not done (`rename_incomplete`). Counted; off with the probes.
+    /// it asks for not done (`rename_incomplete`), the text it gives a file not in it
+    /// (`content_missing`), a function or option it adds in no changed file
+    /// (`name_missing`). Counted; off with the probes.
     fn asks_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if !self.cfg.probes {
             return None;
@@ -819,8 +849,7 @@ impl<'a> Session<'a> {
                     "write {f}: its path on a line by itself, then its content in a fenced code block"
                 ),
             )
-        } else {
-            let (from, to) = crate::asks::rename_left(task, ws)?;
+        } else if let Some((from, to)) = crate::asks::rename_left(task, ws) {
             (
                 "rename_incomplete",
                 format!(
@@ -829,6 +858,28 @@ impl<'a> Session<'a> {
                 format!(
                     "reply MOVE {from} -> {to} on a line of its own (it keeps the content), \
                      then fix what imports it"
+                ),
+            )
+        } else if let Some((file, text, named)) = crate::asks::content_missing(task, ws) {
+            let target = named.first().cloned().unwrap_or(file);
+            (
+                "content_missing",
+                format!("the task says {target} holds \"{text}\", and it does not"),
+                format!(
+                    "write {target}: its path on a line by itself, then its complete content, \
+                     with that text, in a fenced code block"
+                ),
+            )
+        } else {
+            let changed: Vec<String> = self.tally.changed.iter().cloned().collect();
+            let missing = crate::asks::names_missing(task, ws, &changed);
+            let name = missing.first()?;
+            (
+                "name_missing",
+                format!("the task asks you to add {name}, and no file you changed has it"),
+                format!(
+                    "add {name} where the task says, keeping everything else in the file, \
+                     then DONE"
                 ),
             )
         };
@@ -883,15 +934,23 @@ impl<'a> Session<'a> {
     }
 
     /// A DONE refused because every command the task calls wrong still prints what it
-    /// printed before the session changed anything (`unchanged_output`), counted.
+    /// printed before the session changed anything (`unchanged_output`), or because one it
+    /// says fails still fails (`still_failing`), counted.
     fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if self.before.is_empty() {
             return None;
         }
         let now = crate::probe::run_all(self.ws, &self.probes);
-        let same = crate::probe::unchanged_symptoms(&self.probes, &self.before, &now)?;
+        if let Some(same) = crate::probe::unchanged_symptoms(&self.probes, &self.before, &now) {
+            self.tally.probe_refused += 1;
+            return Some(("unchanged_output", crate::probe::refusal(&same)));
+        }
+        let failing = crate::probe::still_failing(&self.probes, &self.before, &now);
+        if failing.is_empty() {
+            return None;
+        }
         self.tally.probe_refused += 1;
-        Some(("unchanged_output", crate::probe::refusal(&same)))
+        Some(("still_failing", crate::probe::failing_refusal(&failing)))
     }
 
     /// After a turn that changed files: the task's commands run again, told beside what they

@@ -372,6 +372,7 @@ mod tests {
                     path: s("test.sh"),
                     sha256: s("0").repeat(64),
                     content: Some(s("true\n")),
+                    run_by: s("sh test.sh"),
                 }],
             },
             Event::Prompt {

@@ -60,7 +60,7 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
         );
         let _ = writeln!(
             s,
-            "{WORKED_EXAMPLE_PATH}\n```python\ndef greet(name):\n    return f\"Hello, {{name}}!\"\n```"
+            "{WORKED_EXAMPLE_PATH}\n```python\ndef hex_color(r, g, b):\n    return f\"#{{r:02x}}{{g:02x}}{{b:02x}}\"\n```"
         );
     }
     s.push_str("Other commands, each on a line of its own:\n");

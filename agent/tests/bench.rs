@@ -377,7 +377,15 @@ fn without_a_check_attempts_vote_and_a_wrong_majority_is_a_false_success() {
         // Two wrong, one right: the wrong change wins; solved within 3, not solved.
         ([wrong, wrong, FIX], false),
     ] {
-        let (dir, task) = greet_task(None, None);
+        let (dir, _) = greet_task(None, None);
+        // A task that names no command: had it said `sh test_greet.sh fails`, the wrong
+        // change would be refused at DONE (`still_failing`) and never vote.
+        std::fs::write(
+            dir.path().join("task.md"),
+            "greet.sh misspells hello. Fix it.\n",
+        )
+        .unwrap();
+        let task = Task::load(dir.path()).unwrap();
         let engine = models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4));
         for reply in replies {
             engine.push(models::Script::chunked(reply, 5));

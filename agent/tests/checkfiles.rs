@@ -48,7 +48,7 @@ fn a_change_to_the_checks_test_is_refused_and_the_fix_is_taken() {
     assert_eq!(refusals(dir.path(), &out.session), ["check_file"]);
     let p = prompts(&e);
     assert!(
-        p[1].contains("test.sh not changed: it is a file the check runs (`sh test.sh`)"),
+        p[1].contains("test.sh not changed: it is a test the task runs (`sh test.sh`)"),
         "{}",
         p[1]
     );

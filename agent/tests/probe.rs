@@ -188,3 +188,107 @@ fn a_move_done_as_a_copy_holds_back_done_until_the_original_goes() {
     assert_eq!(out.reason, StopReason::Done);
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
+
+const GREET: &str = "echo helo\n";
+const TEST_GREET: &str =
+    "[ \"$(sh greet.sh)\" = hello ] || { echo \"greet.sh says $(sh greet.sh)\"; exit 1; }\n";
+
+/// A test the task says fails must pass at DONE: a change that makes it fail another way is
+/// refused (`still_failing`, though its output changed), the test itself cannot be edited to
+/// pass (`check_file`, with no check configured), and the fix is taken. A resumed session
+/// holds its DONE to the same test.
+#[test]
+fn a_test_the_task_says_fails_must_pass_and_stays_as_it_is() {
+    if !python_runs_confined() {
+        return;
+    }
+    let task = "sh test_greet.sh fails. Fix greet.sh.";
+    let files = [("greet.sh", GREET), ("test_greet.sh", TEST_GREET)];
+    let dir = repo("probe-failing", &files);
+    let wrong = format!("{}DONE", block("greet.sh", "echo hullo\n"));
+    let cheat = format!("{}DONE", block("test_greet.sh", "exit 0\n"));
+    let fixed = format!("{}DONE", block("greet.sh", "echo hello\n"));
+    let e = engine(&[wrong.as_str(), cheat.as_str(), fixed.as_str()]);
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        refusals(dir.path(), &out.session),
+        ["still_failing", "check_file", "still_failing"]
+    );
+    let p = prompts(&e);
+    assert!(
+        p[1].contains(
+            "DONE refused: the task says this fails, and it still does (`sh test_greet.sh`: the \
+             test still fails (exit 1))"
+        ),
+        "{}",
+        p[1]
+    );
+    assert!(p[1].contains("greet.sh says hullo"), "{}", p[1]);
+    assert!(
+        p[2].contains("test_greet.sh not changed: it is a test the task runs (`sh test_greet.sh`)"),
+        "{}",
+        p[2]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("test_greet.sh")).unwrap(),
+        TEST_GREET
+    );
+
+    let dir = repo("probe-failing-resume", &files);
+    let mut c = cfg(task);
+    c.max_turns = 1;
+    let first = session(&engine(&[wrong.as_str()]), dir.path(), &c);
+    assert_eq!(first.reason, StopReason::MaxTurns);
+    c.max_turns = 3;
+    let out = resume(
+        &engine(&["DONE", fixed.as_str()]),
+        dir.path(),
+        &c,
+        &first.session,
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        refusals(dir.path(), &first.session),
+        ["still_failing", "still_failing"]
+    );
+}
+
+/// A Python call the task writes runs before the first turn, and a DONE is refused while it
+/// still ends in a traceback: the check the task's own test misses.
+#[test]
+fn a_call_the_task_says_crashes_must_stop_crashing() {
+    if !python_runs_confined() {
+        return;
+    }
+    let scores = "def average(xs):\n    return sum(xs) / len(xs)\n\n\ndef summary(xs):\n    return f\"{len(xs)} scores, average {average(xs):.1f}\"\n";
+    let half = scores.replace(
+        "def summary(xs):",
+        "def summary(xs):\n    \"\"\"Sum up.\"\"\"",
+    );
+    let fixed = scores.replace(
+        "return sum(xs) / len(xs)",
+        "return sum(xs) / len(xs) if xs else 0",
+    );
+    let dir = repo("probe-call", &[("scores.py", scores)]);
+    let task = "summary([]) in scores.py crashes with ZeroDivisionError. The average of an empty \
+                list should be 0.";
+    let half = format!("{}DONE", block("scores.py", &half));
+    let fixed = format!("{}DONE", block("scores.py", &fixed));
+    let e = engine(&[half.as_str(), fixed.as_str()]);
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["still_failing"]);
+    let p = prompts(&e);
+    assert!(
+        p[0].contains("Running `python3 -c 'from scores import summary; print(summary([]))'`"),
+        "{}",
+        p[0]
+    );
+    assert!(p[0].contains("ZeroDivisionError"), "{}", p[0]);
+    assert!(
+        p[1].contains("it still ends in a Python traceback"),
+        "{}",
+        p[1]
+    );
+}

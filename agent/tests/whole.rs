@@ -223,8 +223,7 @@ fn the_example_copied_back_is_an_echo_and_an_unchanged_block_is_no_failure() {
         "whole-echo",
         &[("stats.py", STATS), ("test_stats.py", "import stats\n")],
     );
-    let example =
-        "example/greet.py\n```python\ndef greet(name):\n    return f\"Hello, {name}!\"\n```\n";
+    let example = "example/colors.py\n```python\ndef hex_color(r, g, b):\n    return f\"#{r:02x}{g:02x}{b:02x}\"\n```\n";
     let reply = format!(
         "{example}\ntest_stats.py\n```\nimport stats\n```\nstats.py\n```\n{FIXED}```\nDONE"
     );
@@ -762,5 +761,51 @@ fn files_copied_back_unchanged_stand_in_history_as_a_note_not_a_turn() {
         next.matches("for i in range(1, len(xs))").count(),
         1,
         "{next}"
+    );
+}
+
+/// What a task adds by name must be in a file the session changed, and the text it gives a
+/// new file must be in it: a DONE before is refused (`name_missing`, `content_missing`) and
+/// said why; a resume counts the refusals the same way.
+#[test]
+fn done_waits_for_the_name_the_task_adds_and_the_text_it_gives_a_file() {
+    let dir = repo(
+        "whole-name",
+        &[("mathx.py", "def double(x):\n    return 2 * x\n")],
+    );
+    let wrong = "mathx.py\n```python\ndef double(x):\n    return x * x\n```\nDONE";
+    let right = "mathx.py\n```python\ndef double(x):\n    return 2 * x\n\n\ndef square(x):\n    return x * x\n```\nDONE";
+    let e = engine(&[wrong, right]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Add a function square(x) to mathx.py that returns x times x."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["name_missing"]);
+    assert!(
+        prompts(&e)[1].contains(
+            "DONE refused: the task asks you to add square, and no file you changed has it"
+        ),
+        "{}",
+        prompts(&e)[1]
+    );
+
+    let dir = repo("whole-content", &[("README.md", "# demo\n")]);
+    let task = "Create a file hello.txt containing the single line: hello, world";
+    let empty = "hello.txt\n```\nhello.txt\n```\nDONE";
+    let right = "hello.txt\n```\nhello, world\n```\nDONE";
+    let mut c = cfg(task);
+    c.max_turns = 1;
+    let first = session(&engine(&[empty]), dir.path(), &c);
+    assert_eq!(first.reason, StopReason::MaxTurns);
+    assert_eq!(refusals(dir.path(), &first.session), ["content_missing"]);
+    c.max_turns = 2;
+    let e = engine(&[right]);
+    let out = resume(&e, dir.path(), &c, &first.session);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(),
+        "hello, world\n"
     );
 }

@@ -308,18 +308,21 @@ const REPLACE_ALIASES: &[&str] = &["new_string", "new_str", "new", "updated", "r
 pub const EXAMPLE_SEARCH: &str = "exact lines copied from the file\n";
 pub const EXAMPLE_REPLACE: &str = "the new lines\n";
 
-/// The file the worked example of [`PromptStyle::Example`] edits; an edit of it is an echo.
-pub const WORKED_EXAMPLE_PATH: &str = "example/greet.py";
+/// The file the worked example of [`PromptStyle::Example`] (and the whole protocol's) edits;
+/// an edit of it is an echo. A name a task is unlikely to use: the 0.5B, given a task on a
+/// `greet.py` while the example was `example/greet.py`, wrote `example/greet.py` three turns
+/// running (benches/README.md, session 10).
+pub const WORKED_EXAMPLE_PATH: &str = "example/colors.py";
 
 /// One worked exchange, for prompts that teach by example.
-pub const WORKED_EXAMPLE: &str = "Example. Task: greet.py should print \"Hello\" instead of \"Hi\".\n\
+pub const WORKED_EXAMPLE: &str = "Example. Task: colors.py should print \"teal\" instead of \"blue\".\n\
 Reply:\n\
-Changing the greeting.\n\
-EDIT example/greet.py\n\
+Changing the color.\n\
+EDIT example/colors.py\n\
 <<<<<<< SEARCH\n\
-print(\"Hi\")\n\
+print(\"blue\")\n\
 =======\n\
-print(\"Hello\")\n\
+print(\"teal\")\n\
 >>>>>>> REPLACE";
 
 /// How the text protocol is taught in the system prompt.
