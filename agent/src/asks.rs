@@ -284,6 +284,87 @@ fn holds_word(text: &str, word: &str) -> bool {
     })
 }
 
+/// Words that call code dead: with `delete it` / `remove it`, the task asks for the code
+/// it names to go.
+const DEAD_WORDS: &[&str] = &["dead", "unused", "obsolete", "uncalled"];
+
+/// The functions and classes `task` says to delete, by name: an identifier within four words
+/// after `delete`/`remove` (`Delete legacy_parse`, `remove the old_format function`), or — when
+/// the task calls code dead or unused and says `delete it` — the identifier it names. Only a
+/// name that could be nothing else counts: one with `_` or a digit, written with `()` or in
+/// backticks, or beside `function`/`method`/`class` (`remove the main guard` names no
+/// function `main`). A DONE while the repository still defines one is refused
+/// (`definition_left`): the 0.5B, told legacy_parse is dead code, wrote a new file and said
+/// DONE, and the task's check passed before and after.
+pub fn definitions_to_delete(task: &str) -> Vec<String> {
+    let spans = word_spans(task);
+    let raw: Vec<&str> = spans.iter().map(|(_, w)| *w).collect();
+    let words = task_words(task);
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let distinct = |k: usize| -> Option<String> {
+        let w = words[k];
+        let name = w.strip_suffix("()").unwrap_or(w);
+        if !identifier(name) || NOT_A_NAME.contains(&lower[k].as_str()) || is_kind(&lower[k]) {
+            return None;
+        }
+        let marked = raw[k].contains('`') || w.ends_with("()") || raw[k].contains("()");
+        let shaped = name.contains('_') || name.chars().any(|c| c.is_ascii_digit());
+        let kind = |j: Option<usize>| {
+            j.and_then(|j| lower.get(j))
+                .is_some_and(|w| matches!(w.as_str(), "function" | "method" | "class"))
+        };
+        (marked || shaped || kind(k.checked_sub(1)) || kind(Some(k + 1))).then(|| name.to_owned())
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: String| {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    };
+    let mut pronoun = false;
+    for (k, w) in lower.iter().enumerate() {
+        let negated = k > 0 && NEGATIONS.contains(&lower[k - 1].as_str());
+        if negated || !matches!(w.as_str(), "delete" | "remove") {
+            continue;
+        }
+        if lower.get(k + 1).is_some_and(|n| n == "it" || n == "them") {
+            pronoun = true;
+            continue;
+        }
+        for j in k + 1..(k + 5).min(words.len()) {
+            if NOT_THE_FILE.contains(&lower[j].as_str()) {
+                break;
+            }
+            if let Some(n) = distinct(j) {
+                push(n);
+            }
+        }
+    }
+    if pronoun && lower.iter().any(|w| DEAD_WORDS.contains(&w.as_str())) {
+        let named: Vec<String> = (0..words.len()).filter_map(distinct).collect();
+        if let [one] = named.as_slice() {
+            push(one.clone());
+        }
+    }
+    out
+}
+
+/// The first of [`definitions_to_delete`] that a file of `ws` still defines: (name, file).
+pub fn definition_left(task: &str, ws: &Workspace) -> Option<(String, String)> {
+    let names = definitions_to_delete(task);
+    if names.is_empty() {
+        return None;
+    }
+    let files = ws.files("").unwrap_or_default();
+    names.into_iter().find_map(|name| {
+        files.iter().find_map(|p| {
+            let bytes = ws.read(p).ok().flatten()?;
+            let defs = crate::whole::definitions(&String::from_utf8_lossy(&bytes));
+            defs.contains(&name).then(|| (name.clone(), p.clone()))
+        })
+    })
+}
+
 /// Words just before a colon that say the text after it is a file's content: `containing
 /// the single line: hello, world`, `whose first line is: # Docs`.
 const CONTENT_WORDS: &[&str] = &[
@@ -380,8 +461,8 @@ fn file_name_like(word: &str) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::{
-        content_missing, contents_asked, files_to_create, files_to_delete, names_missing,
-        names_to_add, rename_left, renames,
+        content_missing, contents_asked, definition_left, definitions_to_delete, files_to_create,
+        files_to_delete, names_missing, names_to_add, rename_left, renames,
     };
     use crate::testing::repo;
 
@@ -530,5 +611,46 @@ mod tests {
         );
         let (_, _, none) = content_missing("Add a file a.md containing the line: x", &ws).unwrap();
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn a_definition_is_to_delete_by_a_name_that_could_be_nothing_else() {
+        let d = |task: &str| definitions_to_delete(task);
+        assert_eq!(
+            d(
+                "legacy_parse in confparse.py is dead code: nothing calls it any more. Delete it \
+               without changing what the program does."
+            ),
+            ["legacy_parse"]
+        );
+        assert_eq!(d("Remove the old_format function."), ["old_format"]);
+        // Every candidate is kept; only one the repository defines can hold a DONE back.
+        assert_eq!(
+            d("Remove the shell function old_helper."),
+            ["shell", "old_helper"]
+        );
+        assert_eq!(d("Delete `helper` from util.py."), ["helper"]);
+        assert_eq!(d("Remove the function main, nothing uses it."), ["main"]);
+        // Not a definition's name, inside something else, or kept.
+        assert!(d("Remove the main guard from app.py.").is_empty());
+        assert!(d("Remove the debug print in load_config.").is_empty());
+        assert!(d("Do not delete legacy_parse.").is_empty());
+        assert!(d("Delete it: legacy_parse and new_parse are unused.").is_empty());
+        let (_dir, ws) = repo(&[
+            (
+                "confparse.py",
+                "def parse(t):\n    return t\n\n\ndef legacy_parse(t):\n    return t\n",
+            ),
+            ("lib.sh", "old_helper() {\n  echo x\n}\n"),
+        ]);
+        assert_eq!(
+            definition_left("Delete legacy_parse.", &ws),
+            Some(("legacy_parse".to_owned(), "confparse.py".to_owned()))
+        );
+        assert_eq!(
+            definition_left("Remove the shell function old_helper.", &ws),
+            Some(("old_helper".to_owned(), "lib.sh".to_owned()))
+        );
+        assert!(definition_left("Delete new_parse.", &ws).is_none());
     }
 }

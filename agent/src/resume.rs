@@ -188,6 +188,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                         | "rename_incomplete"
                         | "content_missing"
                         | "name_missing"
+                        | "definition_left"
                 ) =>
             {
                 match why.as_str() {
@@ -198,7 +199,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     "copy_left" => t.copy_refused += 1,
                     "check_changed" => t.check_file_refused += 1,
                     "file_left" | "file_missing" | "rename_incomplete" | "content_missing"
-                    | "name_missing" => t.file_left_refused += 1,
+                    | "name_missing" | "definition_left" => t.file_left_refused += 1,
                     _ => t.no_change += 1,
                 }
                 if let Some(p) = p

@@ -827,7 +827,8 @@ impl<'a> Session<'a> {
 
     /// A DONE refused while what the task's words ask for is not so ([`crate::asks`]): a file
     /// it deletes still there (`file_left`), one it creates missing (`file_missing`), a rename
-    /// it asks for not done (`rename_incomplete`), the text it gives a file not in it
+    /// it asks for not done (`rename_incomplete`), a function it deletes still defined
+    /// (`definition_left`), the text it gives a file not in it
     /// (`content_missing`), a function or option it adds in no changed file
     /// (`name_missing`). Counted; off with the probes.
     fn asks_refusal(&mut self) -> Option<(&'static str, Observation)> {
@@ -858,6 +859,15 @@ impl<'a> Session<'a> {
                 format!(
                     "reply MOVE {from} -> {to} on a line of its own (it keeps the content), \
                      then fix what imports it"
+                ),
+            )
+        } else if let Some((name, file)) = crate::asks::definition_left(task, ws) {
+            (
+                "definition_left",
+                format!("the task says to delete {name}, and {file} still defines it"),
+                format!(
+                    "write {file} without {name}: its path on a line by itself, then its \
+                     complete new content, everything else kept, in a fenced code block"
                 ),
             )
         } else if let Some((file, text, named)) = crate::asks::content_missing(task, ws) {

@@ -304,7 +304,7 @@ pub fn dropped_definitions(original: &str, content: &str, task: &str) -> Vec<Str
 
 /// The names a file defines: Python `def`/`async def`/`class` at any indent, and shell
 /// functions `name() {` / `function name`.
-fn definitions(text: &str) -> Vec<String> {
+pub(crate) fn definitions(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
         let t = line.trim_start();

@@ -809,3 +809,38 @@ fn done_waits_for_the_name_the_task_adds_and_the_text_it_gives_a_file() {
         "hello, world\n"
     );
 }
+
+/// A function the task calls dead and says to delete must be gone at DONE, though the
+/// task's check passes with it (`definition_left`); the file written without it is taken.
+#[test]
+fn done_waits_for_the_dead_function_to_go() {
+    let conf = "def parse(t):\n    return t\n\n\ndef legacy_parse(t):\n    return t\n";
+    let dir = repo(
+        "whole-dead",
+        &[
+            ("confparse.py", conf),
+            (
+                "test_confparse.py",
+                "import confparse\nassert confparse.parse('a') == 'a'\n",
+            ),
+        ],
+    );
+    let elsewhere = "notes.txt\n```\nlegacy_parse is unused\n```\nDONE";
+    let right = "confparse.py\n```python\ndef parse(t):\n    return t\n```\nDONE";
+    let e = engine(&[elsewhere, right]);
+    let mut c = cfg(
+        "legacy_parse in confparse.py is dead code: nothing calls it any more. Delete it \
+         without changing what the program does.",
+    );
+    c.verify = Some(vec!["python3".into(), "test_confparse.py".into()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(refusals(dir.path(), &out.session), ["definition_left"]);
+    assert!(
+        prompts(&e)[1].contains(
+            "DONE refused: the task says to delete legacy_parse, and confparse.py still defines it"
+        ),
+        "{}",
+        prompts(&e)[1]
+    );
+}
