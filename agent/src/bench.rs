@@ -241,10 +241,29 @@ pub struct TaskResult {
     pub premature_done: u32,
     /// Actions refused as echoes of the protocol's help text.
     pub echoes: u32,
+    /// DONEs refused because what the task states is not so yet ([`DONE_REFUSALS`]).
+    pub done_refused: u32,
     /// Replies cut because they repeated a block of lines (failure kind `repetition`).
     pub repetitions: u32,
     pub wall: Duration,
 }
+
+/// The refusals of a DONE that read the task's words, its commands or the session's own
+/// files (lint, a copy left, a test changed, a file to delete left, a file or name or text
+/// missing, a definition to delete left, a command's output unchanged or still failing).
+pub const DONE_REFUSALS: &[&str] = &[
+    "lint",
+    "copy_left",
+    "check_changed",
+    "file_left",
+    "file_missing",
+    "rename_incomplete",
+    "definition_left",
+    "content_missing",
+    "name_missing",
+    "unchanged_output",
+    "still_failing",
+];
 
 impl TaskResult {
     /// A result with no counts yet: the journal's tally fills them in.
@@ -269,6 +288,7 @@ impl TaskResult {
             repairs: 0,
             premature_done: 0,
             echoes: 0,
+            done_refused: 0,
             repetitions: 0,
             wall: Duration::ZERO,
         }
@@ -304,6 +324,7 @@ impl TaskResult {
         self.repairs += other.repairs;
         self.premature_done += other.premature_done;
         self.echoes += other.echoes;
+        self.done_refused += other.done_refused;
         self.repetitions += other.repetitions;
         self.check_rejected += other.check_rejected;
     }
@@ -540,6 +561,9 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
                 r.premature_done += 1
             }
             Event::Refused { why, .. } if why == "echo" => r.echoes += 1,
+            Event::Refused { why, .. } if DONE_REFUSALS.contains(&why.as_str()) => {
+                r.done_refused += 1
+            }
             Event::Malformed { kind, .. } if kind == "repetition" => r.repetitions += 1,
             Event::Verify {
                 ok: false,
@@ -656,9 +680,13 @@ pub fn report(results: &[TaskResult]) -> String {
     let reasons: Vec<String> = reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s.push_str(&format!("stop reasons: {}\n", reasons.join(", ")));
     s.push_str(&format!(
-        "refused: premature_done {}, echo {}; DONEs rejected by the check {}; replies cut for \
-         repeating {}\n",
-        total.premature_done, total.echoes, total.check_rejected, total.repetitions
+        "refused: premature_done {}, echo {}, DONE while the task's words or commands say it \
+         is not done {}; DONEs rejected by the check {}; replies cut for repeating {}\n",
+        total.premature_done,
+        total.echoes,
+        total.done_refused,
+        total.check_rejected,
+        total.repetitions
     ));
     s.push_str(&format!(
         "pass@1 {pass1}/{n}, solved within {allowed} attempt{} {within}/{n}, attempts run {}\n",
@@ -698,6 +726,8 @@ mod tests {
             },
             refused(1, "premature_done"),
             refused(2, "echo"),
+            refused(2, "still_failing"),
+            refused(2, "check_file"),
             reply(2, 150, 120, 5),
         ];
         let mut r = TaskResult::new("", StopReason::Stall, false, 2);
@@ -709,6 +739,8 @@ mod tests {
         // The one proposal was refused as a premature DONE: no reply acted.
         assert_eq!((r.acted, r.replies, r.repairs), (0, 2, 1));
         assert_eq!((r.premature_done, r.echoes), (1, 1));
+        // A DONE the task's commands held back counts; a refused change is no DONE.
+        assert_eq!(r.done_refused, 1);
         assert!(!r.solved() && !r.false_success());
         // A proposal followed by anything but a refusal reached the executor, and one that
         // ends the journal did too.

@@ -246,13 +246,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_lint: bool,
     /// Do not run the commands the task names. By default a command the task writes in
-    /// backticks (`python3 cli.py --count 3`) or as an interpreter and a file of the
-    /// repository (python3 app.py) runs, without a shell, on a throwaway copy of the files:
+    /// backticks (`python3 cli.py --count 3`), as an interpreter and a file of the repository
+    /// (python3 app.py), or as a call of a Python function of the repository with literal
+    /// arguments (summary([])) runs, without a shell, on a throwaway copy of the files:
     /// before the first turn (its output joins the first message), after each change (the new
     /// output is told), and at DONE, which is refused while every command the task calls wrong
-    /// still prints exactly what it printed before. Also off: the DONE checks read from the
-    /// task's words (a file it says to delete still there, one it says to create missing, a
-    /// rename it asks for not done).
+    /// still prints exactly what it printed before, or while one it says fails still fails (a
+    /// test still exits non-zero, a traceback, the error text the task quotes). Also off: the
+    /// DONE checks read from the task's words (a file it says to delete still there, one it
+    /// says to create missing, a rename not done, a function it deletes still defined, the
+    /// text it gives a new file missing, a function or option it adds in no changed file).
     #[arg(long)]
     pub no_probe: bool,
     /// After a turn that made no progress (nothing succeeded, or the turn came back as
