@@ -45,4 +45,4 @@ pub use event::Event;
 pub use format_id::FormatId;
 pub use registry::Registry;
 pub use repair::{FailureKind, RepairKind};
-pub use turn::{Mode, ReasoningMarkers, TurnDecoder};
+pub use turn::{KNOWN_REASONING_MARKERS, Mode, ReasoningMarkers, TurnDecoder};

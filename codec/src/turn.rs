@@ -20,14 +20,17 @@
 //!
 //! # Reasoning
 //!
-//! Text between reasoning markers (`<think>` and `</think>` unless
-//! [`TurnDecoder::with_reasoning_markers`] says otherwise) is released as
-//! [`Event::Reasoning`] and never decoded. The opener is recognised in prose only (inside a
-//! construct, such as a JSON string or a SEARCH block, it is content), and formats never see
-//! bytes from an opener on: a candidate that would need them stays prose, so the outcome does
-//! not depend on how the opener was chunked. A possible prefix of a marker at the end of the
-//! input is held (fewer bytes than the marker); a block left open at the end is reasoning to
-//! the end; [`TurnDecoder::starts_in_reasoning`] starts the reply inside a block.
+//! Text between reasoning markers is released as [`Event::Reasoning`] and never decoded. By
+//! default a decoder knows the marker pairs of every family in [`KNOWN_REASONING_MARKERS`]
+//! (`<think>`…`</think>`, `[THINK]`…`[/THINK]`, …); [`TurnDecoder::with_reasoning_markers`]
+//! replaces them with one pair (a profile's) or turns reasoning off. A block ends only at the
+//! close of the pair whose opener started it: another family's close inside is reasoning text.
+//! An opener is recognised in prose only (inside a construct, such as a JSON string or a
+//! SEARCH block, it is content), and formats never see bytes from an opener on: a candidate
+//! that would need them stays prose, so the outcome does not depend on how the opener was
+//! chunked. A possible prefix of a marker at the end of the input is held (fewer bytes than
+//! the marker); a block left open at the end is reasoning to the end;
+//! [`TurnDecoder::starts_in_reasoning`] starts the reply inside a block of the first pair.
 //!
 //! # Linear time
 //!
@@ -90,16 +93,21 @@ enum State {
         format: FormatId,
         last: u8,
     },
-    /// Inside a reasoning block. `partial` holds trailing bytes that could begin the closing
-    /// marker (fewer than its length); `line_start` is the prose line state to restore after
-    /// it, so the block is invisible to the formats.
-    Reasoning { partial: String, line_start: bool },
+    /// Inside a reasoning block opened by pair `pair` of the decoder's markers, which only
+    /// that pair's close ends. `partial` holds trailing bytes that could begin the close
+    /// (fewer than its length); `line_start` is the prose line state to restore after it, so
+    /// the block is invisible to the formats.
+    Reasoning {
+        partial: String,
+        line_start: bool,
+        pair: usize,
+    },
     /// `finish` was called; further input is ignored.
     Finished,
 }
 
-/// The markers around a model's reasoning (`<think>` and `</think>` by default). Text between
-/// them becomes [`Event::Reasoning`] and is never decoded into actions.
+/// One pair of markers around a model's reasoning (`<think>` and `</think>` by default). Text
+/// between them becomes [`Event::Reasoning`] and is never decoded into actions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReasoningMarkers {
     pub open: String,
@@ -108,11 +116,126 @@ pub struct ReasoningMarkers {
 
 impl Default for ReasoningMarkers {
     fn default() -> ReasoningMarkers {
+        ReasoningMarkers::new("<think>", "</think>")
+    }
+}
+
+impl ReasoningMarkers {
+    pub fn new(open: &str, close: &str) -> ReasoningMarkers {
         ReasoningMarkers {
-            open: "<think>".to_owned(),
-            close: "</think>".to_owned(),
+            open: open.to_owned(),
+            close: close.to_owned(),
         }
     }
+
+    /// The pairs of [`KNOWN_REASONING_MARKERS`], `<think>` first: what a decoder recognises
+    /// unless told otherwise.
+    pub fn known() -> Vec<ReasoningMarkers> {
+        KNOWN_REASONING_MARKERS
+            .iter()
+            .map(|&(open, close)| ReasoningMarkers::new(open, close))
+            .collect()
+    }
+}
+
+/// The reasoning markers of the model families bellows knows, `(open, close)`, each read in
+/// a public parser or chat template (cited per row; `codec/README.md` lists the same). A
+/// decoder recognises all of them unless a profile names its own pair. `<think>` comes first:
+/// a reply that starts inside reasoning ([`TurnDecoder::starts_in_reasoning`]) is closed by
+/// its close.
+pub const KNOWN_REASONING_MARKERS: [(&str, &str); 6] = [
+    // Qwen3, DeepSeek-R1 and V3.1, GLM-4.5, MiniMax-M2, Kimi K2, Nemotron v2, Granite, Hermes
+    // 2 Pro and llama.cpp's content-only default: `try_parse_reasoning("<think>", "</think>")`
+    // and `consume_reasoning_with_xml_tool_calls(…, "<think>", "</think>")` in llama.cpp's
+    // `common/chat-parser.cpp` at 05e5139a; SGLang's `Qwen3Detector`
+    // (`python/sglang/srt/parser/reasoning_parser.py`).
+    ("<think>", "</think>"),
+    // Seed-OSS: `common_chat_parse_seed_oss` in the same llama.cpp file; vLLM's
+    // `vllm/reasoning/seedoss_reasoning_parser.py`.
+    ("<seed:think>", "</seed:think>"),
+    // Kimi's thinking models (Kimi-VL-Thinking, kimi-thinking): SGLang's `KimiDetector` in
+    // `python/sglang/srt/parser/reasoning_parser.py` at 002e9bfc. (Kimi K2 writes `<think>`.)
+    ("\u{25c1}think\u{25b7}", "\u{25c1}/think\u{25b7}"),
+    // Magistral and Mistral's reasoning models: `common_chat_parse_magistral` in llama.cpp's
+    // `common/chat-parser.cpp`; vLLM's `vllm/reasoning/mistral_reasoning_parser.py`
+    // (mistral-common's `begin_think` / `end_think` tokens).
+    ("[THINK]", "[/THINK]"),
+    // Command R7B and Command A: `common_chat_parse_command_r7b` in llama.cpp's
+    // `common/chat-parser.cpp`; vLLM's `vllm/reasoning/cohere_command_reasoning_parser.py`.
+    ("<|START_THINKING|>", "<|END_THINKING|>"),
+    // Apertus: `common_chat_parse_apertus` in llama.cpp's `common/chat-parser.cpp`; vLLM's
+    // `vllm/reasoning/apertus_reasoning_parser.py` at 23232cfa.
+    ("<|inner_prefix|>", "<|inner_suffix|>"),
+];
+// Apriel 1.5's `<thinking>`…`</thinking>` (`common_chat_parse_apriel_1_5` in the same
+// llama.cpp file) is left to a profile: `<thinking>` is a tag prose and prompts use for other
+// things, and `tests/fixtures/auto/reasoning_lookalikes` keeps it prose by default.
+
+/// A set of bytes a scan stops at. With at most four of them the scan tests eight bytes at a
+/// time: a lane equal to a stop byte turns zero under XOR, and the classic zero-byte test
+/// finds the lowest such lane exactly.
+#[derive(Debug, Clone)]
+struct Stops {
+    table: [bool; 256],
+    /// Each stop byte broadcast to eight lanes; unused lanes repeat one, so the test is
+    /// always four fixed comparisons. `None`: more than four stops (or none).
+    swar: Option<[u64; 4]>,
+}
+
+impl Stops {
+    fn new(is_stop: impl Fn(u8) -> bool) -> Stops {
+        let mut table = [false; 256];
+        for (b, t) in (0u8..=255).zip(table.iter_mut()) {
+            *t = is_stop(b);
+        }
+        let stops: Vec<u8> = (0u8..=255).filter(|&b| table[usize::from(b)]).collect();
+        let swar = match stops.as_slice() {
+            [first, ..] if stops.len() <= 4 => {
+                let mut lanes = [SWAR_LO * u64::from(*first); 4];
+                for (lane, &b) in lanes.iter_mut().zip(&stops) {
+                    *lane = SWAR_LO * u64::from(b);
+                }
+                Some(lanes)
+            }
+            _ => None,
+        };
+        Stops { table, swar }
+    }
+
+    /// The first index from `i` on whose byte is a stop, or `bytes.len()`.
+    fn find(&self, bytes: &[u8], mut i: usize) -> usize {
+        if let Some(stops) = self.swar {
+            while let Some(word) = bytes.get(i..i + 8) {
+                let Ok(word) = <[u8; 8]>::try_from(word) else {
+                    break;
+                };
+                let x = u64::from_le_bytes(word);
+                let mut hit = 0u64;
+                for stop in stops {
+                    let v = x ^ stop;
+                    hit |= v.wrapping_sub(SWAR_LO) & !v & SWAR_HI;
+                }
+                if hit != 0 {
+                    return i + (hit.trailing_zeros() / 8) as usize;
+                }
+                i += 8;
+            }
+        }
+        while i < bytes.len() && !self.table[usize::from(bytes[i])] {
+            i += 1;
+        }
+        i.min(bytes.len())
+    }
+}
+
+/// What the reasoning openers make of the text at one position.
+enum Opener {
+    /// No opener starts here.
+    No,
+    /// The text is a proper prefix of an opener (before the end of stream): wait for more.
+    Partial,
+    /// Pair `k`'s opener starts here.
+    Full(usize),
 }
 
 /// The incremental decoder for one model reply.
@@ -130,18 +253,17 @@ pub struct TurnDecoder {
     anywhere: [u32; 256],
     /// Bit `k` is set when format `k` may trigger on this byte at the start of a line.
     at_line_start: [u32; 256],
-    /// True for bytes the fast skip passes over: not a newline and no anywhere-trigger.
-    skip: [bool; 256],
-    /// The bytes the skip stops at, each broadcast to eight lanes, when there are at most
-    /// four of them (`None` otherwise: the skip then uses `skip` alone).
-    swar: Option<[u64; 4]>,
+    /// The bytes the fast skip stops at: a newline or an anywhere-trigger.
+    prose_stops: Stops,
     state: State,
     next_index: usize,
     last_edit_path: Option<String>,
     /// A buffer kept between feeds so holding a candidate does not allocate each time.
     spare: String,
-    /// Reasoning markers recognised in prose; `None` turns reasoning off.
-    reasoning: Option<ReasoningMarkers>,
+    /// Reasoning marker pairs recognised in prose; none turns reasoning off.
+    reasoning: Vec<ReasoningMarkers>,
+    /// The first bytes of the reasoning openers, where a search for one stops.
+    opener_stops: Stops,
     /// The scanner has passed prose other than blanks, or a construct started: no candidate
     /// is at the reply's start any more ([`Position::reply_start`]).
     started: bool,
@@ -176,31 +298,14 @@ impl TurnDecoder {
                 at_line_start[usize::from(b)] |= bit;
             }
         }
-        let mut skip = [false; 256];
-        for (b, s) in skip.iter_mut().enumerate() {
-            *s = b != usize::from(b'\n') && anywhere[b] == 0;
-        }
-        // With few stop bytes the skip tests eight bytes at a time.
-        let stops: Vec<u8> = (0u8..=255).filter(|&b| !skip[usize::from(b)]).collect();
-        // Unused lanes repeat a stop byte, so the test is always four fixed comparisons.
-        let swar = match stops.as_slice() {
-            [first, ..] if stops.len() <= 4 => {
-                let mut lanes = [SWAR_LO * u64::from(*first); 4];
-                for (lane, &b) in lanes.iter_mut().zip(&stops) {
-                    *lane = SWAR_LO * u64::from(b);
-                }
-                Some(lanes)
-            }
-            _ => None,
-        };
-        TurnDecoder {
+        let prose_stops = Stops::new(|b| b == b'\n' || anywhere[usize::from(b)] != 0);
+        let mut d = TurnDecoder {
             registry,
             mode,
             formats,
             anywhere,
             at_line_start,
-            skip,
-            swar,
+            prose_stops,
             state: State::Prose {
                 held: String::new(),
                 line_start: true,
@@ -208,38 +313,62 @@ impl TurnDecoder {
             next_index: 0,
             last_edit_path: None,
             spare: String::new(),
-            reasoning: Some(ReasoningMarkers::default()),
+            reasoning: Vec::new(),
+            opener_stops: Stops::new(|_| false),
             started: false,
-        }
+        };
+        d.set_reasoning(ReasoningMarkers::known());
+        d
     }
 
-    /// Sets the reasoning markers (the defaults are `<think>` and `</think>`), as a model
-    /// profile says. An empty `open` or `close` turns reasoning off: every byte is then prose.
-    pub fn with_reasoning_markers(mut self, open: &str, close: &str) -> TurnDecoder {
-        self.reasoning = (!open.is_empty() && !close.is_empty()).then(|| ReasoningMarkers {
-            open: open.to_owned(),
-            close: close.to_owned(),
-        });
-        if self.reasoning.is_none() && matches!(self.state, State::Reasoning { .. }) {
-            self.state = State::Prose {
-                held: String::new(),
-                line_start: true,
-            };
-        }
+    /// Sets one pair of reasoning markers, as a model profile names them: it replaces the
+    /// known families' pairs the decoder starts with. An empty `open` or `close` turns
+    /// reasoning off: every byte is then prose.
+    pub fn with_reasoning_markers(self, open: &str, close: &str) -> TurnDecoder {
+        self.with_reasoning_marker_set([ReasoningMarkers::new(open, close)])
+    }
+
+    /// Sets the reasoning marker pairs the decoder recognises (by default
+    /// [`ReasoningMarkers::known`]). A pair with an empty marker is left out; with none left,
+    /// reasoning is off. Where two openers both match, the longer one opens the block.
+    pub fn with_reasoning_marker_set(
+        mut self,
+        pairs: impl IntoIterator<Item = ReasoningMarkers>,
+    ) -> TurnDecoder {
+        self.set_reasoning(pairs.into_iter().collect());
         self
     }
 
+    fn set_reasoning(&mut self, mut pairs: Vec<ReasoningMarkers>) {
+        pairs.retain(|m| !m.open.is_empty() && !m.close.is_empty());
+        let firsts: Vec<u8> = pairs.iter().filter_map(|m| m.open.bytes().next()).collect();
+        self.opener_stops = Stops::new(|b| firsts.contains(&b));
+        self.reasoning = pairs;
+        // A reply set to start inside reasoning stays inside, in the first pair's block.
+        if let State::Reasoning { pair, .. } = &mut self.state {
+            if self.reasoning.is_empty() {
+                self.state = State::Prose {
+                    held: String::new(),
+                    line_start: true,
+                };
+            } else {
+                *pair = 0;
+            }
+        }
+    }
+
     /// Whether the reply starts inside a reasoning block, as when the chat template put the
-    /// opening marker in the prompt. Call before the first `feed`; no effect with reasoning
-    /// off.
+    /// opening marker in the prompt: the block is the first pair's (`<think>` by default), so
+    /// only its close ends it. Call before the first `feed`; no effect with reasoning off.
     pub fn starts_in_reasoning(mut self, yes: bool) -> TurnDecoder {
         let untouched = matches!(&self.state, State::Prose { held, .. } if held.is_empty())
             || matches!(&self.state, State::Reasoning { partial, .. } if partial.is_empty());
-        if untouched && self.reasoning.is_some() {
+        if untouched && !self.reasoning.is_empty() {
             self.state = if yes {
                 State::Reasoning {
                     partial: String::new(),
                     line_start: true,
+                    pair: 0,
                 }
             } else {
                 State::Prose {
@@ -251,9 +380,14 @@ impl TurnDecoder {
         self
     }
 
-    /// The reasoning markers in effect, if reasoning is on.
+    /// The first reasoning marker pair in effect (`<think>` by default), if reasoning is on.
     pub fn reasoning_markers(&self) -> Option<&ReasoningMarkers> {
-        self.reasoning.as_ref()
+        self.reasoning.first()
+    }
+
+    /// Every reasoning marker pair in effect; empty when reasoning is off.
+    pub fn reasoning_marker_set(&self) -> &[ReasoningMarkers] {
+        &self.reasoning
     }
 
     /// The mode this decoder was built for.
@@ -565,15 +699,17 @@ impl TurnDecoder {
             if i == cut {
                 push_text(out, &s[text_from..i]);
                 self.started |= lead.is_some_and(|l| l < i);
-                let Some(m) = &self.reasoning else {
+                if self.reasoning.is_empty() {
                     break;
-                };
-                if s[i..].starts_with(m.open.as_str()) {
+                }
+                if let Opener::Full(k) = self.opener_at(&s[i..], eos) {
+                    let len = self.reasoning.get(k).map_or(0, |m| m.open.len());
                     self.state = State::Reasoning {
                         partial: String::new(),
                         line_start: ls,
+                        pair: k,
                     };
-                    return Outcome::Advanced(i + m.open.len());
+                    return Outcome::Advanced(i + len);
                 }
                 // A prefix of the opener at the end of the input: hold it.
                 let mut held = std::mem::take(&mut self.spare);
@@ -596,7 +732,14 @@ impl TurnDecoder {
                 let found = match self.detect(&s[i..cut], mask, at) {
                     // A candidate that needs bytes past a complete opener cannot be one: the
                     // reasoning block interrupts it, and it stays prose.
-                    Found::NeedMore if self.opener_at(s, cut) => Found::No,
+                    Found::NeedMore
+                        if matches!(
+                            s.get(cut..).map(|rest| self.opener_at(rest, eos)),
+                            Some(Opener::Full(_))
+                        ) =>
+                    {
+                        Found::No
+                    }
                     f => f,
                 };
                 match found {
@@ -658,46 +801,69 @@ impl TurnDecoder {
     }
 
     /// The first position from `p` on where a reasoning opener starts in `s`, or, unless at
-    /// end of stream, where a proper prefix of it ends the input; `s.len()` if neither.
+    /// end of stream, where a proper prefix of one ends the input; `s.len()` if neither. The
+    /// search stops only at the openers' first bytes (eight bytes at a time), so prose is
+    /// not slowed byte by byte.
     fn reasoning_cut(&self, s: &str, p: usize, eos: bool) -> usize {
-        let Some(m) = &self.reasoning else {
+        if self.reasoning.is_empty() {
             return s.len();
-        };
-        let open = m.open.as_str();
-        let Some(first) = open.chars().next() else {
-            return s.len();
-        };
+        }
+        let bytes = s.as_bytes();
         let mut from = p;
-        // `str::find` with a char searches with memchr, so prose is not slowed byte by byte.
-        while let Some(k) = s[from..].find(first) {
-            let i = from + k;
-            let rest = &s[i..];
-            if rest.starts_with(open) || (!eos && open.starts_with(rest)) {
+        loop {
+            let i = self.opener_stops.find(bytes, from);
+            // An opener's first byte is ASCII or a UTF-8 lead byte, so `i` is a char boundary.
+            let Some(rest) = s.get(i..).filter(|r| !r.is_empty()) else {
+                return s.len();
+            };
+            if !matches!(self.opener_at(rest, eos), Opener::No) {
                 return i;
             }
-            from = i + first.len_utf8();
+            from = i + 1;
         }
-        s.len()
     }
 
-    /// True when a complete reasoning opener starts at `i`.
-    fn opener_at(&self, s: &str, i: usize) -> bool {
-        self.reasoning
-            .as_ref()
-            .is_some_and(|m| s[i..].starts_with(m.open.as_str()))
+    /// Which opener, if any, starts `rest`. A complete opener waits while `rest` could still
+    /// grow into a longer one (only before the end of stream, and only for a set whose
+    /// openers prefix each other), so the choice never depends on the chunking.
+    fn opener_at(&self, rest: &str, eos: bool) -> Opener {
+        let mut full: Option<(usize, usize)> = None;
+        let mut partial = false;
+        for (k, m) in self.reasoning.iter().enumerate() {
+            let open = m.open.as_str();
+            if rest.starts_with(open) {
+                if full.is_none_or(|(_, len)| open.len() > len) {
+                    full = Some((k, open.len()));
+                }
+            } else if !eos && rest.len() < open.len() && open.starts_with(rest) {
+                partial = true;
+            }
+        }
+        match full {
+            _ if partial => Opener::Partial,
+            Some((k, _)) => Opener::Full(k),
+            None => Opener::No,
+        }
     }
 
-    /// Reads reasoning text from `s[p..]`: releases it up to the closing marker (holding a
-    /// possible prefix of the marker at the end), then returns to prose.
+    /// Reads reasoning text from `s[p..]`: releases it up to the close of the block's pair
+    /// (holding a possible prefix of it at the end), then returns to prose.
     fn reason(&mut self, s: &str, p: usize, out: &mut Vec<Event>) -> Outcome {
         let State::Reasoning {
             partial,
             line_start,
+            pair,
         } = &mut self.state
         else {
             return Outcome::Advanced(p);
         };
-        let Some(m) = &self.reasoning else {
+        let Some(m) = self.reasoning.get(*pair) else {
+            // No such pair (reasoning was turned off): what follows is prose.
+            let ls = *line_start;
+            self.state = State::Prose {
+                held: String::new(),
+                line_start: ls,
+            };
             return Outcome::Advanced(p);
         };
         let close = m.close.as_str();
@@ -731,30 +897,9 @@ impl TurnDecoder {
     }
 
     /// The first index from `i` on whose byte is a newline or an anywhere-trigger (or the
-    /// end). Eight bytes at a time where possible: a lane equal to a stop byte turns zero
-    /// under XOR, and the classic zero-byte test finds the lowest such lane exactly.
-    fn skip_prose(&self, bytes: &[u8], mut i: usize) -> usize {
-        if let Some(stops) = self.swar {
-            while let Some(word) = bytes.get(i..i + 8) {
-                let Ok(word) = <[u8; 8]>::try_from(word) else {
-                    break;
-                };
-                let x = u64::from_le_bytes(word);
-                let mut hit = 0u64;
-                for stop in stops {
-                    let v = x ^ stop;
-                    hit |= v.wrapping_sub(SWAR_LO) & !v & SWAR_HI;
-                }
-                if hit != 0 {
-                    return i + (hit.trailing_zeros() / 8) as usize;
-                }
-                i += 8;
-            }
-        }
-        while i < bytes.len() && self.skip[usize::from(bytes[i])] {
-            i += 1;
-        }
-        i
+    /// end).
+    fn skip_prose(&self, bytes: &[u8], i: usize) -> usize {
+        self.prose_stops.find(bytes, i)
     }
 
     /// Asks the formats whose bit is set in `mask` about `s`.
@@ -888,10 +1033,25 @@ mod tests {
             let d = TurnDecoder::new(Mode::Auto, Arc::new(Registry::builtin()));
             let from = from.min(bytes.len());
             let mut naive = from;
-            while naive < bytes.len() && d.skip[usize::from(bytes[naive])] {
+            while naive < bytes.len() && !d.prose_stops.table[usize::from(bytes[naive])] {
                 naive += 1;
             }
             prop_assert_eq!(d.skip_prose(&bytes, from), naive);
+        }
+
+        /// The same for any set of stop bytes, with few (eight at a time) or many.
+        #[test]
+        fn stop_search_matches_the_byte_table(
+            stops in proptest::collection::vec(any::<u8>(), 0..7),
+            bytes in proptest::collection::vec(any::<u8>(), 0..64),
+            from in 0usize..64,
+        ) {
+            let set = Stops::new(|b| stops.contains(&b));
+            let from = from.min(bytes.len());
+            let naive = (from..bytes.len())
+                .find(|&k| stops.contains(&bytes[k]))
+                .unwrap_or(bytes.len());
+            prop_assert_eq!(set.find(&bytes, from), naive);
         }
     }
 

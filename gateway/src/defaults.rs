@@ -3,7 +3,7 @@
 
 use codec::format::FormatId;
 use codec::registry::PromptStyle;
-use models::{GrammarMode, Sampling};
+use models::{GrammarMode, ReasoningSpec, Sampling};
 
 /// What the model's profile decides for requests that do not say.
 #[derive(Debug, Clone)]
@@ -15,9 +15,9 @@ pub struct Defaults {
     pub protocol: FormatId,
     /// The profile's grammar mode for tool requests under `tool_choice: "auto"`.
     pub grammar: GrammarMode,
-    /// The profile's reasoning markers (`None`: the model does not reason) and whether its
-    /// replies start inside a reasoning block.
-    pub reasoning: Option<(String, String)>,
+    /// The profile's reasoning markers (by default every known family's; one pair a profile
+    /// names; or off) and whether its replies start inside a reasoning block.
+    pub reasoning: ReasoningSpec,
     pub starts_in_reasoning: bool,
     /// How the text protocol is taught in the system prompt.
     pub prompt_style: PromptStyle,
@@ -69,7 +69,7 @@ impl Default for Defaults {
             sampling: Sampling::default(),
             protocol: FormatId::Text,
             grammar: GrammarMode::Off,
-            reasoning: Some(("<think>".to_owned(), "</think>".to_owned())),
+            reasoning: ReasoningSpec::Known,
             starts_in_reasoning: false,
             prompt_style: PromptStyle::Full,
             tools_presentation: ToolsPresentation::Template,

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use codec::format::FormatId;
 use codec::registry::PromptStyle;
 use codec::{Mode, Registry, TurnDecoder};
-use models::{ChatMessage, GrammarMode, GrammarSpec, ToolSpec};
+use models::{ChatMessage, GrammarMode, GrammarSpec, ReasoningSpec, ToolSpec};
 
 use crate::api::request::{BellowsOptions, ProtocolChoice, Tool, ToolChoice, ToolChoiceMode};
 use crate::defaults::{Defaults, ToolsPresentation};
@@ -51,7 +51,7 @@ pub struct ToolPlan {
 /// How a reply's reasoning is told from its answer.
 #[derive(Debug, Clone)]
 struct Reasoning {
-    markers: Option<(String, String)>,
+    markers: ReasoningSpec,
     starts_inside: bool,
 }
 
@@ -85,8 +85,9 @@ impl ToolPlan {
         }
     }
 
-    /// The plan with the profile's reasoning markers applied to its decoder: a chat reply's
-    /// reasoning is split from its answer (and never decoded into actions), tools or not.
+    /// The plan with the profile's reasoning markers applied to its decoder (every known
+    /// family's unless the profile names a pair or none): a chat reply's reasoning is split
+    /// from its answer (and never decoded into actions), tools or not.
     pub fn with_reasoning(mut self, defaults: &Defaults) -> ToolPlan {
         self.reasoning = Some(Reasoning {
             markers: defaults.reasoning.clone(),
@@ -158,9 +159,7 @@ impl ToolPlan {
         let decoder = match &self.kind {
             // No tools: a decoder that decodes no action, only tells reasoning from answer.
             PlanKind::None => match &self.reasoning {
-                Some(Reasoning {
-                    markers: Some(_), ..
-                }) => TurnDecoder::new(
+                Some(r) if !r.markers.is_off() => TurnDecoder::new(
                     Mode::Only(FormatId::OpenAi),
                     Arc::new(Registry::client_only()),
                 ),
@@ -174,13 +173,15 @@ impl ToolPlan {
         Some(match &self.reasoning {
             None => decoder,
             Some(r) => {
-                let (open, close) = r
-                    .markers
-                    .as_ref()
-                    .map_or(("", ""), |(o, c)| (o.as_str(), c.as_str()));
-                decoder
-                    .with_reasoning_markers(open, close)
-                    .starts_in_reasoning(r.starts_inside)
+                // A new decoder knows every family's markers; a profile's pair replaces them.
+                let decoder = match &r.markers {
+                    ReasoningSpec::Known => decoder,
+                    ReasoningSpec::Pair { open, close } => {
+                        decoder.with_reasoning_markers(open, close)
+                    }
+                    ReasoningSpec::Off => decoder.with_reasoning_markers("", ""),
+                };
+                decoder.starts_in_reasoning(r.starts_inside)
             }
         })
     }

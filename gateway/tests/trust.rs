@@ -495,12 +495,90 @@ async fn reasoning_is_returned_apart_and_never_acted_on() {
     server.stop().await.unwrap();
 }
 
+/// With no markers named, every known family's reasoning markers split a reply as `<think>`
+/// does: `[THINK]…[/THINK]` (Magistral), `<|START_THINKING|>…` (Command R7B) and the others come
+/// back as `reasoning_content`, and the call written inside is not decoded, while the same
+/// call after the block is. A profile's own pair replaces the set.
+#[tokio::test]
+async fn every_known_familys_reasoning_is_returned_apart_and_never_acted_on() {
+    let call = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Oslo\"}}</tool_call>";
+    for (open, close) in codec::KNOWN_REASONING_MARKERS {
+        let inside = format!("{open}Maybe {call}? No.{close}It is sunny.");
+        let after = format!("{open}Plan.{close}{call}");
+        let e = engine("unused");
+        e.push(Script::chunked(&inside, 1));
+        e.push(Script::chunked(&inside, 4));
+        e.push(Script::chunked(&after, 2));
+        let server = start_engine(e).await;
+        let tools = format!(",{WEATHER_TOOL}");
+        let v = server
+            .post("/v1/chat/completions", &body(MODEL, &tools))
+            .await
+            .json();
+        let msg = &v["choices"][0]["message"];
+        assert_eq!(msg["content"], "It is sunny.", "{open}: {v}");
+        assert_eq!(
+            msg["reasoning_content"],
+            format!("Maybe {call}? No."),
+            "{open}: {v}"
+        );
+        assert!(msg.get("tool_calls").is_none(), "{open}: {v}");
+        let events = server
+            .post(
+                "/v1/chat/completions",
+                &body(MODEL, &format!("{tools},\"stream\":true")),
+            )
+            .await
+            .events();
+        let reasoning: String = events
+            .iter()
+            .filter_map(|e| e["choices"][0]["delta"]["reasoning_content"].as_str())
+            .collect();
+        assert_eq!(reasoning, format!("Maybe {call}? No."), "{open}");
+        assert!(
+            events
+                .iter()
+                .all(|e| e["choices"][0]["delta"].get("tool_calls").is_none()),
+            "{open}"
+        );
+        let v = server
+            .post("/v1/chat/completions", &body(MODEL, &tools))
+            .await
+            .json();
+        let msg = &v["choices"][0]["message"];
+        assert_eq!(msg["reasoning_content"], "Plan.", "{open}: {v}");
+        assert_eq!(
+            msg["tool_calls"][0]["function"]["name"], "get_weather",
+            "{open}: {v}"
+        );
+        assert_eq!(v["choices"][0]["finish_reason"], "tool_calls", "{open}");
+        server.stop().await.unwrap();
+    }
+    // A profile that names `[THINK]` reads only that pair: `<think>` is then content.
+    let e = engine("<think>x</think>[THINK]y[/THINK]z");
+    let defaults = Defaults {
+        reasoning: models::ReasoningSpec::Pair {
+            open: "[THINK]".to_owned(),
+            close: "[/THINK]".to_owned(),
+        },
+        ..Defaults::default()
+    };
+    let server = server_with(e, defaults).await;
+    let v = server
+        .post("/v1/chat/completions", &body(MODEL, ""))
+        .await
+        .json();
+    assert_eq!(v["choices"][0]["message"]["content"], "<think>x</think>z");
+    assert_eq!(v["choices"][0]["message"]["reasoning_content"], "y");
+    server.stop().await.unwrap();
+}
+
 /// A profile without reasoning markers leaves `<think>` as content.
 #[tokio::test]
 async fn a_profile_without_reasoning_leaves_think_tags_as_content() {
     let e = engine("<think>x</think>y");
     let defaults = Defaults {
-        reasoning: None,
+        reasoning: models::ReasoningSpec::Off,
         ..Defaults::default()
     };
     let server = server_with(e, defaults).await;

@@ -26,6 +26,6 @@ pub use engine::{
     Timings, TokenLogprob, ToolSpec, TopLogprob, UpstreamError, UpstreamFailure,
 };
 pub use llama::{LlamaEngine, LoadError, LoadOptions};
-pub use profile::{GrammarMode, Profile, ProfileError};
+pub use profile::{GrammarMode, Profile, ProfileError, ReasoningSpec};
 pub use scripted::{Script, ScriptedEngine};
 pub use template::{ChatTemplate, TemplateError};

@@ -24,6 +24,8 @@
 //! tools = "template"      # template | system | example: how client tools are shown
 //! actions_per_turn = 1    # stop generating after this many actions (0: no limit)
 //! agent_protocol = "text" # text | whole | tools: how `bellows agent` asks the model to act
+//! reasoning = ["[THINK]", "[/THINK]"]  # this pair only; [] for none; absent: every known
+//!                                      # family's markers (`codec::KNOWN_REASONING_MARKERS`)
 //! [sampling]
 //! temperature = 0.0       # also top_p, top_k, min_p, repeat_penalty, frequency_penalty,
 //!                         # presence_penalty, seed
@@ -104,6 +106,25 @@ impl GrammarMode {
     }
 }
 
+/// What a profile says about reasoning markers (`generation.reasoning`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ReasoningSpec {
+    /// Not named: the decoder's default set, the markers of every known family
+    /// (`<think>`…`</think>`, `[THINK]`…`[/THINK]`, …).
+    #[default]
+    Known,
+    /// `[open, close]`: this pair only.
+    Pair { open: String, close: String },
+    /// `[]`: the model does not reason, and every marker is plain text.
+    Off,
+}
+
+impl ReasoningSpec {
+    pub fn is_off(&self) -> bool {
+        matches!(self, ReasoningSpec::Off)
+    }
+}
+
 /// A parsed profile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
@@ -120,10 +141,10 @@ pub struct Profile {
     /// `text` or a native format name (`hermes`, `qwen3_xml`, ...).
     pub protocol: String,
     pub grammar: GrammarMode,
-    /// Reasoning markers (`<think>`, `</think>` unless the profile says otherwise); text
-    /// between them is the model's reasoning, never decoded into actions. `None`: the model
-    /// does not reason, and the markers are plain text.
-    pub reasoning: Option<(String, String)>,
+    /// How the model's reasoning is marked: the known families' markers unless the profile
+    /// names one pair, or none; text between them is the model's reasoning, never decoded
+    /// into actions.
+    pub reasoning: ReasoningSpec,
     /// Replies start inside a reasoning block (the template opened it in the prompt).
     pub starts_in_reasoning: bool,
     /// Default sampling for requests that set none.
@@ -254,9 +275,10 @@ struct GenerationSection {
     protocol: String,
     #[serde(default)]
     grammar: GrammarMode,
-    /// `[open, close]` reasoning markers, or `[]` for a model that does not reason.
-    #[serde(default = "default_reasoning")]
-    reasoning: Vec<String>,
+    /// `[open, close]` reasoning markers, or `[]` for a model that does not reason; absent:
+    /// the markers of every known family.
+    #[serde(default)]
+    reasoning: Option<Vec<String>>,
     /// The chat template opens the reasoning block in the prompt, so replies start inside it.
     #[serde(default)]
     starts_in_reasoning: bool,
@@ -275,7 +297,7 @@ impl Default for GenerationSection {
             stop: Vec::new(),
             protocol: default_protocol(),
             grammar: GrammarMode::Off,
-            reasoning: default_reasoning(),
+            reasoning: None,
             starts_in_reasoning: false,
             prompt: default_prompt(),
             tools: default_tools(),
@@ -295,10 +317,6 @@ fn default_prompt() -> String {
 
 fn default_tools() -> String {
     "template".to_owned()
-}
-
-fn default_reasoning() -> Vec<String> {
-    vec!["<think>".to_owned(), "</think>".to_owned()]
 }
 
 fn default_protocol() -> String {
@@ -336,7 +354,7 @@ impl Profile {
             stop: Vec::new(),
             protocol: default_protocol(),
             grammar: GrammarMode::Off,
-            reasoning: Some(("<think>".to_owned(), "</think>".to_owned())),
+            reasoning: ReasoningSpec::Known,
             starts_in_reasoning: false,
             sampling: Sampling::default(),
             prompt: default_prompt(),
@@ -446,18 +464,20 @@ impl Profile {
                 )));
             }
         }
-        let reasoning = match f.generation.reasoning.as_slice() {
-            [] => None,
-            [open, close] if !open.is_empty() && !close.is_empty() => {
-                Some((open.clone(), close.clone()))
-            }
-            other => {
+        let reasoning = match f.generation.reasoning.as_deref() {
+            None => ReasoningSpec::Known,
+            Some([]) => ReasoningSpec::Off,
+            Some([open, close]) if !open.is_empty() && !close.is_empty() => ReasoningSpec::Pair {
+                open: open.clone(),
+                close: close.clone(),
+            },
+            Some(other) => {
                 return Err(invalid(format!(
                     "generation.reasoning must be [] or [open, close] (non-empty), not {other:?}"
                 )));
             }
         };
-        if f.generation.starts_in_reasoning && reasoning.is_none() {
+        if f.generation.starts_in_reasoning && reasoning.is_off() {
             return Err(invalid(
                 "generation.starts_in_reasoning needs reasoning markers".to_owned(),
             ));

@@ -39,7 +39,7 @@ fn builtins_parse() {
         assert_eq!(p.agent_protocol, "whole");
         assert_eq!(p.tools, "template");
         assert_eq!(p.chat_template, None);
-        assert_eq!(p.reasoning, None);
+        assert_eq!(p.reasoning, models::ReasoningSpec::Off);
         assert_eq!(p.sampling.temperature, 0.0);
         assert_eq!(p.measured, models::profile::Measured::default());
         assert!(p.stop.iter().any(|s| s == "<|im_end|>"));
@@ -142,6 +142,39 @@ fn bad_profiles_are_typed_errors() {
     assert_eq!(p.protocol, "hermes");
     assert_eq!(p.grammar, GrammarMode::Lazy);
     assert_eq!(p.measured.conversion_rate, Some(0.5));
+}
+
+/// `generation.reasoning` unnamed is the known families' markers; a pair replaces them; `[]`
+/// turns reasoning off; anything else is refused.
+#[test]
+fn reasoning_markers_are_known_a_pair_or_off() {
+    use models::ReasoningSpec;
+    let spec = |toml: &str| Profile::parse("r", toml).map(|p| p.reasoning);
+    assert_eq!(spec("").expect("parse"), ReasoningSpec::Known);
+    assert_eq!(Profile::generic().reasoning, ReasoningSpec::Known);
+    assert_eq!(
+        spec("[generation]\nreasoning = [\"[THINK]\", \"[/THINK]\"]\n").expect("parse"),
+        ReasoningSpec::Pair {
+            open: "[THINK]".to_owned(),
+            close: "[/THINK]".to_owned()
+        }
+    );
+    assert_eq!(
+        spec("[generation]\nreasoning = []\n").expect("parse"),
+        ReasoningSpec::Off
+    );
+    for bad in ["[\"<think>\"]", "[\"\", \"x\"]", "[\"a\", \"b\", \"c\"]"] {
+        assert!(matches!(
+            spec(&format!("[generation]\nreasoning = {bad}\n")),
+            Err(ProfileError::Invalid { .. })
+        ));
+    }
+    assert!(matches!(
+        spec("[generation]\nreasoning = []\nstarts_in_reasoning = true\n"),
+        Err(ProfileError::Invalid { .. })
+    ));
+    let inside = Profile::parse("r", "[generation]\nstarts_in_reasoning = true\n").expect("parse");
+    assert!(inside.starts_in_reasoning);
 }
 
 #[test]
