@@ -9,7 +9,7 @@
 
 use std::fmt::Write;
 
-use codec::registry::{BUILTINS, WORKED_EXAMPLE_PATH};
+use codec::registry::{BUILTINS, WHOLE_EXAMPLE_CONTENT, WHOLE_EXAMPLE_PATH};
 use codec::text::whole::{Piece, split_known};
 use codec::{Action, ActionProposal, FormatId, Mode, Registry, TurnDecoder};
 
@@ -60,7 +60,7 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
         );
         let _ = writeln!(
             s,
-            "{WORKED_EXAMPLE_PATH}\n```python\ndef hex_color(r, g, b):\n    return f\"#{{r:02x}}{{g:02x}}{{b:02x}}\"\n```"
+            "{WHOLE_EXAMPLE_PATH}\n```python\n{WHOLE_EXAMPLE_CONTENT}```"
         );
     }
     s.push_str("Other commands, each on a line of its own:\n");

@@ -223,7 +223,7 @@ fn the_example_copied_back_is_an_echo_and_an_unchanged_block_is_no_failure() {
         "whole-echo",
         &[("stats.py", STATS), ("test_stats.py", "import stats\n")],
     );
-    let example = "example/colors.py\n```python\ndef hex_color(r, g, b):\n    return f\"#{r:02x}{g:02x}{b:02x}\"\n```\n";
+    let example = "colors.py\n```python\ndef hex_color(r, g, b):\n    return f\"#{r:02x}{g:02x}{b:02x}\"\n```\n";
     let reply = format!(
         "{example}\ntest_stats.py\n```\nimport stats\n```\nstats.py\n```\n{FIXED}```\nDONE"
     );
@@ -231,7 +231,7 @@ fn the_example_copied_back_is_an_echo_and_an_unchanged_block_is_no_failure() {
     let out = session(&e, dir.path(), &cfg("fix mean"));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(out.echoes, 1);
-    assert!(!dir.path().join("example").exists());
+    assert!(!dir.path().join("colors.py").exists());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("stats.py")).unwrap(),
         FIXED

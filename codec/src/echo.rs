@@ -5,7 +5,10 @@
 //! apart from real actions.
 
 use crate::action::Action;
-use crate::registry::{BUILTINS, EXAMPLE_REPLACE, EXAMPLE_SEARCH, WORKED_EXAMPLE_PATH};
+use crate::registry::{
+    BUILTINS, EXAMPLE_REPLACE, EXAMPLE_SEARCH, WHOLE_EXAMPLE_CONTENT, WHOLE_EXAMPLE_PATH,
+    WORKED_EXAMPLE_PATH,
+};
 
 /// Recognises echoes of the builtin tools' help text: an action whose arguments are all
 /// placeholder words of *its own* tool's syntax line (`READ path`, `MOVE src -> dst`, but not
@@ -65,6 +68,13 @@ impl Echoes {
             Action::Create { content, .. } if example(content) => return true,
             // The whole-file protocol's example writes the worked example's file.
             Action::Create { path, .. } if path == WORKED_EXAMPLE_PATH => return true,
+            // The whole-file protocol's example, copied: its file with its content.
+            Action::Create { path, content }
+                if path == WHOLE_EXAMPLE_PATH
+                    && content.trim_end() == WHOLE_EXAMPLE_CONTENT.trim_end() =>
+            {
+                return true;
+            }
             Action::Edit { path, blocks }
                 if path == WORKED_EXAMPLE_PATH
                     || blocks
@@ -222,6 +232,13 @@ mod tests {
         };
         assert!(e.is_echo(&edit("a.py", EXAMPLE_SEARCH)));
         assert!(e.is_echo(&edit(WORKED_EXAMPLE_PATH, "anything\n")));
+        let create = |path: &str, content: &str| Action::Create {
+            path: path.to_owned(),
+            content: content.to_owned(),
+        };
+        assert!(e.is_echo(&create(WHOLE_EXAMPLE_PATH, WHOLE_EXAMPLE_CONTENT)));
+        // A real colors.py of the repository is no echo.
+        assert!(!e.is_echo(&create(WHOLE_EXAMPLE_PATH, "RED = 1\n")));
         assert!(!e.is_echo(&edit("a.py", "def f():\n")));
         assert_eq!(
             e.lines_in("READ path[:start-end]  show a file\nREAD a.py\n"),

@@ -314,6 +314,15 @@ pub const EXAMPLE_REPLACE: &str = "the new lines\n";
 /// running (benches/README.md, session 10).
 pub const WORKED_EXAMPLE_PATH: &str = "example/colors.py";
 
+/// The whole-file protocol's example: a file at the repository's root, named by its bare
+/// path. With a directory in the example's path (`example/colors.py`), the 0.5B wrote its
+/// real files under it (`example/greet.py` for `greet.py`; 30 such blocks over 16 tasks in
+/// session 10's bench). A block writing exactly this content to this path is an echo.
+pub const WHOLE_EXAMPLE_PATH: &str = "colors.py";
+/// The content of [`WHOLE_EXAMPLE_PATH`] in the example.
+pub const WHOLE_EXAMPLE_CONTENT: &str =
+    "def hex_color(r, g, b):\n    return f\"#{r:02x}{g:02x}{b:02x}\"\n";
+
 /// One worked exchange, for prompts that teach by example.
 pub const WORKED_EXAMPLE: &str = "Example. Task: colors.py should print \"teal\" instead of \"blue\".\n\
 Reply:\n\
