@@ -11,6 +11,7 @@
 //!
 //! * [`repair`], [`format_id`], [`words`] — plain names: repair and failure kinds, format ids,
 //!   the word lists that tell prose from arguments.
+//! * [`chat_template`] — which tool-call format a model's chat template teaches.
 //! * [`action`] — the typed action space and its JSON form.
 //! * [`event`] — decoder events (re-exporting the kinds).
 //! * [`registry`] — the tool table: builtin tools plus client-declared ones; generates the
@@ -26,6 +27,7 @@
 //! * [`score`] — conversion-rate accounting for `bellows eval`.
 
 pub mod action;
+pub mod chat_template;
 pub mod echo;
 pub mod event;
 pub mod format;
@@ -41,6 +43,7 @@ pub mod turn;
 pub mod words;
 
 pub use action::{Action, ActionProposal, Block};
+pub use chat_template::TemplateFormat;
 pub use event::Event;
 pub use format_id::FormatId;
 pub use registry::Registry;

@@ -12,8 +12,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("words", 0),
     // The strict grammar's word rules, which the registry's grammar includes.
     ("strict_gbnf", 1),
-    // The action space.
+    // The action space, and which format a chat template teaches (a format name from text).
     ("action", 1),
+    ("chat_template", 1),
     // What decoders report, and the tool table.
     ("event", 2),
     ("registry", 2),
