@@ -187,12 +187,18 @@ const NOT_A_NAME: &[&str] = &[
 /// while no file the session changed holds one of them is refused (`name_missing`): the
 /// 0.5B, asked to add square(x), changed `double` to square its argument and said DONE.
 pub fn names_to_add(task: &str) -> Vec<String> {
+    added(task).into_iter().map(|(name, _)| name).collect()
+}
+
+/// [`names_to_add`], each with whether it is a definition (a function, method or class,
+/// which a file must define, not only mention).
+fn added(task: &str) -> Vec<(String, bool)> {
     let words = task_words(task);
     let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |name: &str| {
-        if !out.iter().any(|n| n == name) {
-            out.push(name.to_owned());
+    let mut out: Vec<(String, bool)> = Vec::new();
+    let mut push = |name: &str, defined: bool| {
+        if !out.iter().any(|(n, _)| n == name) {
+            out.push((name.to_owned(), defined));
         }
     };
     for (k, w) in lower.iter().enumerate() {
@@ -205,7 +211,7 @@ pub fn names_to_add(task: &str) -> Vec<String> {
         };
         // A long option just before the kind: `a --shout flag`.
         if kind > k + 1 && long_option(words[kind - 1]) {
-            push(words[kind - 1]);
+            push(words[kind - 1], false);
             continue;
         }
         let mut after = kind + 1;
@@ -219,12 +225,16 @@ pub fn names_to_add(task: &str) -> Vec<String> {
             continue;
         };
         if long_option(next) {
-            push(next);
+            push(next, false);
             continue;
         }
         let name = next.split('(').next().unwrap_or(next);
         if identifier(name) && !NOT_A_NAME.contains(&name.to_lowercase().as_str()) {
-            push(name);
+            let defined = matches!(
+                lower[kind].as_str(),
+                "function" | "functions" | "method" | "methods" | "class" | "classes"
+            );
+            push(name, defined);
         }
     }
     out
@@ -254,20 +264,38 @@ fn identifier(w: &str) -> bool {
         && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The names of [`names_to_add`] that none of `files` (paths of `ws`) holds as a whole word.
+/// File extensions of prose: a name written there is documented, not added.
+const PROSE: &[&str] = &["md", "txt", "rst", "markdown", "adoc"];
+
+/// The names of [`names_to_add`] that no file of `files` (paths of `ws`, prose files left
+/// out) has: a function, method or class defined (`def square(`), anything else as a whole
+/// word. The 0.5B, asked to add square(x), wrote `def square` into README.md and said DONE.
 pub fn names_missing(task: &str, ws: &Workspace, files: &[String]) -> Vec<String> {
-    let names = names_to_add(task);
+    let names = added(task);
     if names.is_empty() {
-        return names;
+        return Vec::new();
     }
     let texts: Vec<String> = files
         .iter()
+        .filter(|p| {
+            !p.rsplit_once('.')
+                .is_some_and(|(_, ext)| PROSE.contains(&ext.to_lowercase().as_str()))
+        })
         .filter_map(|p| ws.read(p).ok().flatten())
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .collect();
     names
         .into_iter()
-        .filter(|n| !texts.iter().any(|t| holds_word(t, n)))
+        .filter(|(n, defined)| {
+            !texts.iter().any(|t| {
+                if *defined {
+                    crate::whole::definitions(t).contains(n)
+                } else {
+                    holds_word(t, n)
+                }
+            })
+        })
+        .map(|(n, _)| n)
         .collect()
 }
 
@@ -561,14 +589,19 @@ mod tests {
     #[test]
     fn a_name_counts_only_as_a_whole_word_of_a_changed_file() {
         let (_dir, ws) = repo(&[
-            ("mathx.py", "def double(x):\n    return x * x\n"),
+            ("mathx.py", "def double(x):\n    return x * x  # square\n"),
             ("greet.py", "p.add_argument(\"--shout-loud\")\n"),
             ("b.py", "def square(x):\n    return x * x\n"),
+            ("README.md", "def square(x):\n    return x * x\n"),
         ]);
         let task = "Add a function square(x) to mathx.py.";
-        let changed = ["mathx.py".to_owned()];
+        // Mentioned is not defined, and README.md is prose.
+        let changed = ["mathx.py".to_owned(), "README.md".to_owned()];
         assert_eq!(names_missing(task, &ws, &changed), ["square"]);
         assert!(names_missing(task, &ws, &["b.py".to_owned()]).is_empty());
+        // A parameter is a word of the code.
+        let param = "Add a parameter double to the docs.";
+        assert!(names_missing(param, &ws, &["mathx.py".to_owned()]).is_empty());
         // `--shout-loud` is not `--shout`.
         let flag = "Add a --shout flag to greet.py.";
         assert_eq!(

@@ -423,6 +423,12 @@ async fn the_05b_through_the_gateway() {
         models["data"][0]["bellows"]["profile"], "qwen2.5-coder-0.5b-instruct",
         "{models}"
     );
+    let card = &models["data"][0]["bellows"];
+    assert_eq!(card["tool_format"], "hermes", "{models}");
+    assert_eq!(
+        card["tool_format_from"], "profile qwen2.5-coder-0.5b-instruct",
+        "{models}"
+    );
 
     let body = r#"{"messages":[{"role":"user","content":"Write a Python function add(a, b) that returns a + b. Reply with the code only."}],"max_tokens":24}"#;
     let r = server.post("/v1/chat/completions", body).await;
@@ -434,6 +440,24 @@ async fn the_05b_through_the_gateway() {
     let completion = v["usage"]["completion_tokens"].as_u64().unwrap();
     assert!((1..=24).contains(&completion), "{v}");
     server.stop().await.unwrap();
+    // Without its profile, the model's own chat template says the same.
+    let generic = ServeArgs {
+        model: Some(qwen05().to_string_lossy().into_owned()),
+        ctx: Some(256),
+        threads: Some(2),
+        parallel: Some(1),
+        profile: Some("generic".to_owned()),
+        ..ServeArgs::default()
+    };
+    let (_, from_template) = gateway::serve::load_engine(&generic.resolve().unwrap()).unwrap();
+    assert_eq!(from_template.protocol, codec::format::FormatId::Hermes);
+    assert!(
+        from_template
+            .protocol_from
+            .starts_with("chat template: the chat template writes `<tool_call>`"),
+        "{}",
+        from_template.protocol_from
+    );
 }
 
 /// The product's first use, end to end on the smallest coder model: `bellows agent` with the

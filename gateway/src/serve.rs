@@ -210,8 +210,13 @@ pub fn load_engine(cfg: &ServeConfig) -> Result<(Arc<dyn Engine>, Defaults), Ser
     opts.profile = cfg.profile.clone();
     opts.write_stall = cfg.write_stall;
     let engine = LlamaEngine::load(opts)?;
-    let profile = engine.profile();
-    let defaults = Defaults::of_profile(profile);
+    let template = engine.chat_template().map(|t| t.source);
+    let defaults = Defaults::of_profile(engine.profile()).with_template_format(template.as_deref());
+    tracing::info!(
+        format = defaults.protocol.as_str(),
+        from = %defaults.protocol_from,
+        "tool-call format"
+    );
     Ok((Arc::new(engine), defaults))
 }
 

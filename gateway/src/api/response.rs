@@ -251,6 +251,10 @@ pub struct ModelCardExt {
     /// Everything the profile's `[measured]` table holds, when it holds anything.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured: Option<models::profile::Measured>,
+    /// The tool-call format client tool calls are decoded in (`text`: every in-band format),
+    /// and what chose it (`profile NAME`, `chat template: …`, `default`).
+    pub tool_format: &'static str,
+    pub tool_format_from: String,
 }
 
 /// `POST /tokenize`.

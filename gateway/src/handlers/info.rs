@@ -40,6 +40,8 @@ fn card(state: &AppState, name: &str) -> ModelCard {
             conversion_rate: state.defaults.measured.conversion_rate,
             measured: (state.defaults.measured != Default::default())
                 .then(|| state.defaults.measured.clone()),
+            tool_format: state.defaults.protocol.as_str(),
+            tool_format_from: state.defaults.protocol_from.clone(),
         },
     }
 }
