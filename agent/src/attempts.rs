@@ -333,8 +333,12 @@ impl Choice {
     }
 }
 
-/// Picks the winner of `attempts`; `checked` says whether they ran with a check.
-pub fn choose(attempts: &[Attempt], checked: bool) -> Choice {
+/// Picks the winner of `attempts`; `checked` says whether they ran with a check. Without
+/// one, the largest group of identical results wins; among groups of one size, the one whose
+/// changes touch a file `task` names and touch the fewest files it does not name (the 0.5B,
+/// asked to append a line to .gitignore, rewrote README.md at temperature 0 and said DONE,
+/// while a warmer attempt changed .gitignore alone), then the earliest (the coolest sample).
+pub fn choose(attempts: &[Attempt], checked: bool, task: &str) -> Choice {
     if checked {
         return match attempts.iter().position(Attempt::passed) {
             Some(index) => Choice::Checked { index },
@@ -349,9 +353,13 @@ pub fn choose(attempts: &[Attempt], checked: bool) -> Choice {
             None => groups.push((&a.key, i, 1)),
         }
     }
+    let rank = |first: usize, size: usize| {
+        let (named, unnamed) = named_changes(&attempts[first].changes, task);
+        (size, named > 0, std::cmp::Reverse(unnamed))
+    };
     let mut best: Option<(usize, usize)> = None;
     for (_, first, size) in groups {
-        if best.is_none_or(|(_, n)| size > n) {
+        if best.is_none_or(|(f, n)| rank(first, size) > rank(f, n)) {
             best = Some((first, size));
         }
     }
@@ -363,6 +371,24 @@ pub fn choose(attempts: &[Attempt], checked: bool) -> Choice {
         },
         None => Choice::Nothing,
     }
+}
+
+/// How many of `changes` touch a file `task` names (by its path, or by its file name when
+/// that has an extension), and how many do not.
+fn named_changes(changes: &[Change], task: &str) -> (usize, usize) {
+    let words: Vec<&str> = task
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | ';' | '(' | ')'))
+        .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let named = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        words
+            .iter()
+            .any(|w| *w == path || (name.contains('.') && *w == name))
+    };
+    let n = changes.iter().filter(|c| named(c.path())).count();
+    (n, changes.len() - n)
 }
 
 /// What happened to the winner.
@@ -547,7 +573,7 @@ pub async fn attempt(
     watcher: &mut dyn Watcher,
 ) -> Result<Report, AttemptsError> {
     let attempts = run_attempts(engine, ws, cfg, n, keep, view, watcher).await?;
-    let choice = choose(&attempts, cfg.verify.is_some());
+    let choice = choose(&attempts, cfg.verify.is_some(), &cfg.task);
     let interrupted = cfg.interrupt.fired();
     let settled = if interrupted {
         Settled::Nothing

@@ -417,7 +417,7 @@ pub async fn run_task(
     if let Some(e) = judge.error {
         return Err(e);
     }
-    let choice = crate::attempts::choose(&attempts, cfg.verify.is_some());
+    let choice = crate::attempts::choose(&attempts, cfg.verify.is_some(), &cfg.task);
     if attempts.iter().all(|a| a.result.is_err())
         && let Some(Attempt { result: Err(e), .. }) = attempts.into_iter().next()
     {

@@ -496,3 +496,41 @@ fn the_temperature_schedule_rises_and_never_cools_a_hot_profile() {
     let s3 = attempts::sampling(&base, 3);
     assert_eq!((s3.temperature, s3.seed, s3.top_k), (0.7, Some(9), 40));
 }
+
+/// Among results that tie, the one that changed the file the task names wins over one that
+/// changed another file, though it ran later.
+#[test]
+fn a_tie_goes_to_the_change_of_the_file_the_task_names() {
+    let dir = repo("tie-named");
+    let other = Script::chunked(
+        "CREATE b.txt\n<<<<<<< SEARCH\n=======\nright\n>>>>>>> REPLACE\n",
+        7,
+    );
+    let e = engine(&[other, done(), edit("right"), done()]);
+    let c = cfg(ApprovalMode::Auto, false);
+    let report = run(
+        &e,
+        dir.path(),
+        &c,
+        2,
+        false,
+        &mut ScriptedApprover::default(),
+        &mut Unwatched,
+    )
+    .unwrap();
+    assert!(
+        report.attempts.iter().all(Attempt::done),
+        "{}",
+        report.summary()
+    );
+    assert_eq!(
+        report.choice,
+        Choice::Voted {
+            index: 1,
+            agreed: 1,
+            of: 2
+        }
+    );
+    assert_eq!(read(dir.path(), "a.txt"), "right\n");
+    assert!(!dir.path().join("b.txt").exists());
+}
