@@ -359,8 +359,8 @@ pub fn definitions_to_delete(task: &str) -> Vec<String> {
             pronoun = true;
             continue;
         }
-        for j in k + 1..(k + 5).min(words.len()) {
-            if NOT_THE_FILE.contains(&lower[j].as_str()) {
+        for (j, next) in lower.iter().enumerate().skip(k + 1).take(4) {
+            if NOT_THE_FILE.contains(&next.as_str()) {
                 break;
             }
             if let Some(n) = distinct(j) {
