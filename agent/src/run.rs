@@ -637,7 +637,7 @@ impl<'a> Session<'a> {
             repairs,
         })?;
         let action = &p.action;
-        if self.echoes.is_echo(action) {
+        if self.echoes.is_echo(action) || self.writes_the_example_file(action) {
             self.tally.echoes += 1;
             self.emit(Event::Refused {
                 turn,
@@ -823,6 +823,22 @@ impl<'a> Session<'a> {
         let mut obs = Observation::error(format!("DONE refused: {why}"), Some(hint));
         obs.summary = obs.summary.replace('\n', "; ");
         Some(("lint", obs))
+    }
+
+    /// A new file at the whole protocol's example path (`colors.py`) that the repository does
+    /// not have and the task does not name: the example's file with other content, which the
+    /// 0.5B used as a scratch file (a constant the task asked to extract, a copy of the file
+    /// it was to change). Refused as an echo.
+    fn writes_the_example_file(&self, action: &Action) -> bool {
+        let example = codec::registry::WHOLE_EXAMPLE_PATH;
+        matches!(action, Action::Create { path, .. } if path == example)
+            && self.cfg.protocol == prompt::Protocol::Whole
+            && !self.cfg.task.contains(example)
+            && self
+                .ws
+                .resolve_nofollow(example)
+                .ok()
+                .is_none_or(|p| std::fs::symlink_metadata(p).is_err())
     }
 
     /// A DONE refused while what the task's words ask for is not so ([`crate::asks`]): a file

@@ -844,3 +844,25 @@ fn done_waits_for_the_dead_function_to_go() {
         prompts(&e)[1]
     );
 }
+
+/// The example's file written with other content, in a repository without it and for a task
+/// that does not name it, is an echo too; in a repository that has a colors.py it is a file.
+#[test]
+fn the_examples_file_is_no_scratch_file() {
+    let dir = repo("whole-example-file", &[("client.py", "T = 30\n")]);
+    let reply = "colors.py\n```python\nTIMEOUT = 30\n```\nclient.py\n```python\nT = 31\n```\nDONE";
+    let e = engine(&[reply]);
+    let out = session(&e, dir.path(), &cfg("Make T 31 in client.py."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(out.echoes, 1);
+    assert!(!dir.path().join("colors.py").exists());
+
+    let dir = repo("whole-real-colors", &[("colors.py", "RED = 1\n")]);
+    let e = engine(&["colors.py\n```python\nRED = 2\n```\nDONE"]);
+    let out = session(&e, dir.path(), &cfg("Make RED 2."));
+    assert_eq!((out.reason, out.echoes), (StopReason::Done, 0));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("colors.py")).unwrap(),
+        "RED = 2\n"
+    );
+}
