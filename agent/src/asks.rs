@@ -413,7 +413,7 @@ const CONTENT_WORDS: &[&str] = &[
 /// (a sentence's closing `.` left out). A DONE while no file of that name holds the text is
 /// refused (`content_missing`): the 0.5B, asked for hello.txt containing `hello, world`,
 /// wrote a file holding its own name.
-pub fn contents_asked(task: &str) -> Vec<(String, String)> {
+pub fn contents_asked(task: &str) -> Vec<(String, String, Fits)> {
     let mut out = Vec::new();
     for line in task.lines() {
         let Some((head, text)) = line.split_once(": ") else {
@@ -439,10 +439,40 @@ pub fn contents_asked(task: &str) -> Vec<(String, String)> {
             .unwrap_or(text)
             .trim();
         if creates && says_content && !text.is_empty() {
-            out.push(((*file).to_owned(), text.to_owned()));
+            // `the line: X` asks for a line that is X; `first line`, for the first.
+            let near: Vec<&str> = lower.iter().rev().take(3).map(String::as_str).collect();
+            let fits = if near.contains(&"first") && near.iter().any(|w| w.starts_with("line")) {
+                Fits::FirstLine
+            } else if near.iter().any(|w| w.starts_with("line")) {
+                Fits::Line
+            } else {
+                Fits::Contains
+            };
+            out.push(((*file).to_owned(), text.to_owned(), fits));
         }
     }
     out
+}
+
+/// How a file must hold the text a task gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fits {
+    /// Somewhere in it.
+    Contains,
+    /// As one whole line (surrounding spaces aside).
+    Line,
+    /// As its first line.
+    FirstLine,
+}
+
+impl Fits {
+    fn holds(self, content: &str, text: &str) -> bool {
+        match self {
+            Fits::Contains => content.contains(text),
+            Fits::Line => content.lines().any(|l| l.trim() == text),
+            Fits::FirstLine => content.lines().next().is_some_and(|l| l.trim() == text),
+        }
+    }
 }
 
 /// The first of [`contents_asked`] not so in `ws`: (the file, the text, the files of that
@@ -453,7 +483,7 @@ pub fn content_missing(task: &str, ws: &Workspace) -> Option<(String, String, Ve
         return None;
     }
     let all = ws.files("").unwrap_or_default();
-    asked.into_iter().find_map(|(file, text)| {
+    asked.into_iter().find_map(|(file, text, fits)| {
         let named: Vec<String> = all
             .iter()
             .filter(|p| **p == file || p.ends_with(&format!("/{file}")))
@@ -463,7 +493,7 @@ pub fn content_missing(task: &str, ws: &Workspace) -> Option<(String, String, Ve
             ws.read(p)
                 .ok()
                 .flatten()
-                .is_some_and(|b| String::from_utf8_lossy(&b).contains(text.as_str()))
+                .is_some_and(|b| fits.holds(&String::from_utf8_lossy(&b), &text))
         });
         (!held).then_some((file, text, named))
     })
@@ -614,13 +644,21 @@ mod tests {
     fn the_content_a_task_gives_a_file_must_be_in_it() {
         assert_eq!(
             contents_asked("Create a file hello.txt containing the single line: hello, world"),
-            [("hello.txt".to_owned(), "hello, world".to_owned())]
+            [(
+                "hello.txt".to_owned(),
+                "hello, world".to_owned(),
+                super::Fits::Line
+            )]
         );
         assert_eq!(
             contents_asked(
                 "Create a directory docs containing a file index.md whose first line is: # Docs."
             ),
-            [("index.md".to_owned(), "# Docs".to_owned())]
+            [(
+                "index.md".to_owned(),
+                "# Docs".to_owned(),
+                super::Fits::FirstLine
+            )]
         );
         // A colon that introduces no content, or no file to create: nothing asked.
         assert!(contents_asked("Write a function in utils.py: it should sort.").is_empty());
@@ -644,6 +682,12 @@ mod tests {
         );
         let (_, _, none) = content_missing("Add a file a.md containing the line: x", &ws).unwrap();
         assert!(none.is_empty());
+        // A line asked for is a whole line: `print("hello, world")` holds the words, not the
+        // line; text asked for without `line` may sit inside one.
+        let (_d, ws) = repo(&[("hello.txt", "print(\"hello, world\")\n")]);
+        assert!(content_missing(hello, &ws).is_some());
+        let words = "Create hello.txt with the text: hello, world";
+        assert!(content_missing(words, &ws).is_none());
     }
 
     #[test]
