@@ -23,10 +23,7 @@ fn slow(text: &str, chunk: usize, delay_ms: u64) -> Script {
 }
 
 fn content_of(events: &[serde_json::Value]) -> String {
-    events
-        .iter()
-        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
-        .collect()
+    common::delta_text(events, "content")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -469,14 +469,8 @@ async fn reasoning_is_returned_apart_and_never_acted_on() {
             )
             .await
             .events();
-        let reasoning: String = events
-            .iter()
-            .filter_map(|e| e["choices"][0]["delta"]["reasoning_content"].as_str())
-            .collect();
-        let content: String = events
-            .iter()
-            .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
-            .collect();
+        let reasoning: String = delta_text(&events, "reasoning_content");
+        let content: String = delta_text(&events, "content");
         assert!(reasoning.starts_with("Maybe <tool_call>"), "{reasoning:?}");
         assert_eq!(content, "It is sunny.");
         server.stop().await.unwrap();
@@ -530,10 +524,7 @@ async fn every_known_familys_reasoning_is_returned_apart_and_never_acted_on() {
             )
             .await
             .events();
-        let reasoning: String = events
-            .iter()
-            .filter_map(|e| e["choices"][0]["delta"]["reasoning_content"].as_str())
-            .collect();
+        let reasoning: String = delta_text(&events, "reasoning_content");
         assert_eq!(reasoning, format!("Maybe {call}? No."), "{open}");
         assert!(
             events

@@ -153,6 +153,15 @@ impl Resp {
     }
 }
 
+/// The text a stream's first choice carried in its deltas' `field` (`content`,
+/// `reasoning_content`), joined.
+pub fn delta_text(events: &[serde_json::Value], field: &str) -> String {
+    events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"][field].as_str())
+        .collect()
+}
+
 /// The JSON documents of an SSE body, without `[DONE]`. Every frame must be a `data:` event.
 pub fn sse_events(text: &str) -> Vec<serde_json::Value> {
     text.split("\n\n")
