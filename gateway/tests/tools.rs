@@ -101,7 +101,7 @@ fn call_events_and_content(events: &[Value]) -> (usize, String) {
         .iter()
         .filter(|e| e["choices"][0]["delta"]["tool_calls"].is_array())
         .count();
-    let content = common::delta_text(&events, "content");
+    let content = common::delta_text(events, "content");
     (with_calls, content)
 }
 
