@@ -250,7 +250,8 @@ pub struct TaskResult {
 
 /// The refusals of a DONE that read the task's words, its commands or the session's own
 /// files (lint, a copy left, a test changed, a file to delete left, a file or name or text
-/// missing, a definition to delete left, a command's output unchanged or still failing).
+/// missing, a definition to delete left, a command's output unchanged or still failing, a
+/// test that passed before failing).
 pub const DONE_REFUSALS: &[&str] = &[
     "lint",
     "copy_left",
@@ -263,6 +264,7 @@ pub const DONE_REFUSALS: &[&str] = &[
     "name_missing",
     "unchanged_output",
     "still_failing",
+    "test_broken",
 ];
 
 impl TaskResult {

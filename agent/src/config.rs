@@ -48,6 +48,9 @@ pub struct Config {
     /// command the task calls wrong prints what it printed before. Also the DONE checks read
     /// from the task's words ([`crate::asks`]).
     pub probes: bool,
+    /// Without a check (`verify`), find the repository's own test scripts and hold DONE to
+    /// them ([`crate::found`]); only with `probes`.
+    pub found_tests: bool,
     /// After a turn that made no progress, the next reply is sampled at least this warm
     /// (more after each further one; see `record::Tally::sampling`); 0 never warms.
     pub stuck_temperature: f32,
@@ -76,6 +79,7 @@ impl Config {
             files_apart: false,
             lint: true,
             probes: true,
+            found_tests: true,
             stuck_temperature: DEFAULT_STUCK_TEMPERATURE,
             interrupt: crate::Interrupt::new(),
         }

@@ -88,6 +88,14 @@ const FAIL_WORDS: &[&str] = &[
 /// What Python prints for an uncaught exception.
 const TRACEBACK: &str = "Traceback (most recent call last)";
 
+/// What a run prints when it failed for want of something outside the repository.
+const MACHINE_FAILURES: &[&str] = &[
+    "ModuleNotFoundError: No module named",
+    "command not found",
+    ": not found",
+    "can't open file",
+];
+
 /// Words that make a command's sentence ask for its behaviour to stay.
 const KEEP_WORDS: &[&str] = &["still", "keep", "keeps", "unchanged", "same"];
 
@@ -104,6 +112,9 @@ pub struct Probe {
     /// Texts the task quotes in the command's sentence and the next (in double quotes):
     /// the error a failing command prints, when its run before the change printed one.
     pub quoted: Vec<String>,
+    /// Not named by the task: a test script of the repository the session found
+    /// ([`crate::found`]).
+    pub found: bool,
 }
 
 /// What one probe printed.
@@ -124,7 +135,7 @@ impl ProbeRun {
     }
 
     /// `(exit 0)`, `(exit 1)`, `(timed out)`, `(ended by a signal)`.
-    fn status(&self) -> String {
+    pub(crate) fn status(&self) -> String {
         match (self.timed_out, self.code) {
             (true, _) => format!("timed out after {}s", PROBE_TIMEOUT.as_secs()),
             (false, Some(c)) => format!("exit {c}"),
@@ -133,7 +144,7 @@ impl ProbeRun {
     }
 
     /// The output as a fenced block, or a line saying there is none.
-    fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         if self.output.trim().is_empty() {
             "(no output)".to_owned()
         } else {
@@ -165,6 +176,7 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
             } else {
                 Vec::new()
             },
+            found: false,
         });
     };
     // In backticks: the whole span, split as a shell would split words.
@@ -630,7 +642,7 @@ pub fn still_failing<'r>(
     now: &'r [ProbeRun],
 ) -> Vec<(&'r ProbeRun, String)> {
     let mut out = Vec::new();
-    for p in probes.iter().filter(|p| p.fails) {
+    for p in probes.iter().filter(|p| p.fails || must_pass(p, before)) {
         let Some(b) = before.iter().find(|r| r.command == p.command) else {
             continue;
         };
@@ -640,7 +652,12 @@ pub fn still_failing<'r>(
         let Some(n) = now.iter().find(|r| r.command == p.command) else {
             continue;
         };
-        let why = if is_test(&p.argv) && n.code != Some(0) {
+        let why = if p.found && n.code != Some(0) {
+            Some(format!(
+                "the repository's test failed before your change and still fails ({})",
+                n.status()
+            ))
+        } else if is_test(&p.argv) && n.code != Some(0) {
             Some(format!("the test still fails ({})", n.status()))
         } else if b.output.contains(TRACEBACK) && n.output.contains(TRACEBACK) {
             Some("it still ends in a Python traceback".to_owned())
@@ -655,6 +672,20 @@ pub fn still_failing<'r>(
         }
     }
     out
+}
+
+/// The run failed for want of something outside the repository (see [`MACHINE_FAILURES`]).
+pub fn machine_failure(run: &ProbeRun) -> bool {
+    run.code != Some(0) && MACHINE_FAILURES.iter().any(|m| run.output.contains(m))
+}
+
+/// A found test that failed before the session, for a reason of the repository's: the
+/// session must make it pass.
+pub fn must_pass(probe: &Probe, before: &[ProbeRun]) -> bool {
+    probe.found
+        && before.iter().any(|b| {
+            b.command == probe.command && !b.timed_out && b.code != Some(0) && !machine_failure(b)
+        })
 }
 
 /// The script `argv` runs is a test: its file name starts with `test` or ends with `_test`
@@ -918,6 +949,7 @@ mod tests {
             symptom,
             fails: false,
             quoted: Vec::new(),
+            found: false,
         };
         let run = |c: &str, out: &str| ProbeRun {
             command: c.to_owned(),
@@ -1037,6 +1069,7 @@ mod tests {
             symptom: true,
             fails: true,
             quoted: quoted.iter().map(|q| (*q).to_owned()).collect(),
+            found: false,
         };
         let run = |p: &Probe, code: i32, out: &str| ProbeRun {
             command: p.command.clone(),

@@ -181,6 +181,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                         | "lint"
                         | "unchanged_output"
                         | "still_failing"
+                        | "test_broken"
                         | "copy_left"
                         | "check_changed"
                         | "file_left"
@@ -195,7 +196,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     "echo" => t.echoes += 1,
                     "premature_done" => t.premature_done += 1,
                     "lint" => t.lint_refused += 1,
-                    "unchanged_output" | "still_failing" => t.probe_refused += 1,
+                    "unchanged_output" | "still_failing" | "test_broken" => t.probe_refused += 1,
                     "copy_left" => t.copy_refused += 1,
                     "check_changed" => t.check_file_refused += 1,
                     "file_left" | "file_missing" | "rename_incomplete" | "content_missing"

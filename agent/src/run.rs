@@ -102,7 +102,7 @@ pub async fn run(
     );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
-    let check_files = protected_files(ws, cfg, &probes);
+    let check_files = protected_files(ws, cfg, &probes, &before);
     let begin = Begin {
         task_message: &task_message,
         tree,
@@ -143,10 +143,13 @@ pub async fn resume(
         .start_tree
         .clone()
         .unwrap_or_else(|| act::tree_fingerprint(ws));
+    // The tests found at the start, not those the session wrote since.
+    let mut probes = session_probes(ws, cfg);
+    probes.retain(|p| !p.found || replay.probes.iter().any(|b| b.command == p.command));
     let begin = Begin {
         task_message: &task_message,
         tree,
-        probes: session_probes(ws, cfg),
+        probes,
         before: replay.probes.clone(),
         check_files: replay.check_files.clone(),
     };
@@ -161,18 +164,19 @@ pub async fn resume(
     drive(&mut s, replay.history, replay.last_turn + 1).await
 }
 
-/// The files the session may not change ([`crate::checkfiles`]): those the check runs, and
-/// the tests the task says fail (a test the model could edit until it passes proves nothing).
+/// The files the session may not change ([`crate::checkfiles`]): those the check runs, the
+/// tests the task says fail, and the repository's tests that failed before the session
+/// (a test the model could edit until it passes proves nothing).
 fn protected_files(
     ws: &Workspace,
     cfg: &Config,
     probes: &[crate::probe::Probe],
+    before: &[crate::probe::ProbeRun],
 ) -> Vec<crate::checkfiles::CheckFile> {
     let mut files = crate::checkfiles::protected(&cfg.task, ws, cfg.verify.as_deref());
-    for p in probes
-        .iter()
-        .filter(|p| p.fails && crate::probe::is_test(&p.argv))
-    {
+    for p in probes.iter().filter(|p| {
+        (p.fails && crate::probe::is_test(&p.argv)) || crate::probe::must_pass(p, before)
+    }) {
         for f in crate::checkfiles::protected(&cfg.task, ws, Some(&p.argv)) {
             if !files.iter().any(|g| g.path == f.path) {
                 files.push(f);
@@ -182,13 +186,18 @@ fn protected_files(
     files
 }
 
-/// The commands of the task the session runs ([`crate::probe`]), none when `cfg` says not to.
+/// The commands of the task the session runs ([`crate::probe`]), and without a check the
+/// repository's own tests ([`crate::found`]); none when `cfg` says not to.
 fn session_probes(ws: &Workspace, cfg: &Config) -> Vec<crate::probe::Probe> {
-    if cfg.probes {
-        crate::probe::commands(&cfg.task, ws, cfg.verify.as_deref())
-    } else {
-        Vec::new()
+    if !cfg.probes {
+        return Vec::new();
     }
+    let mut probes = crate::probe::commands(&cfg.task, ws, cfg.verify.as_deref());
+    if cfg.verify.is_none() && cfg.found_tests {
+        let found = crate::found::tests(ws, &probes);
+        probes.extend(found);
+    }
+    probes
 }
 
 /// The loop, from turn `first` on. Everything else is a small type it calls.
@@ -960,8 +969,9 @@ impl<'a> Session<'a> {
     }
 
     /// A DONE refused because every command the task calls wrong still prints what it
-    /// printed before the session changed anything (`unchanged_output`), or because one it
-    /// says fails still fails (`still_failing`), counted.
+    /// printed before the session changed anything (`unchanged_output`), because a test that
+    /// passed before fails now (`test_broken`), or because one it says fails still fails
+    /// (`still_failing`), counted.
     fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if self.before.is_empty() {
             return None;
@@ -970,6 +980,11 @@ impl<'a> Session<'a> {
         if let Some(same) = crate::probe::unchanged_symptoms(&self.probes, &self.before, &now) {
             self.tally.probe_refused += 1;
             return Some(("unchanged_output", crate::probe::refusal(&same)));
+        }
+        let broken = crate::found::broken(&self.probes, &self.before, &now);
+        if !broken.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("test_broken", crate::found::broken_refusal(&broken)));
         }
         let failing = crate::probe::still_failing(&self.probes, &self.before, &now);
         if failing.is_empty() {
@@ -989,7 +1004,16 @@ impl<'a> Session<'a> {
         if now.is_empty() {
             return Ok(None);
         }
-        let obs = crate::probe::after_change(&self.probes, &self.before, &now);
+        let mut obs = crate::probe::after_change(&self.probes, &self.before, &now);
+        let broken = crate::found::broken(&self.probes, &self.before, &now);
+        if !broken.is_empty() {
+            let names: Vec<String> = broken.iter().map(|r| format!("`{}`", r.command)).collect();
+            obs.ok = false;
+            obs.hint = Some(format!(
+                "{} passed before your change and fails now: fix what your change broke",
+                names.join(" and ")
+            ));
+        }
         self.journal_observation(&obs)?;
         Ok(Some(obs))
     }

@@ -100,9 +100,14 @@ pub struct BenchArgs {
     /// (all N without a check, then a vote); reports pass@1 and solved within N.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub attempts: u32,
-    /// Ignore the tasks' visible `check` files: DONE is accepted unchecked.
+    /// Ignore the tasks' visible `check` files: DONE is then held only to the task's words and
+    /// commands and to the repository's tests the agent finds (see --no-tests).
     #[arg(long)]
     pub no_check: bool,
+    /// Do not look for the repository's own tests when a task has no check (as `bellows
+    /// agent --no-tests`).
+    #[arg(long)]
+    pub no_tests: bool,
 }
 
 /// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
@@ -258,6 +263,15 @@ pub struct RunArgs {
     /// text it gives a new file missing, a function or option it adds in no changed file).
     #[arg(long)]
     pub no_probe: bool,
+    /// Without --verify, do not look for the repository's own tests. By default a test
+    /// script at the top level or one directory down (test_x.py, x_test.py, test.sh, …; a
+    /// Python one only when it asserts or has a __main__ block when run as a script) runs
+    /// like a command the task names, at most two of them: DONE is refused while one that
+    /// passed before the session fails, or one that failed before still fails (unless it
+    /// failed for want of a module or program the machine lacks), and those failing tests are
+    /// read-only to the session.
+    #[arg(long)]
+    pub no_tests: bool,
     /// After a turn that made no progress (nothing succeeded, or the turn came back as
     /// before), sample the next reply at least this warm, 0.15 warmer after each further one,
     /// each with a seed of its own: a greedy model given nearly the same prompt writes nearly
@@ -427,6 +441,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.files_apart = a.files_apart;
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
+    cfg.found_tests = !a.no_tests;
     cfg.stuck_temperature = a.stuck_temperature;
     let mut view: Box<dyn View> = if a.json {
         Box::new(JsonLines)
@@ -544,6 +559,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     cfg.max_turns = b.max_turns;
     cfg.reply_reserve = b.reply_reserve;
     cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, None);
+    cfg.found_tests = !b.no_tests;
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {

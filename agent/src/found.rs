@@ -1,0 +1,269 @@
+//! The repository's own tests, found when the session has no check. A user who asks
+//! `bellows agent "fix the rounding in receipt.py"` without `--verify` still has the
+//! repository's `test_receipt.py`; a change that breaks it, or leaves the test that the bug
+//! fails still failing, is not finished. The session finds such test scripts by name, runs
+//! them as probes ([`crate::probe`]) on a throwaway copy before the first turn and after every
+//! change, and at DONE:
+//! - a test that passed before the session and fails now refuses it (`test_broken`; this holds
+//!   for a test the task names too);
+//! - a found test that failed before and still fails refuses it (`still_failing`), unless it
+//!   failed for want of something outside the repository (a module not installed, a program
+//!   not found): that failure is the machine's, not the task's.
+//!
+//! The failing ones are then read-only to the session, like the check's files (unless the
+//! task names them as files to change): editing a test until it passes proves nothing.
+//!
+//! What counts as a test script: a `.py` or `.sh` file at the repository's top level or one
+//! directory down whose name says test (`test_x.py`, `x_test.py`, `test.sh`, `tests/run_tests.sh`;
+//! [`crate::probe::is_test`]). A Python file must do something when run as a script (a
+//! top-level `assert`, or a `__main__` block); a pytest-only module would pass without running
+//! anything, and one that imports pytest needs what may not be installed. At most
+//! [`MAX_FOUND`], shallowest first.
+
+use crate::probe::{Probe, ProbeRun};
+use crate::workspace::{EntryKind, Workspace};
+
+/// Test scripts taken from one repository at most.
+pub const MAX_FOUND: usize = 2;
+
+/// Files of a repository larger than this are not searched for tests.
+const MAX_FILES: usize = 2000;
+
+/// A Python test file larger than this is not read to see whether it runs as a script.
+const MAX_TEST_BYTES: u64 = 256 * 1024;
+
+/// The test scripts of `ws` (see the module's documentation), as probes that are not symptoms:
+/// `found` is set, and none of them is a command of `named` (the task's own probes).
+pub fn tests(ws: &Workspace, named: &[Probe]) -> Vec<Probe> {
+    let Ok(entries) = ws.entries("") else {
+        return Vec::new();
+    };
+    if entries.len() > MAX_FILES {
+        return Vec::new();
+    }
+    let mut candidates: Vec<(usize, Vec<String>)> = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .filter(|e| e.path.matches('/').count() <= 1)
+        .filter_map(|e| Some((e.path.matches('/').count(), argv_for(ws, &e.path)?)))
+        .filter(|(_, argv)| crate::probe::is_test(argv))
+        .filter(|(_, argv)| !named.iter().any(|p| &p.argv == argv))
+        .collect();
+    // Shallowest first, then by path (entries come sorted by path).
+    candidates.sort_by_key(|(depth, _)| *depth);
+    candidates
+        .into_iter()
+        .take(MAX_FOUND)
+        .map(|(_, argv)| Probe {
+            command: argv.join(" "),
+            argv,
+            symptom: false,
+            fails: false,
+            quoted: Vec::new(),
+            found: true,
+        })
+        .collect()
+}
+
+/// How `path` runs as a test script: `python3 PATH` for a Python file that does something
+/// as a script, `sh PATH` (or `bash PATH`, when its first line asks for bash) for a shell file.
+fn argv_for(ws: &Workspace, path: &str) -> Option<Vec<String>> {
+    if path.contains(char::is_whitespace) {
+        return None;
+    }
+    let full = ws.resolve_nofollow(path).ok()?;
+    if std::fs::metadata(&full).ok()?.len() > MAX_TEST_BYTES {
+        return None;
+    }
+    if path.ends_with(".py") {
+        let text = String::from_utf8(ws.read(path).ok()??).ok()?;
+        return runs_as_script(&text).then(|| vec!["python3".to_owned(), path.to_owned()]);
+    }
+    if path.ends_with(".sh") {
+        let text = String::from_utf8(ws.read(path).ok()??).ok()?;
+        let shell = match text.lines().next() {
+            Some(first) if first.starts_with("#!") && first.contains("bash") => "bash",
+            _ => "sh",
+        };
+        return Some(vec![shell.to_owned(), path.to_owned()]);
+    }
+    None
+}
+
+/// A Python file that tests something when run as `python3 FILE`: a top-level `assert` or a
+/// `__main__` block, and no pytest import.
+fn runs_as_script(text: &str) -> bool {
+    let imports_pytest = text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("import pytest") || l.starts_with("from pytest")
+    });
+    let acts = text
+        .lines()
+        .any(|l| l.starts_with("assert ") || l.starts_with("if __name__"));
+    acts && !imports_pytest
+}
+
+/// The tests (named by the task or found) that passed before the session and do not now,
+/// each with its run now.
+pub fn broken<'r>(probes: &[Probe], before: &[ProbeRun], now: &'r [ProbeRun]) -> Vec<&'r ProbeRun> {
+    probes
+        .iter()
+        .filter(|p| crate::probe::is_test(&p.argv))
+        .filter(|p| {
+            before
+                .iter()
+                .any(|b| b.command == p.command && !b.timed_out && b.code == Some(0))
+        })
+        .filter_map(|p| now.iter().find(|n| n.command == p.command))
+        .filter(|n| n.code != Some(0))
+        .collect()
+}
+
+/// The observation of a DONE refused because a test that passed before fails now
+/// (`test_broken`).
+pub fn broken_refusal(broken: &[&ProbeRun]) -> crate::act::Observation {
+    let names: Vec<String> = broken.iter().map(|r| format!("`{}`", r.command)).collect();
+    let output = broken
+        .iter()
+        .map(|r| format!("$ {} ({})\n{}", r.command, r.status(), r.shown()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    crate::act::Observation::error(
+        format!(
+            "DONE refused: {} passed before your change and fails now",
+            names.join(" and ")
+        ),
+        Some("read the output, fix the code your change broke, then DONE"),
+    )
+    .with_output(output)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::testing::repo;
+
+    fn commands(probes: &[Probe]) -> Vec<String> {
+        probes.iter().map(|p| p.command.clone()).collect()
+    }
+
+    #[test]
+    fn test_scripts_are_found_by_name_and_run_as_scripts() {
+        let (_d, ws) = repo(&[
+            ("money.py", "def f():\n    return 1\n"),
+            ("test_money.py", "from money import f\nassert f() == 1\n"),
+            ("tests/test_deep.sh", "#!/bin/bash\necho ok\n"),
+            ("tests/deeper/test_far.py", "assert True\n"),
+            ("latest.py", "assert True\n"),
+        ]);
+        assert_eq!(
+            commands(&tests(&ws, &[])),
+            ["python3 test_money.py", "bash tests/test_deep.sh"]
+        );
+        // A command the task names is its own probe, not a found one.
+        let named = tests(&ws, &[]);
+        assert_eq!(
+            commands(&tests(&ws, &named[..1])),
+            ["bash tests/test_deep.sh"]
+        );
+    }
+
+    #[test]
+    fn a_python_test_that_runs_nothing_as_a_script_is_not_taken() {
+        let (_d, ws) = repo(&[
+            ("test_a.py", "def test_a():\n    assert 1 == 1\n"),
+            ("test_b.py", "import pytest\n\nassert True\n"),
+            (
+                "test_c.py",
+                "import unittest\n\nclass T(unittest.TestCase):\n    def test(self):\n        \
+                 self.assertTrue(True)\n\nif __name__ == \"__main__\":\n    unittest.main()\n",
+            ),
+        ]);
+        assert_eq!(commands(&tests(&ws, &[])), ["python3 test_c.py"]);
+    }
+
+    fn run(command: &str, code: i32, output: &str) -> ProbeRun {
+        ProbeRun {
+            command: command.to_owned(),
+            code: Some(code),
+            timed_out: false,
+            output: output.to_owned(),
+        }
+    }
+
+    fn found(command: &str) -> Probe {
+        Probe {
+            command: command.to_owned(),
+            argv: command.split(' ').map(str::to_owned).collect(),
+            symptom: false,
+            fails: false,
+            quoted: Vec::new(),
+            found: true,
+        }
+    }
+
+    #[test]
+    fn a_test_that_passed_before_and_fails_now_is_broken() {
+        let probes = [found("python3 test_a.py"), found("sh test.sh")];
+        let before = [
+            run("python3 test_a.py", 0, "ok"),
+            run("sh test.sh", 1, "FAIL"),
+        ];
+        let now = [
+            run("python3 test_a.py", 1, "AssertionError"),
+            run("sh test.sh", 1, "FAIL"),
+        ];
+        let broken_now = broken(&probes, &before, &now);
+        assert_eq!(broken_now.len(), 1);
+        assert_eq!(broken_now[0].command, "python3 test_a.py");
+        assert!(broken(&probes, &before, &before).is_empty());
+        let obs = broken_refusal(&broken_now);
+        assert!(!obs.ok);
+        assert!(
+            obs.summary.contains("passed before your change"),
+            "{}",
+            obs.summary
+        );
+        assert!(obs.output.contains("AssertionError"), "{}", obs.output);
+        // A command that is no test never counts as broken: a change may be asked to make it
+        // fail.
+        let app = Probe {
+            found: false,
+            ..found("python3 app.py")
+        };
+        let before = [run("python3 app.py", 0, "")];
+        let now = [run("python3 app.py", 1, "")];
+        assert!(broken(&[app], &before, &now).is_empty());
+    }
+
+    #[test]
+    fn a_failing_found_test_must_pass_unless_the_machine_lacks_something() {
+        let test = found("python3 test_a.py");
+        assert!(crate::probe::must_pass(
+            &test,
+            &[run("python3 test_a.py", 1, "AssertionError")]
+        ));
+        assert!(!crate::probe::must_pass(
+            &test,
+            &[run("python3 test_a.py", 0, "ok")]
+        ));
+        assert!(!crate::probe::must_pass(
+            &test,
+            &[run(
+                "python3 test_a.py",
+                1,
+                "ModuleNotFoundError: No module named 'numpy'"
+            )]
+        ));
+        // A test the task names follows the task's words, not this rule.
+        let named = Probe {
+            found: false,
+            ..test.clone()
+        };
+        assert!(!crate::probe::must_pass(
+            &named,
+            &[run("python3 test_a.py", 1, "x")]
+        ));
+    }
+}
