@@ -79,11 +79,13 @@ pub struct BenchArgs {
     /// through its chat template). Default: the profile's `agent_protocol`.
     #[arg(long, value_parser = ["text", "whole", "tools"])]
     pub protocol: Option<String>,
-    #[arg(long, default_value_t = 12)]
+    /// Turns per attempt. The default is what the figures in benches/README.md ran with.
+    #[arg(long, default_value_t = 8)]
     pub max_turns: u32,
-    /// Tokens kept free for each reply (its max_tokens).
-    #[arg(long, default_value_t = 512)]
-    pub reply_reserve: u32,
+    /// Tokens kept free for each reply (its max_tokens); a file written whole must fit.
+    /// Default: 1024, or a quarter of the context when that is less.
+    #[arg(long)]
+    pub reply_reserve: Option<u32>,
     /// Generation stops once this many actions are decoded in a turn. Default: the profile's
     /// `actions_per_turn` (0 there: no limit), else 1.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -149,6 +151,16 @@ fn actions_per_turn(flag: Option<u64>, profile: Option<&models::Profile>) -> usi
         (None, None) => 1,
     }
 }
+
+/// The reply reserve: `--reply-reserve`, else [`DEFAULT_REPLY_RESERVE`] or a quarter of a
+/// smaller context (`--ctx 1024` still leaves the prompt three quarters).
+fn reply_reserve(flag: Option<u32>, n_ctx: u32) -> u32 {
+    flag.unwrap_or(DEFAULT_REPLY_RESERVE.min(n_ctx / 4).max(1))
+}
+
+/// Tokens kept free for a reply by default: the whole protocol writes each changed file
+/// whole, and the agent bench's figures ran with this.
+const DEFAULT_REPLY_RESERVE: u32 = 1024;
 
 /// The profile's system-prompt style (checked when the profile was parsed).
 fn prompt_style(profile: &models::Profile) -> codec::registry::PromptStyle {
@@ -231,9 +243,10 @@ pub struct RunArgs {
     /// Prompt plus generated tokens for the whole session.
     #[arg(long)]
     pub token_budget: Option<u64>,
-    /// Tokens kept free for each reply (its max_tokens).
-    #[arg(long, default_value_t = 512)]
-    pub reply_reserve: u32,
+    /// Tokens kept free for each reply (its max_tokens); a file written whole (the whole
+    /// protocol) must fit in it. Default: 1024, or a quarter of the context when that is less.
+    #[arg(long)]
+    pub reply_reserve: Option<u32>,
     /// Characters of start context in the first message (repository map, the files the task
     /// names, files holding its identifiers); capped at what the context window leaves.
     /// Default: 6000 for the text protocol, 10000 for whole (which shows files whole).
@@ -436,7 +449,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.stall_turns = a.stall_turns;
     cfg.loop_repeats = a.loop_repeats;
     cfg.token_budget = a.token_budget;
-    cfg.reply_reserve = a.reply_reserve;
+    cfg.reply_reserve = reply_reserve(a.reply_reserve, engine.info().n_ctx);
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
     cfg.lint = !a.no_lint;
@@ -557,7 +570,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     }
     let mut cfg = Config::new("", Policy::new(ApprovalMode::Auto));
     cfg.max_turns = b.max_turns;
-    cfg.reply_reserve = b.reply_reserve;
+    cfg.reply_reserve = reply_reserve(b.reply_reserve, u32::MAX);
     cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, None);
     cfg.found_tests = !b.no_tests;
     let llama = match b.engine.as_str() {
@@ -570,6 +583,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
             cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, Some(profile));
             cfg.prompt_style = prompt_style(profile);
             cfg.protocol = protocol(b.protocol.as_deref(), profile);
+            cfg.reply_reserve = reply_reserve(b.reply_reserve, models::Engine::info(&engine).n_ctx);
             Some(engine)
         }
     };
@@ -689,6 +703,20 @@ mod tests {
         };
         assert_eq!((b.attempts, b.no_check), (1, false));
         assert!(parse(&["bench", "--attempts", "0"]).is_err());
+    }
+
+    /// The bench runs by default as its figures were measured: 8 turns, 1024 tokens kept for a
+    /// reply (less in a small context), and `--reply-reserve` wins over both.
+    #[test]
+    fn the_reply_reserve_fits_the_context_unless_given() {
+        let Some(AgentCommand::Bench(b)) = parse(&["bench"]).expect("parse").command else {
+            panic!("not bench");
+        };
+        assert_eq!((b.max_turns, b.reply_reserve), (8, None));
+        assert_eq!(reply_reserve(None, 8192), 1024);
+        assert_eq!(reply_reserve(None, 2048), 512);
+        assert_eq!(reply_reserve(Some(300), 8192), 300);
+        assert_eq!(reply_reserve(Some(4000), 2048), 4000);
     }
 
     /// A tuned profile's action limit and prompt style reach the agent unless a flag says
