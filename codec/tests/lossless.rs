@@ -9,32 +9,67 @@
 //!   `arguments_json()`;
 //! * (c) gives the same trace for the whole input, byte by byte, and any chunking.
 //!
+//! The decoder is checked with one reasoning marker pair, with reasoning off, and with the
+//! known families' pairs it starts with (`KNOWN_REASONING_MARKERS`, which the gateway keeps
+//! unless a profile names a pair); generated replies mix markers of every family (whole, cut
+//! short, mismatched, unclosed, stray) with the calls and edits.
+//!
 //! Proposals carry no raw text, so (a) is checked as an alignment: every `Text` and
 //! `Failure.raw` must sit in the input right where the previous piece ended, except that
 //! one or more proposals in between own a non-empty span of the input (the construct they
 //! were decoded from). The pieces are placed at the earliest position that keeps the rest
 //! alignable, so a byte that is both in a failure's raw and in the text after it, or a byte
-//! that nobody emitted and no proposal explains, is a mismatch.
+//! that nobody emitted and no proposal explains, is a mismatch. A run of reasoning is
+//! placed with the pair whose opener starts each block: only that pair's close may end it,
+//! so another family's marker the decoder dropped from a block is a mismatch too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use codec::format::FormatId;
 use codec::turn::trace;
-use codec::{Event, Mode, Registry, TurnDecoder};
+use codec::{Event, KNOWN_REASONING_MARKERS, Mode, Registry, TurnDecoder};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-/// How a decoder treats reasoning: its markers (`None`: reasoning off), and whether the
-/// reply starts inside a block.
+/// Which reasoning markers a decoder recognises.
+#[derive(Debug, Clone, Copy)]
+enum Markers {
+    /// Every known family's pair: what a new decoder starts with, and what the gateway leaves
+    /// it with when no profile names a pair.
+    Known,
+    /// One pair, as a profile names it.
+    Pair(&'static str, &'static str),
+    /// Reasoning off.
+    Off,
+}
+
+impl Markers {
+    /// The pairs in effect, `(open, close)`; the first is the one a reply can start inside.
+    fn pairs(self) -> Vec<(&'static str, &'static str)> {
+        match self {
+            Markers::Known => KNOWN_REASONING_MARKERS.to_vec(),
+            Markers::Pair(open, close) => vec![(open, close)],
+            Markers::Off => Vec::new(),
+        }
+    }
+}
+
+/// How a decoder treats reasoning: its markers, and whether the reply starts inside a block
+/// (of the first pair).
 #[derive(Debug, Clone, Copy)]
 struct Think {
-    markers: Option<(&'static str, &'static str)>,
+    markers: Markers,
     inside: bool,
 }
 
 const THINK: Think = Think {
-    markers: Some(("<think>", "</think>")),
+    markers: Markers::Pair("<think>", "</think>"),
+    inside: false,
+};
+
+const KNOWN: Think = Think {
+    markers: Markers::Known,
     inside: false,
 };
 
@@ -44,10 +79,14 @@ fn decode<'a>(
     think: Think,
     parts: impl IntoIterator<Item = &'a str>,
 ) -> Vec<Event> {
-    let (open, close) = think.markers.unwrap_or(("", ""));
-    let mut d = TurnDecoder::new(mode, Arc::clone(reg))
-        .with_reasoning_markers(open, close)
-        .starts_in_reasoning(think.inside);
+    let d = TurnDecoder::new(mode, Arc::clone(reg));
+    let d = match think.markers {
+        // The decoder as `TurnDecoder::new` makes it, untouched.
+        Markers::Known => d,
+        Markers::Pair(open, close) => d.with_reasoning_markers(open, close),
+        Markers::Off => d.with_reasoning_markers("", ""),
+    };
+    let mut d = d.starts_in_reasoning(think.inside);
     let mut events = Vec::new();
     for p in parts {
         d.feed_into(p, &mut events);
@@ -59,57 +98,63 @@ fn decode<'a>(
 /// What a proposal-free run of events must reproduce, and where proposals own input.
 enum Piece<'e> {
     Bytes(&'e str),
-    /// Prose: an empty reasoning block inside it emits nothing, so the prose around it
-    /// merges into one event.
-    Text(&'e str, Option<String>),
-    /// Reasoning text: it may span several blocks with nothing between them (a closing
-    /// marker right before an opener), whose events merge.
-    Reasoning(&'e str, Option<String>),
-    /// These bytes, or nothing (a reasoning marker: the opener is in the prompt when a
-    /// reply starts inside reasoning, and a block may be unclosed at the end).
-    Maybe(&'e str),
-    /// Any number of repetitions of these bytes (empty reasoning blocks).
-    Star(String),
+    /// Prose: an empty reasoning block (of any pair) inside it emits nothing, so the prose
+    /// around it merges into one event.
+    Text(&'e str, Vec<String>),
+    /// A run of reasoning events: one block, or several with nothing between them (a close
+    /// right before an opener, maybe of another pair), whose events merge. See
+    /// [`Reach::block`]. After a Harmony analysis header (`…<|message|>`, prose) the run may
+    /// instead be that message's content, byte for byte, with no markers.
+    Block {
+        texts: Vec<&'e str>,
+        bare: bool,
+    },
+    /// Nothing, or one of these (a reasoning marker: the close of the block a reply starts
+    /// in, or an opener left open at the end).
+    Maybe(Vec<&'static str>),
+    /// Any number of these, in any order (empty reasoning blocks).
+    Star(Vec<String>),
     /// One or more proposals: a non-empty span of input the emitted pieces do not cover.
     Gap,
 }
 
+/// How the header of a Harmony message ends: the analysis channel's content that follows is
+/// reasoning, without markers.
+const HARMONY_HEADER_END: &str = "<|message|>";
+
 fn pieces(events: &[Event], think: Think) -> Vec<Piece<'_>> {
+    let pairs = think.markers.pairs();
+    let empty_blocks: Vec<String> = pairs.iter().map(|(o, c)| format!("{o}{c}")).collect();
     let mut v = Vec::new();
-    let empty_block = think.markers.map(|(o, c)| format!("{o}{c}"));
-    let (open, close) = think.markers.unwrap_or(("", ""));
     if think.inside {
-        // An empty block the reply starts in.
-        v.push(Piece::Maybe(close));
+        // An empty block the reply starts in: the first pair's.
+        v.push(Piece::Maybe(pairs.iter().take(1).map(|p| p.1).collect()));
     }
     let mut i = 0;
     while i < events.len() {
-        if let Some(b) = &empty_block {
-            v.push(Piece::Star(b.clone()));
-        }
+        v.push(Piece::Star(empty_blocks.clone()));
         match &events[i] {
-            Event::Text(t) => v.push(Piece::Text(t, empty_block.clone())),
+            Event::Text(t) => v.push(Piece::Text(t, empty_blocks.clone())),
             Event::Failure { raw, .. } => v.push(Piece::Bytes(raw)),
             Event::Proposal { .. } if !matches!(v.last(), Some(Piece::Gap)) => v.push(Piece::Gap),
             Event::Reasoning(_) => {
-                v.push(Piece::Maybe(open));
-                let brk = think.markers.map(|(o, c)| format!("{c}{o}"));
+                let bare = i > 0
+                    && matches!(&events[i - 1], Event::Text(t) if t.ends_with(HARMONY_HEADER_END));
+                let mut run = Vec::new();
                 while let Some(Event::Reasoning(r)) = events.get(i) {
-                    v.push(Piece::Reasoning(r, brk.clone()));
+                    run.push(r.as_str());
                     i += 1;
                 }
-                v.push(Piece::Maybe(close));
+                v.push(Piece::Block { texts: run, bare });
                 continue;
             }
             _ => {}
         }
         i += 1;
     }
-    if let Some(b) = empty_block {
-        v.push(Piece::Star(b));
-    }
+    v.push(Piece::Star(empty_blocks));
     // An empty block left open at the end.
-    v.push(Piece::Maybe(open));
+    v.push(Piece::Maybe(pairs.iter().map(|p| p.0).collect()));
     v
 }
 
@@ -143,6 +188,9 @@ impl Reach {
         if let Some(p) = self.past {
             // Every occurrence that starts strictly after `p` (overlaps included).
             let mut k = p + 1;
+            while k < input.len() && !input.is_char_boundary(k) {
+                k += 1;
+            }
             while k <= input.len() {
                 let Some(off) = input.get(k..).and_then(|t| t.find(s)) else {
                     break;
@@ -157,37 +205,76 @@ impl Reach {
         Reach { at, past: None }
     }
 
-    /// Like [`Reach::bytes`], where `brk` may also occur in the input at any point of `s`
-    /// (and `s` never holds `brk`'s first part, the closing marker).
-    fn bytes_breaking(self, input: &str, s: &str, brk: &str) -> Reach {
-        let starts: Vec<usize> = match self.past {
-            Some(p) => self
-                .at
-                .iter()
-                .copied()
-                .chain((p + 1..=input.len()).filter(|&k| input.is_char_boundary(k)))
-                .collect(),
-            None => self.at.iter().copied().collect(),
-        };
+    /// The positions this reach holds: the exact ones, and after a gap every char boundary
+    /// past it.
+    fn starts(&self, input: &str) -> Vec<usize> {
+        let past = self
+            .past
+            .into_iter()
+            .flat_map(|p| (p + 1..=input.len()).filter(|&k| input.is_char_boundary(k)));
+        self.at.iter().copied().chain(past).collect()
+    }
+
+    /// Like [`Reach::bytes`], where any of `brks` may also occur in the input at any point
+    /// of `s` (empty reasoning blocks in prose).
+    fn bytes_breaking(self, input: &str, s: &str, brks: &[String]) -> Reach {
         let mut at = BTreeSet::new();
-        for start in starts {
+        'start: for start in self.starts(input) {
             let mut k = start;
-            let mut ok = true;
             for (j, c) in s.char_indices() {
-                while !brk.is_empty() && input[k..].starts_with(brk) && !s[j..].starts_with(brk) {
-                    k += brk.len();
+                while let Some(b) = brks
+                    .iter()
+                    .find(|b| input[k..].starts_with(b.as_str()) && !s[j..].starts_with(b.as_str()))
+                {
+                    k += b.len();
                 }
-                if input[k..].starts_with(c) {
-                    k += c.len_utf8();
-                } else {
-                    ok = false;
-                    break;
+                if !input[k..].starts_with(c) {
+                    continue 'start;
                 }
+                k += c.len_utf8();
             }
-            if ok {
-                at.insert(k);
+            at.insert(k);
+        }
+        Reach { at, past: None }
+    }
+
+    /// A run of reasoning events, `texts`, with the decoder's marker `pairs`. Each block
+    /// starts at an opener (the first may instead be the block a reply starts `inside`, at
+    /// the start, of the first pair), is ended only by the close of the pair that opened it,
+    /// and is followed at once by the next block's opener while the run goes on (empty blocks
+    /// of any pair may come between). The last block's close may be missing only at the end
+    /// of the input: an unclosed block is reasoning to the end. So a marker of another pair
+    /// inside a block must be in its text.
+    fn block(self, input: &str, texts: &[&str], pairs: &[(&str, &str)], inside: bool) -> Reach {
+        // Where the text can go on, and which pair's block it is in.
+        let mut states: BTreeSet<(usize, usize)> = BTreeSet::new();
+        for p in self.starts(input) {
+            if inside && p == 0 {
+                states.insert((0, 0));
+            }
+            for (k, (open, _)) in pairs.iter().enumerate() {
+                if input[p..].starts_with(open) {
+                    states.insert((p + open.len(), k));
+                }
             }
         }
+        for text in texts {
+            states = states
+                .into_iter()
+                .filter_map(|(p, k)| read_reasoning(input, text, p, k, pairs))
+                .collect();
+        }
+        let at = states
+            .into_iter()
+            .filter_map(|(p, k)| {
+                let close = pairs[k].1;
+                if input[p..].starts_with(close) {
+                    Some(p + close.len())
+                } else {
+                    (p == input.len()).then_some(p)
+                }
+            })
+            .collect();
         Reach { at, past: None }
     }
 
@@ -200,16 +287,24 @@ impl Reach {
         self
     }
 
-    fn maybe(self, input: &str, s: &str) -> Reach {
-        let with = self.clone().bytes(input, s);
-        self.union(with)
+    /// Nothing, or one of `options`.
+    fn maybe(self, input: &str, options: &[&str]) -> Reach {
+        options.iter().fold(self.clone(), |all, s| {
+            all.union(self.clone().bytes(input, s))
+        })
     }
 
-    fn star(self, input: &str, s: &str) -> Reach {
+    /// Any sequence of `options`.
+    fn star(self, input: &str, options: &[String]) -> Reach {
         let mut all = self.clone();
         let mut frontier = self;
-        while !frontier.dead() && !s.is_empty() {
-            let next = frontier.bytes(input, s);
+        while !frontier.dead() {
+            let next = options
+                .iter()
+                .filter(|s| !s.is_empty())
+                .fold(Reach::default(), |acc, s| {
+                    acc.union(frontier.clone().bytes(input, s))
+                });
             let before = all.at.len();
             all = all.union(next.clone());
             if all.at.len() == before {
@@ -229,8 +324,33 @@ impl Reach {
     }
 }
 
+/// Reads reasoning `text` from `p`, in a block of pair `k`: before each character, a close
+/// of the block's pair followed by an opener (of any pair) moves to the next block. The text
+/// never holds its block's close, so where the input has it the block must end there.
+fn read_reasoning(
+    input: &str,
+    text: &str,
+    mut p: usize,
+    mut k: usize,
+    pairs: &[(&str, &str)],
+) -> Option<(usize, usize)> {
+    for c in text.chars() {
+        while let Some(rest) = input[p..].strip_prefix(pairs[k].1) {
+            let next = pairs.iter().position(|(open, _)| rest.starts_with(open))?;
+            p += pairs[k].1.len() + pairs[next].0.len();
+            k = next;
+        }
+        if !input[p..].starts_with(c) {
+            return None;
+        }
+        p += c.len_utf8();
+    }
+    Some((p, k))
+}
+
 /// Whether `pieces` tile `input` exactly, gaps being non-empty spans.
-fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
+fn aligns(input: &str, pieces: &[Piece<'_>], think: Think) -> bool {
+    let pairs = think.markers.pairs();
     let mut r = Reach {
         at: BTreeSet::from([0]),
         past: None,
@@ -239,8 +359,11 @@ fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
         r = match p {
             Piece::Bytes(s) => r.bytes(input, s),
             Piece::Maybe(s) => r.maybe(input, s),
-            Piece::Reasoning(s, brk) | Piece::Text(s, brk) => {
-                r.bytes_breaking(input, s, brk.as_deref().unwrap_or(""))
+            Piece::Text(s, brks) => r.bytes_breaking(input, s, brks),
+            Piece::Block { texts, bare } => {
+                let content = bare.then(|| r.clone().bytes(input, &texts.concat()));
+                let blocks = r.block(input, texts, &pairs, think.inside);
+                content.map_or(blocks.clone(), |c| c.union(blocks))
             }
             Piece::Star(s) => r.star(input, s),
             Piece::Gap => r.gap(),
@@ -254,7 +377,7 @@ fn aligns(input: &str, pieces: &[Piece<'_>]) -> bool {
 
 /// Invariants (a) and (b) on one event list.
 fn check_events(input: &str, events: &[Event], think: Think) -> Result<(), String> {
-    if !aligns(input, &pieces(events, think)) {
+    if !aligns(input, &pieces(events, think), think) {
         return Err(format!(
             "text, failure raws and proposals do not tile the input {input:?}:\n{}",
             trace(events)
@@ -459,6 +582,73 @@ fn reasoning_blocks_tile_the_input() {
         "x<think>READ a.py\n</think>READ b.py\n",
     ] {
         check_all(&reg, Mode::Auto, input, &[2, 9]).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// The same with every known family's markers, as a decoder starts with them (and from inside
+/// a `<think>` block): another family's close or block inside a block, blocks of different
+/// families back to back, stray closes, unclosed blocks and markers cut short at the end, a
+/// multi-byte empty block before a call list, a Harmony analysis message (reasoning without
+/// markers) before a block.
+#[test]
+fn reasoning_blocks_of_every_family_tile_the_input() {
+    let reg = Arc::new(Registry::builtin());
+    for input in [
+        "<think>a</seed:think>b</think>c",
+        "[THINK]a<think>b</think>c[/THINK]d",
+        "<think>a</think>[THINK]b[/THINK]\u{25c1}think\u{25b7}\u{25c1}/think\u{25b7}c",
+        "x</think>[/THINK]<|END_THINKING|>y\n",
+        "<|START_THINKING|>READ a.py\n<|inner_suffix|>",
+        "ok <seed:think>a</seed:thi",
+        "<think></think>\u{25c1}think\u{25b7}\u{25c1}/think\u{25b7}[TOOL_CALLS]read{\"path\": \"a\"}[TOOL_CALLS]nope{}",
+        "<|channel|>analysis<|message|>{\"path\": \"\"}<|end|>[THINK]x[/THINK]",
+    ] {
+        for think in [
+            KNOWN,
+            Think {
+                inside: true,
+                ..KNOWN
+            },
+        ] {
+            check_all_with(&reg, Mode::Auto, think, input, &[3, 11])
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// The alignment holds each block to its own pair's close: the decoder's events for these
+/// inputs pass it, and event lists that end a block at another family's close, drop a
+/// marker, or go on after an unclosed block do not.
+#[test]
+fn the_alignment_holds_a_block_to_its_own_close() {
+    let r = |s: &str| Event::Reasoning(s.to_owned());
+    let t = |s: &str| Event::Text(s.to_owned());
+    let reg = Arc::new(Registry::builtin());
+    for (input, want) in [
+        (
+            "<think>a</seed:think>b</think>c",
+            vec![r("a</seed:think>b"), t("c")],
+        ),
+        ("<think>a</think>[THINK]b[/THINK]c", vec![r("ab"), t("c")]),
+        ("x</think>y<think></think>z", vec![t("x</think>yz")]),
+        ("[THINK]a</think>b", vec![r("a</think>b")]),
+    ] {
+        let got = decode(&reg, Mode::Auto, KNOWN, [input]);
+        assert_eq!(trace(&got), trace(&want), "{input:?}");
+        check_events(input, &want, KNOWN).unwrap_or_else(|e| panic!("{e}"));
+    }
+    for (input, wrong) in [
+        ("<think>a</seed:think>b", vec![r("a"), t("b")]),
+        ("<think>a</think>[THINK]b</think>c", vec![r("ab"), t("c")]),
+        ("<think>a[/THINK]", vec![r("a")]),
+        ("x</think>y", vec![t("xy")]),
+        ("<think>ab", vec![r("a"), t("b")]),
+    ] {
+        assert!(
+            check_events(input, &wrong, KNOWN).is_err(),
+            "{input:?} passed with {}",
+            trace(&wrong)
+        );
     }
 }
 
@@ -748,9 +938,46 @@ fn reply(setup: &Setup) -> impl Strategy<Value = String> + use<> {
     let fragment = prop_oneof![
         3 => calls,
         2 => prop::sample::select(NOISE).prop_map(str::to_owned),
+        2 => marker(),
         1 => "[ -~\n]{0,10}",
-    ];
-    prop::collection::vec(fragment, 0..8).prop_map(|v| v.concat())
+    ]
+    .boxed();
+    // A block of any family around a few fragments, so that blocks also close and the reply
+    // goes on after them (a lone opener leaves the rest of the reply in its block).
+    let block = (
+        prop::sample::select(&KNOWN_REASONING_MARKERS[..]),
+        prop::collection::vec(fragment.clone(), 0..3),
+    )
+        .prop_map(|((open, close), inner)| format!("{open}{}{close}", inner.concat()));
+    let piece = prop_oneof![4 => fragment, 1 => block];
+    prop::collection::vec(piece, 0..10).prop_map(|v| v.concat())
+}
+
+/// A reasoning marker of any known family: an opener or a close (so blocks nest, mismatch,
+/// stay open, or close nothing), an empty block, one cut short, or a look-alike that is none.
+/// With one pair or none in effect, the other families' markers are prose.
+fn marker() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(&KNOWN_REASONING_MARKERS[..]),
+        0..9usize,
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|((open, close), form, cut)| match form {
+            0 | 1 => open.to_owned(),
+            2..=4 => close.to_owned(),
+            5 => format!("{open}{close}"),
+            6 | 7 => {
+                // A proper, non-empty prefix, cut at a char boundary.
+                let m = if form == 6 { open } else { close };
+                let ends: Vec<usize> = m.char_indices().skip(1).map(|(i, _)| i).collect();
+                m[..ends[cut.index(ends.len())]].to_owned()
+            }
+            _ => {
+                // The opener with a character inserted before its last one.
+                let last = open.char_indices().last().map_or(0, |(i, _)| i);
+                format!("{}ing{}", &open[..last], &open[last..])
+            }
+        })
 }
 
 fn case() -> impl Strategy<Value = (Setup, String)> {
@@ -775,21 +1002,26 @@ fn mode() -> impl Strategy<Value = Mode> {
             FormatId::GemmaCall,
             FormatId::SectionCalls,
             FormatId::Harmony,
+            // No in-band format: what the gateway decodes a reply to a request without tools
+            // with, to tell reasoning from the answer.
+            FormatId::OpenAi,
         ][..]).prop_map(Mode::Only),
     ]
 }
 
-/// Reasoning on with the default or custom markers (maybe starting inside a block), or off.
+/// Reasoning with every known family's markers (as a decoder starts), with `<think>` only or
+/// custom markers (as a profile names them), maybe starting inside a block; or off.
 fn think() -> impl Strategy<Value = Think> {
     prop_oneof![
-        3 => any::<bool>().prop_map(|inside| Think { inside, ..THINK }),
-        1 => any::<bool>().prop_map(|inside| Think { markers: Some(("[R]", "[/R]")), inside }),
-        1 => Just(Think { markers: None, inside: false }),
+        3 => any::<bool>().prop_map(|inside| Think { inside, ..KNOWN }),
+        2 => any::<bool>().prop_map(|inside| Think { inside, ..THINK }),
+        1 => any::<bool>().prop_map(|inside| Think { markers: Markers::Pair("[R]", "[/R]"), inside }),
+        1 => Just(Think { markers: Markers::Off, inside: false }),
     ]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(768))]
+    #![proptest_config(ProptestConfig::with_cases(2048))]
 
     #[test]
     fn every_registry_decodes_losslessly_and_ignores_chunking(
