@@ -985,8 +985,9 @@ const CACHE_DIRS: &[&str] = &[
 /// and modification time.
 const FINGERPRINT_HASH_LIMIT: u64 = 1 << 20;
 
-/// A digest of the repository's files: each path with its kind, size and sha256 (size and
-/// modification time for a file over 1 MiB; a link's target). `.git/`, `.bellows/`, caches
+/// A digest of the repository's files and directories: each path with its kind, size and
+/// sha256 (size and modification time for a file over 1 MiB; a link's target; a directory's
+/// path alone, so an empty directory made is a change). `.git/`, `.bellows/`, caches
 /// a test run writes (`__pycache__/`, `*.pyc`, `.pytest_cache/`, …) and a Rust `target/`
 /// next to a `Cargo.toml` are skipped. Two trees with the same files have the same
 /// fingerprint, so a change made and undone is no change.
@@ -1013,6 +1014,8 @@ pub fn tree_fingerprint(ws: &Workspace) -> String {
             if ft.is_dir() {
                 let cache = CACHE_DIRS.contains(&name_s.as_ref()) || (cargo && name_s == "target");
                 if !cache {
+                    // A directory counts too: MKDIR of an empty one is a change.
+                    entries.push(format!("{rel}\0dir"));
                     stack.push(p);
                 }
                 continue;

@@ -5,7 +5,7 @@
 //! then at most three words (`the obsolete file`), then a path of the repository, with no `in`,
 //! `from` or `of` between — `remove the print in app.py` asks for no file to go.
 
-use crate::probe::{is_repo_file, word_spans};
+use crate::probe::{is_repo_file, sentence_bounds, word_spans};
 use crate::workspace::Workspace;
 
 /// The task's words, split at whitespace, without the quotes, brackets and trailing
@@ -25,6 +25,75 @@ fn exists(ws: &Workspace, path: &str) -> bool {
     ws.resolve_nofollow(path)
         .ok()
         .is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
+/// Words that name a directory, before or after its name.
+const DIRECTORY_WORDS: &[&str] = &["directory", "folder", "dir"];
+
+/// Words beside a directory word that are not its name.
+const NOT_A_DIRECTORY: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "new",
+    "named",
+    "called",
+    "with",
+    "that",
+    "this",
+    "same",
+    "empty",
+    "its",
+    "each",
+    "every",
+    "one",
+    "another",
+    "containing",
+    "in",
+    "into",
+    "of",
+    "inside",
+    "under",
+];
+
+/// Where `task` places `file`, a bare file name: `D/file` when the sentence that names it
+/// names a directory D (`a directory docs containing a file index.md`, `index.md in the docs
+/// folder`); else `file` as it is. The 1.5B, told that index.md lacked its text, wrote a top-level index.md.
+pub fn placed(task: &str, file: &str) -> String {
+    if file.contains('/') {
+        return file.to_owned();
+    }
+    for range in sentence_bounds(task) {
+        let words = task_words(&task[range]);
+        if !words.contains(&file) {
+            continue;
+        }
+        let plain = |name: &str| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/'))
+                && !name.split('/').any(|c| c.is_empty() || c == "..")
+                && !NOT_A_DIRECTORY.contains(&name.to_lowercase().as_str())
+                && name != file
+        };
+        let is_dir_word = |w: &str| DIRECTORY_WORDS.contains(&w.to_lowercase().as_str());
+        // `directory docs`, or `the docs directory`.
+        let dir = words.windows(2).find_map(|p| {
+            let (a, b) = (p[0].trim_end_matches('/'), p[1].trim_end_matches('/'));
+            if is_dir_word(a) && plain(b) {
+                Some(b)
+            } else if is_dir_word(b) && plain(a) {
+                Some(a)
+            } else {
+                None
+            }
+        });
+        if let Some(dir) = dir {
+            return format!("{dir}/{file}");
+        }
+    }
+    file.to_owned()
 }
 
 const DELETE_WORDS: &[&str] = &["delete", "remove", "rm"];
@@ -101,8 +170,9 @@ pub fn files_to_create(task: &str, ws: &Workspace) -> Vec<String> {
             if !file_name_like(path) {
                 continue;
             }
-            if !exists(ws, path) && !out.iter().any(|p| p == path) {
-                out.push(path.to_owned());
+            let path = placed(task, path);
+            if !exists(ws, &path) && !out.contains(&path) {
+                out.push(path);
             }
             break;
         }
@@ -484,9 +554,10 @@ pub fn content_missing(task: &str, ws: &Workspace) -> Option<(String, String, Ve
     }
     let all = ws.files("").unwrap_or_default();
     asked.into_iter().find_map(|(file, text, fits)| {
+        let file = placed(task, &file);
         let named: Vec<String> = all
             .iter()
-            .filter(|p| **p == file || p.ends_with(&format!("/{file}")))
+            .filter(|p| **p == file || !file.contains('/') && p.ends_with(&format!("/{file}")))
             .cloned()
             .collect();
         let held = named.iter().any(|p| {
@@ -520,7 +591,7 @@ fn file_name_like(word: &str) -> bool {
 mod tests {
     use super::{
         content_missing, contents_asked, definition_left, definitions_to_delete, files_to_create,
-        files_to_delete, names_missing, names_to_add, rename_left, renames,
+        files_to_delete, names_missing, names_to_add, placed, rename_left, renames,
     };
     use crate::testing::repo;
 
@@ -729,5 +800,36 @@ mod tests {
             Some(("old_helper".to_owned(), "lib.sh".to_owned()))
         );
         assert!(definition_left("Delete new_parse.", &ws).is_none());
+    }
+
+    #[test]
+    fn a_file_the_task_puts_in_a_directory_is_looked_for_there() {
+        let task = "Create a directory docs containing a file index.md whose first line is: # Docs";
+        assert_eq!(placed(task, "index.md"), "docs/index.md");
+        assert_eq!(
+            placed(
+                "Add index.md in the docs folder. Keep README.md.",
+                "index.md"
+            ),
+            "docs/index.md"
+        );
+        // Another sentence's directory, or none, places nothing.
+        assert_eq!(
+            placed("Make a new directory. Then create index.md.", "index.md"),
+            "index.md"
+        );
+        assert_eq!(placed(task, "docs/index.md"), "docs/index.md");
+        let (dir, ws) = repo(&[("README.md", "# project\n")]);
+        let create = "Create index.md in the docs folder.";
+        assert_eq!(files_to_create(create, &ws), ["docs/index.md"]);
+        // The text in a top-level index.md is not the text in docs/index.md.
+        std::fs::write(dir.path().join("index.md"), "# Docs\n").unwrap();
+        assert_eq!(files_to_create(create, &ws), ["docs/index.md"]);
+        let (file, _, named) = content_missing(task, &ws).expect("not where the task puts it");
+        assert_eq!((file.as_str(), named.len()), ("docs/index.md", 0));
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("docs/index.md"), "# Docs\n").unwrap();
+        assert!(files_to_create(create, &ws).is_empty());
+        assert!(content_missing(task, &ws).is_none());
     }
 }

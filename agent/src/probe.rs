@@ -488,7 +488,7 @@ fn quoted_near(task: &str, at: usize) -> Vec<String> {
 
 /// Byte ranges of the sentences of `text`: a `.`, `!` or `?` followed by whitespace (not the
 /// dot of `cli.py`), or a line break, ends one.
-fn sentence_bounds(text: &str) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn sentence_bounds(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;

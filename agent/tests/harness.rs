@@ -307,6 +307,16 @@ fn an_edit_undone_back_to_the_original_bytes_is_no_change() {
     assert_eq!(commits, 2);
 }
 
+/// An empty directory made is a change: "make a directory build" is done by MKDIR alone.
+#[test]
+fn an_empty_directory_made_is_a_change() {
+    let dir = repo("mkdir-change", &[("a.txt", "old\n")]);
+    let e = engine(&["MKDIR build\n", "DONE\n"]);
+    let out = session(&e, dir.path(), &cfg("make an empty directory build"));
+    assert_eq!((out.reason, out.no_change), (StopReason::Done, 0));
+    assert!(dir.path().join("build").is_dir());
+}
+
 #[test]
 fn a_command_that_changes_a_file_is_a_change_and_a_cache_it_writes_is_not() {
     let dir = repo("run-change", &[("a.txt", "old\n")]);

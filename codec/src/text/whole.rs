@@ -8,7 +8,7 @@
 //! Rules:
 //! * The header is the last non-blank line before the opening fence, with at most one blank
 //!   line between them, and must be a lone path (decorated as aider allows: `**a.py**`,
-//!   `` `a.py` ``, `a.py:`, `### a.py`, or after `File:`). A fence without such a header is
+//!   `` `a.py` ``, `a.py:`, `### a.py`, or after `File:` or `FILE `). A fence without such a header is
 //!   text.
 //! * Inside the block, a fence with an info string (```` ```sh ````) opens a nested fence
 //!   (a README's examples) and a bare fence closes the innermost one; the bare fence at depth
@@ -156,6 +156,8 @@ fn header_before(
         "filename:",
         "Path:",
         "path:",
+        // A verb of the model's own making, in the protocol's capitals (`FILE a.py`).
+        "FILE ",
     ]
     .iter()
     .find_map(|p| text.strip_prefix(p))
@@ -270,7 +272,14 @@ mod tests {
 
     #[test]
     fn decorated_headers_and_one_blank_line_are_accepted() {
-        for header in ["**a.py**", "`a.py`", "a.py:", "### a.py", "File: a.py"] {
+        for header in [
+            "**a.py**",
+            "`a.py`",
+            "a.py:",
+            "### a.py",
+            "File: a.py",
+            "FILE a.py",
+        ] {
             for gap in ["", "\n"] {
                 let reply = format!("{header}\n{gap}```\nx = 1\n```\n");
                 assert_eq!(
