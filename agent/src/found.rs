@@ -10,6 +10,8 @@
 //!   failed for want of something outside the repository (a module not installed, a program
 //!   not found): that failure is the machine's, not the task's.
 //!
+//! A found test that cannot tell anything here — it timed out, or failed for want of a module
+//! or program before the session changed anything — is dropped before the first message.
 //! The failing ones are then read-only to the session, like the check's files (unless the
 //! task names them as files to change): editing a test until it passes proves nothing.
 //!
@@ -101,6 +103,26 @@ fn runs_as_script(text: &str) -> bool {
         .lines()
         .any(|l| l.starts_with("assert ") || l.starts_with("if __name__"));
     acts && !imports_pytest
+}
+
+/// `probes` and their runs `before`, less the found tests that could not tell anything: one
+/// that did not run, ran out of time, or failed for want of something outside the repository
+/// (`python3 tests/test_a.py` whose imports need the repository's root on the path). Shown,
+/// such a failure would only lead the model to "fix" it.
+pub fn keep_useful(probes: Vec<Probe>, before: Vec<ProbeRun>) -> (Vec<Probe>, Vec<ProbeRun>) {
+    let useless = |p: &Probe| {
+        p.found
+            && before
+                .iter()
+                .find(|r| r.command == p.command)
+                .is_none_or(|r| r.timed_out || crate::probe::machine_failure(r))
+    };
+    let (dropped, kept): (Vec<Probe>, Vec<Probe>) = probes.into_iter().partition(useless);
+    let before = before
+        .into_iter()
+        .filter(|r| !dropped.iter().any(|p| p.command == r.command))
+        .collect();
+    (kept, before)
 }
 
 /// The tests (named by the task or found) that passed before the session and do not now,
@@ -265,5 +287,40 @@ mod tests {
             &named,
             &[run("python3 test_a.py", 1, "x")]
         ));
+    }
+
+    #[test]
+    fn a_found_test_that_cannot_run_here_is_dropped() {
+        let probes = vec![
+            found("python3 tests/test_a.py"),
+            found("sh test.sh"),
+            found("python3 test_slow.py"),
+            Probe {
+                found: false,
+                ..found("python3 app.py")
+            },
+        ];
+        let before = vec![
+            run(
+                "python3 tests/test_a.py",
+                1,
+                "ModuleNotFoundError: No module named 'app'",
+            ),
+            run("sh test.sh", 1, "FAIL"),
+            ProbeRun {
+                timed_out: true,
+                code: None,
+                ..run("python3 test_slow.py", 0, "")
+            },
+            run(
+                "python3 app.py",
+                1,
+                "ModuleNotFoundError: No module named 'yaml'",
+            ),
+        ];
+        let (kept, runs) = keep_useful(probes, before);
+        assert_eq!(commands(&kept), ["sh test.sh", "python3 app.py"]);
+        let ran: Vec<&str> = runs.iter().map(|r| r.command.as_str()).collect();
+        assert_eq!(ran, ["sh test.sh", "python3 app.py"]);
     }
 }

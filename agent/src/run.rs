@@ -95,6 +95,7 @@ pub async fn run(
     // first message, and later runs are compared with it.
     let probes = session_probes(ws, cfg);
     let before = crate::probe::run_all(ws, &probes);
+    let (probes, before) = crate::found::keep_useful(probes, before);
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,
