@@ -183,9 +183,37 @@ pub fn measure(engine: &dyn Engine, messages: &[ChatMessage]) -> usize {
 }
 
 /// [`measure`] with the tools the template renders into the prompt.
+/// Where the engine cannot count (a remote server without llama-server's `/tokenize`:
+/// Ollama, vLLM, a hosted API; one that renders no template) the count is an estimate, at
+/// [`ESTIMATED_BYTES_PER_TOKEN`]; counting it as too long would stop every session before its
+/// first reply.
 pub fn measure_with(engine: &dyn Engine, messages: &[ChatMessage], tools: &[ToolSpec]) -> usize {
-    engine
-        .render_chat(messages, tools)
-        .and_then(|text| engine.tokenize(&text))
-        .map_or(usize::MAX, |t| t.len())
+    match engine.render_chat(messages, tools) {
+        Ok(text) => engine
+            .tokenize(&text)
+            .map_or_else(|_| estimate(text.len()), |t| t.len()),
+        Err(_) => {
+            let tools: usize = tools
+                .iter()
+                .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+                .sum();
+            let text: usize = messages
+                .iter()
+                .map(|m| m.content.len() + MESSAGE_OVERHEAD_BYTES)
+                .sum();
+            estimate(text + tools)
+        }
+    }
+}
+
+/// Bytes a token is assumed to hold where the engine cannot count: fewer than English text
+/// and code average in the tokenizers of the models bellows knows (about four), so a prompt
+/// estimated to fit does.
+pub const ESTIMATED_BYTES_PER_TOKEN: usize = 3;
+
+/// Bytes a message's role markers are assumed to take, where no template rendered them.
+const MESSAGE_OVERHEAD_BYTES: usize = 24;
+
+fn estimate(bytes: usize) -> usize {
+    bytes.div_ceil(ESTIMATED_BYTES_PER_TOKEN)
 }
