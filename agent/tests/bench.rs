@@ -368,14 +368,19 @@ fn attempts_stop_at_the_first_passing_check_and_report_pass_at_1_apart() {
     no_copies_left(dir.path());
 }
 
+/// Without a check and without the repository's own tests, attempts vote; with its tests
+/// found (`test_greet.sh`, which fails before and after the wrong change), the wrong DONEs are
+/// refused and never vote.
 #[test]
 fn without_a_check_attempts_vote_and_a_wrong_majority_is_a_false_success() {
     let wrong = "EDIT greet.sh\n<<<<<<< SEARCH\necho helo\n=======\necho hullo\n>>>>>>> REPLACE\n";
-    for (replies, solved) in [
+    for (replies, found, solved) in [
         // One wrong, two right: the right change wins the vote, though attempt 1 failed.
-        ([wrong, FIX, FIX], true),
+        ([wrong, FIX, FIX], false, true),
         // Two wrong, one right: the wrong change wins; solved within 3, not solved.
-        ([wrong, wrong, FIX], false),
+        ([wrong, wrong, FIX], false, false),
+        // The same, the repository's test found: only the right change says DONE.
+        ([wrong, wrong, FIX], true, true),
     ] {
         let (dir, _) = greet_task(None, None);
         // A task that names no command: had it said `sh test_greet.sh fails`, the wrong
@@ -393,6 +398,10 @@ fn without_a_check_attempts_vote_and_a_wrong_majority_is_a_false_success() {
         }
         let mut cfg = config();
         cfg.attempts = 3;
+        cfg.session.found_tests = found;
+        // An edit, then DONE: a refused DONE ends the attempt there, so the next attempt
+        // takes the next scripted edit.
+        cfg.session.max_turns = 2;
         let r = run_on(&engine, &task, &cfg).unwrap();
         let report = bench::report(std::slice::from_ref(&r));
         assert_eq!(r.attempts, 3, "{report}");
@@ -402,7 +411,14 @@ fn without_a_check_attempts_vote_and_a_wrong_majority_is_a_false_success() {
             (solved, !solved),
             "{report}"
         );
-        assert_eq!(r.chosen, Some(if solved { 2 } else { 1 }));
+        assert_eq!(
+            r.chosen,
+            Some(match (found, solved) {
+                (false, true) => 2,
+                (false, false) => 1,
+                (true, _) => 3,
+            })
+        );
         no_copies_left(dir.path());
     }
 }
