@@ -848,14 +848,13 @@ fn slot_main(
         let _turn = lock(&CONTEXT_CREATION);
         model.new_context(backend, params)
     };
-    let mut ctx = match ctx {
+    let ctx = match ctx {
         Ok(ctx) => ctx,
         Err(e) => {
             let _ = ready.send(Err(e.to_string()));
             return;
         }
     };
-    warm_up(&model, &mut ctx, &mut LlamaBatch::new(1, 1));
     let _ = ready.send(Ok(()));
     let mut slot = Slot {
         model: &model,
@@ -895,34 +894,6 @@ fn slot_main(
             // a stall; the bound is only a guard.
             let _ = send_bounded(&tx, ending.event(timings), 0, cfg.write_stall);
         }
-    }
-}
-
-/// One decode of one token, its KV cell dropped after: the first decode of a context pays for
-/// the weights' pages, the compute buffers and the thread pool's start (llama-server does the
-/// same before it reports healthy). The engine reports loaded after this, so a server's first
-/// request is not the one that waits. A failure is only logged: the first real decode will
-/// report it.
-fn warm_up(model: &LlamaModel, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch<'_>) {
-    let started = Instant::now();
-    let vocab = model.vocab();
-    let token = if vocab.bos().0 >= 0 {
-        vocab.bos()
-    } else {
-        LlamaToken(0)
-    };
-    batch.clear();
-    let decoded = batch
-        .add(token, 0, &[0], true)
-        .map_err(|e| e.to_string())
-        .and_then(|()| ctx.decode(batch).map_err(|e| e.to_string()));
-    ctx.clear_kv_cache();
-    match decoded {
-        Ok(()) => tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "context warmed up"
-        ),
-        Err(e) => tracing::warn!(error = %e, "warming the context up failed"),
     }
 }
 
