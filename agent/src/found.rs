@@ -147,7 +147,7 @@ pub fn broken_refusal(broken: &[&ProbeRun]) -> crate::act::Observation {
     let names: Vec<String> = broken.iter().map(|r| format!("`{}`", r.command)).collect();
     let output = broken
         .iter()
-        .map(|r| format!("$ {} ({})\n{}", r.command, r.status(), r.shown()))
+        .map(|r| r.as_shown())
         .collect::<Vec<_>>()
         .join("\n");
     crate::act::Observation::error(

@@ -151,6 +151,11 @@ impl ProbeRun {
             format!("```\n{}\n```", self.output.trim_end())
         }
     }
+
+    /// `$ COMMAND (STATUS)` and the output, as a refusal shows a run.
+    pub(crate) fn as_shown(&self) -> String {
+        format!("$ {} ({})\n{}", self.command, self.status(), self.shown())
+    }
 }
 
 /// The commands `task` names that can run in `ws` (see the module's documentation), at most
@@ -720,7 +725,7 @@ pub fn failing_refusal(failing: &[(&ProbeRun, String)]) -> crate::act::Observati
         .collect();
     let output = failing
         .iter()
-        .map(|(r, _)| format!("$ {} ({})\n{}", r.command, r.status(), r.shown()))
+        .map(|(r, _)| r.as_shown())
         .collect::<Vec<_>>()
         .join("\n");
     crate::act::Observation::error(
@@ -800,7 +805,7 @@ pub fn refusal(same: &[&ProbeRun]) -> crate::act::Observation {
     let names: Vec<String> = same.iter().map(|r| format!("`{}`", r.command)).collect();
     let output = same
         .iter()
-        .map(|r| format!("$ {} ({})\n{}", r.command, r.status(), r.shown()))
+        .map(|r| r.as_shown())
         .collect::<Vec<_>>()
         .join("\n");
     crate::act::Observation::error(
