@@ -769,11 +769,17 @@ pub fn after_change(
         ));
     }
     let names: Vec<String> = now.iter().map(|r| format!("`{}`", r.command)).collect();
+    // A test the session found is the repository's, not the task's.
+    let whose = match (
+        probes.iter().any(|p| p.found),
+        probes.iter().any(|p| !p.found),
+    ) {
+        (true, true) => "the task's commands and the repository's tests",
+        (true, false) => "the repository's test",
+        _ => "the task's command",
+    };
     let mut obs = crate::act::Observation::ok(
-        format!(
-            "after your change, the task's command {} prints:",
-            names.join(", ")
-        ),
+        format!("after your change, {whose} {} prints:", names.join(", ")),
         output.trim_end().to_owned(),
     );
     let failing = still_failing(probes, before, now);
