@@ -570,6 +570,18 @@ pub fn content_missing(task: &str, ws: &Workspace) -> Option<(String, String, Ve
     })
 }
 
+/// `path` is what `task` names as a file (a word of it, with an extension: `text_utils.py`),
+/// so a MKDIR of it is a mistake: the 1.5B, asked to rename strutil.py to text_utils.py, ran
+/// `MKDIR text_utils.py` and could then move nothing onto it.
+pub fn names_as_file(task: &str, path: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    let path = path.strip_prefix("./").unwrap_or(path);
+    file_name_like(path)
+        && task_words(task)
+            .iter()
+            .any(|w| w.strip_prefix("./").unwrap_or(w) == path)
+}
+
 /// A word that names a file: a relative path of plain characters whose last part has a name
 /// and an extension starting with a letter (`config.json`, `docs/a.md`), never a pattern.
 fn file_name_like(word: &str) -> bool {
@@ -831,5 +843,18 @@ mod tests {
         std::fs::write(dir.path().join("docs/index.md"), "# Docs\n").unwrap();
         assert!(files_to_create(create, &ws).is_empty());
         assert!(content_missing(task, &ws).is_none());
+    }
+
+    #[test]
+    fn a_directory_named_as_a_file_of_the_task_is_a_mistake() {
+        let task = "Rename the module strutil.py to text_utils.py and update its imports.";
+        assert!(super::names_as_file(task, "text_utils.py"));
+        assert!(super::names_as_file(task, "./text_utils.py/"));
+        assert!(!super::names_as_file(task, "text_utils"));
+        assert!(!super::names_as_file(task, "docs"));
+        assert!(!super::names_as_file(
+            "Create a directory docs.v2",
+            "docs.v3"
+        ));
     }
 }

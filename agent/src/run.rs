@@ -731,6 +731,23 @@ impl<'a> Session<'a> {
                 return self.observed(action, obs, true);
             }
         }
+        // A directory made where the task names a file: refused before it exists.
+        if let Action::Mkdir { path } = action
+            && self.cfg.probes
+            && crate::asks::names_as_file(&self.cfg.task, path)
+        {
+            self.emit(Event::Refused {
+                turn: self.turn,
+                why: "mkdir_file".to_owned(),
+            })?;
+            let obs = Observation::error(
+                format!("{path} is a file the task names; MKDIR would make it a directory"),
+                Some(&format!(
+                    "to move a file to {path}: MOVE old_path -> {path}; to write it: its path on                      a line by itself, then its content in a fenced code block"
+                )),
+            );
+            return self.observed(action, obs, true);
+        }
         let plan = match act::plan(self.ws, action) {
             Ok(plan) => plan,
             Err(obs) => return self.observed(action, obs, true),

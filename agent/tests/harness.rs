@@ -307,6 +307,23 @@ fn an_edit_undone_back_to_the_original_bytes_is_no_change() {
     assert_eq!(commits, 2);
 }
 
+/// MKDIR of a name the task gives a file is refused before the directory exists; the MOVE
+/// after it goes through.
+#[test]
+fn a_directory_where_the_task_names_a_file_is_refused() {
+    let dir = repo("mkdir-file", &[("strutil.py", "x = 1\n")]);
+    let e = engine(&[
+        "MKDIR text_utils.py\n",
+        "MOVE strutil.py -> text_utils.py\n",
+        "DONE\n",
+    ]);
+    let out = session(&e, dir.path(), &cfg("Rename strutil.py to text_utils.py."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(common::refusals(dir.path(), &out.session), ["mkdir_file"]);
+    assert!(dir.path().join("text_utils.py").is_file());
+    assert!(prompts(&e)[1].contains("text_utils.py is a file the task names"));
+}
+
 /// An empty directory made is a change: "make a directory build" is done by MKDIR alone.
 #[test]
 fn an_empty_directory_made_is_a_change() {
