@@ -144,20 +144,14 @@ pub fn broken<'r>(probes: &[Probe], before: &[ProbeRun], now: &'r [ProbeRun]) ->
 /// The observation of a DONE refused because a test that passed before fails now
 /// (`test_broken`).
 pub fn broken_refusal(broken: &[&ProbeRun]) -> crate::act::Observation {
-    let names: Vec<String> = broken.iter().map(|r| format!("`{}`", r.command)).collect();
-    let output = broken
-        .iter()
-        .map(|r| r.as_shown())
-        .collect::<Vec<_>>()
-        .join("\n");
-    crate::act::Observation::error(
+    crate::probe::runs_refusal(
+        broken.iter().copied(),
         format!(
             "DONE refused: {} passed before your change and fails now",
-            names.join(" and ")
+            crate::probe::command_names(broken)
         ),
-        Some("read the output, fix the code your change broke, then DONE"),
+        "read the output, fix the code your change broke, then DONE",
     )
-    .with_output(output)
 }
 
 #[cfg(test)]

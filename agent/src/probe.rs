@@ -723,19 +723,36 @@ pub fn failing_refusal(failing: &[(&ProbeRun, String)]) -> crate::act::Observati
         .iter()
         .map(|(r, why)| format!("`{}`: {why}", r.command))
         .collect();
-    let output = failing
-        .iter()
-        .map(|(r, _)| r.as_shown())
-        .collect::<Vec<_>>()
-        .join("\n");
-    crate::act::Observation::error(
+    runs_refusal(
+        failing.iter().map(|(r, _)| *r),
         format!(
             "DONE refused: the task says this fails, and it still does ({})",
             said.join("; ")
         ),
-        Some("read the output, change the code that fails, then DONE"),
+        "read the output, change the code that fails, then DONE",
     )
-    .with_output(output)
+}
+
+/// A DONE refused: `summary`, `hint`, and the output of each of `runs` as [`ProbeRun::as_shown`].
+pub(crate) fn runs_refusal<'r>(
+    runs: impl IntoIterator<Item = &'r ProbeRun>,
+    summary: String,
+    hint: &str,
+) -> crate::act::Observation {
+    let output = runs
+        .into_iter()
+        .map(ProbeRun::as_shown)
+        .collect::<Vec<_>>()
+        .join("\n");
+    crate::act::Observation::error(summary, Some(hint)).with_output(output)
+}
+
+/// The commands of `runs` in backticks, joined by "and".
+pub(crate) fn command_names(runs: &[&ProbeRun]) -> String {
+    runs.iter()
+        .map(|r| format!("`{}`", r.command))
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 /// What the model is told after a change: each command's output now, and whether it is the
@@ -808,21 +825,15 @@ pub fn after_change(
 /// The observation of a DONE refused because the task's commands print what they printed
 /// before (`unchanged_output`).
 pub fn refusal(same: &[&ProbeRun]) -> crate::act::Observation {
-    let names: Vec<String> = same.iter().map(|r| format!("`{}`", r.command)).collect();
-    let output = same
-        .iter()
-        .map(|r| r.as_shown())
-        .collect::<Vec<_>>()
-        .join("\n");
-    crate::act::Observation::error(
+    runs_refusal(
+        same.iter().copied(),
         format!(
             "DONE refused: {} still prints exactly what it printed before your change, and the \
              task says that is wrong",
-            names.join(" and ")
+            command_names(same)
         ),
-        Some("change the code so that the command does what the task asks, then DONE"),
+        "change the code so that the command does what the task asks, then DONE",
     )
-    .with_output(output)
 }
 
 #[cfg(test)]

@@ -1025,11 +1025,10 @@ impl<'a> Session<'a> {
         let mut obs = crate::probe::after_change(&self.probes, &self.before, &now);
         let broken = crate::found::broken(&self.probes, &self.before, &now);
         if !broken.is_empty() {
-            let names: Vec<String> = broken.iter().map(|r| format!("`{}`", r.command)).collect();
             obs.ok = false;
             obs.hint = Some(format!(
                 "{} passed before your change and fails now: fix what your change broke",
-                names.join(" and ")
+                crate::probe::command_names(&broken)
             ));
         }
         self.journal_observation(&obs)?;

@@ -7,26 +7,16 @@
 
 mod common;
 
-use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
-use common::{engine, prompts, python_runs_confined, refusals, repo, resume, session};
+use agent::StopReason;
+use common::{
+    engine, prompts, python_block, python_runs_confined, refusals, repo, resume, session, whole_cfg,
+};
 
 const PRICE: &str = "def total(prices):\n    return sum(prices)\n";
 const PRICE_BROKEN: &str = "def total(prices):\n    return sum(prices) + 1\n";
 const PRICE_ROUNDED: &str = "def total(prices):\n    return round(sum(prices), 2)\n";
 const TEST: &str = "from price import total\n\nassert total([1, 2]) == 3, total([1, 2])\nassert total([0.1, 0.2]) == 0.3, total([0.1, 0.2])\nprint(\"ok\")\n";
 const TASK: &str = "Make total in price.py round its result to two decimals.";
-
-fn cfg(task: &str) -> Config {
-    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
-    c.protocol = Protocol::Whole;
-    c.max_turns = 4;
-    c.reply_reserve = 400;
-    c
-}
-
-fn block(path: &str, text: &str) -> String {
-    format!("{path}\n```python\n{text}```\n")
-}
 
 /// A test that failed before: shown in the first message, its DONE refused while it still
 /// fails (`still_failing`), its file read-only (`check_file`); the fix's DONE is taken.
@@ -39,11 +29,11 @@ fn a_failing_test_of_the_repository_holds_done_back_and_stays_as_it_was() {
         "found-failing",
         &[("price.py", PRICE), ("test_price.py", TEST)],
     );
-    let wrong = format!("{}DONE", block("price.py", PRICE_BROKEN));
-    let cheat = format!("{}DONE", block("test_price.py", "print(\"ok\")\n"));
-    let fixed = format!("{}DONE", block("price.py", PRICE_ROUNDED));
+    let wrong = format!("{}DONE", python_block("price.py", PRICE_BROKEN));
+    let cheat = format!("{}DONE", python_block("test_price.py", "print(\"ok\")\n"));
+    let fixed = format!("{}DONE", python_block("price.py", PRICE_ROUNDED));
     let e = engine(&[wrong.as_str(), cheat.as_str(), fixed.as_str()]);
-    let out = session(&e, dir.path(), &cfg(TASK));
+    let out = session(&e, dir.path(), &whole_cfg(TASK));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(
         refusals(dir.path(), &out.session),
@@ -87,10 +77,10 @@ fn a_test_the_change_breaks_holds_done_back() {
         "found-broken",
         &[("price.py", PRICE), ("test_price.py", PASSING)],
     );
-    let broken = format!("{}DONE", block("price.py", PRICE_MEAN_BROKEN));
-    let fixed = format!("{}DONE", block("price.py", PRICE_MEAN));
+    let broken = format!("{}DONE", python_block("price.py", PRICE_MEAN_BROKEN));
+    let fixed = format!("{}DONE", python_block("price.py", PRICE_MEAN));
     let e = engine(&[broken.as_str(), fixed.as_str()]);
-    let out = session(&e, dir.path(), &cfg(ADD));
+    let out = session(&e, dir.path(), &whole_cfg(ADD));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["test_broken"]);
     let p = prompts(&e);
@@ -124,13 +114,13 @@ fn a_resumed_session_holds_to_the_tests_found_at_its_start() {
         "found-resume",
         &[("price.py", PRICE), ("test_price.py", PASSING)],
     );
-    let e = engine(&[block("price.py", PRICE_MEAN_BROKEN)]);
-    let mut c = cfg(ADD);
+    let e = engine(&[python_block("price.py", PRICE_MEAN_BROKEN)]);
+    let mut c = whole_cfg(ADD);
     c.max_turns = 1;
     let first = session(&e, dir.path(), &c);
     assert_eq!(first.reason, StopReason::MaxTurns);
-    let own_test = block("test_mean.py", "assert False\n");
-    let fixed = format!("{}DONE", block("price.py", PRICE_MEAN));
+    let own_test = python_block("test_mean.py", "assert False\n");
+    let fixed = format!("{}DONE", python_block("price.py", PRICE_MEAN));
     let e2 = engine(&["DONE", own_test.as_str(), fixed.as_str()]);
     c.max_turns = 4;
     let out = resume(&e2, dir.path(), &c, &first.session);
@@ -155,9 +145,9 @@ fn a_check_or_the_switch_finds_no_tests() {
         ("found-off", None, false, StopReason::Done),
     ] {
         let dir = repo(name, &[("price.py", PRICE), ("test_price.py", PASSING)]);
-        let broken = format!("{}DONE", block("price.py", PRICE_MEAN_BROKEN));
+        let broken = format!("{}DONE", python_block("price.py", PRICE_MEAN_BROKEN));
         let e = engine(&[broken.as_str()]);
-        let mut c = cfg(ADD);
+        let mut c = whole_cfg(ADD);
         c.verify = verify;
         c.found_tests = found;
         let out = session(&e, dir.path(), &c);

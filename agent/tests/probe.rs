@@ -8,26 +8,16 @@
 
 mod common;
 
-use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
-use common::{engine, prompts, python_runs_confined, refusals, repo, resume, session};
+use agent::StopReason;
+use common::{
+    engine, prompts, python_block, python_runs_confined, refusals, repo, resume, session, whole_cfg,
+};
 
 const CLI: &str = "import sys\nn = 1\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
 const COSMETIC: &str = "import sys\n\nn = 1  # how many\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
 const FIXED: &str = "import sys\nn = 1\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(n):\n    print('hello')\n";
 const TASK: &str =
     "`python3 cli.py --count 3` prints only 2 lines. It should print hello --count times.";
-
-fn cfg(task: &str) -> Config {
-    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
-    c.protocol = Protocol::Whole;
-    c.max_turns = 4;
-    c.reply_reserve = 400;
-    c
-}
-
-fn block(path: &str, text: &str) -> String {
-    format!("{path}\n```python\n{text}```\n")
-}
 
 /// The first message shows what the command prints; a change that leaves its output as it
 /// was is told so, and its DONE is refused (`unchanged_output`); the real fix's DONE is taken.
@@ -38,10 +28,10 @@ fn done_is_refused_while_the_tasks_command_prints_what_it_did() {
         return;
     }
     let dir = repo("probe-live", &[("cli.py", CLI)]);
-    let cosmetic = format!("{}DONE", block("cli.py", COSMETIC));
-    let fixed = format!("{}DONE", block("cli.py", FIXED));
+    let cosmetic = format!("{}DONE", python_block("cli.py", COSMETIC));
+    let fixed = format!("{}DONE", python_block("cli.py", FIXED));
     let e = engine(&[cosmetic.as_str(), fixed.as_str()]);
-    let out = session(&e, dir.path(), &cfg(TASK));
+    let out = session(&e, dir.path(), &whole_cfg(TASK));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(out.turns, 2);
     assert_eq!(refusals(dir.path(), &out.session), ["unchanged_output"]);
@@ -83,12 +73,12 @@ fn a_resumed_session_compares_with_the_first_runs_output() {
         return;
     }
     let dir = repo("probe-resume", &[("cli.py", CLI)]);
-    let e = engine(&[block("cli.py", COSMETIC)]);
-    let mut c = cfg(TASK);
+    let e = engine(&[python_block("cli.py", COSMETIC)]);
+    let mut c = whole_cfg(TASK);
     c.max_turns = 1;
     let first = session(&e, dir.path(), &c);
     assert_eq!(first.reason, StopReason::MaxTurns);
-    let fixed = format!("{}DONE", block("cli.py", FIXED));
+    let fixed = format!("{}DONE", python_block("cli.py", FIXED));
     let e2 = engine(&["DONE", fixed.as_str()]);
     c.max_turns = 3;
     let out = resume(&e2, dir.path(), &c, &first.session);
@@ -104,9 +94,9 @@ fn probes_off_or_a_command_to_keep_hold_nothing_back() {
         return;
     }
     let dir = repo("probe-off", &[("cli.py", CLI)]);
-    let cosmetic = format!("{}DONE", block("cli.py", COSMETIC));
+    let cosmetic = format!("{}DONE", python_block("cli.py", COSMETIC));
     let e = engine(&[cosmetic.as_str()]);
-    let mut c = cfg(TASK);
+    let mut c = whole_cfg(TASK);
     c.probes = false;
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Done);
@@ -114,7 +104,8 @@ fn probes_off_or_a_command_to_keep_hold_nothing_back() {
 
     let dir = repo("probe-keep", &[("cli.py", CLI)]);
     let e = engine(&[cosmetic.as_str()]);
-    let c = cfg("Add a comment to cli.py; `python3 cli.py --count 3` must keep working as now.");
+    let c =
+        whole_cfg("Add a comment to cli.py; `python3 cli.py --count 3` must keep working as now.");
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Done);
     assert!(prompts(&e)[0].contains("Running `python3 cli.py --count 3`"));
@@ -133,7 +124,7 @@ fn a_moved_module_still_imported_holds_back_done() {
     let moved = "MOVE helpers.py -> lib/helpers.py\nDONE";
     let fixed = format!(
         "{}DONE",
-        block(
+        python_block(
             "main.py",
             "from lib import helpers\n\nprint(helpers.shout('hi'))\n"
         )
@@ -142,7 +133,7 @@ fn a_moved_module_still_imported_holds_back_done() {
     let out = session(
         &e,
         dir.path(),
-        &cfg("Move helpers.py into a new directory lib/."),
+        &whole_cfg("Move helpers.py into a new directory lib/."),
     );
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
@@ -167,9 +158,9 @@ fn a_move_done_as_a_copy_holds_back_done_until_the_original_goes() {
         "copy-left",
         &[("helpers.py", helpers), ("README.md", "r\n")],
     );
-    let copy = format!("{}DONE", block("lib/helpers.py", helpers));
+    let copy = format!("{}DONE", python_block("lib/helpers.py", helpers));
     let e = engine(&[copy.as_str(), "DELETE helpers.py\nDONE"]);
-    let c = cfg("Move helpers.py into a new directory lib/ (as lib/helpers.py).");
+    let c = whole_cfg("Move helpers.py into a new directory lib/ (as lib/helpers.py).");
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["copy_left"]);
@@ -184,7 +175,11 @@ fn a_move_done_as_a_copy_holds_back_done_until_the_original_goes() {
     // A task that does not ask to move: the copy is told, never refused.
     let dir = repo("copy-kept", &[("helpers.py", helpers)]);
     let e = engine(&[copy.as_str()]);
-    let out = session(&e, dir.path(), &cfg("Put a copy of helpers.py in lib/."));
+    let out = session(
+        &e,
+        dir.path(),
+        &whole_cfg("Put a copy of helpers.py in lib/."),
+    );
     assert_eq!(out.reason, StopReason::Done);
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
@@ -205,11 +200,11 @@ fn a_test_the_task_says_fails_must_pass_and_stays_as_it_is() {
     let task = "sh test_greet.sh fails. Fix greet.sh.";
     let files = [("greet.sh", GREET), ("test_greet.sh", TEST_GREET)];
     let dir = repo("probe-failing", &files);
-    let wrong = format!("{}DONE", block("greet.sh", "echo hullo\n"));
-    let cheat = format!("{}DONE", block("test_greet.sh", "exit 0\n"));
-    let fixed = format!("{}DONE", block("greet.sh", "echo hello\n"));
+    let wrong = format!("{}DONE", python_block("greet.sh", "echo hullo\n"));
+    let cheat = format!("{}DONE", python_block("test_greet.sh", "exit 0\n"));
+    let fixed = format!("{}DONE", python_block("greet.sh", "echo hello\n"));
     let e = engine(&[wrong.as_str(), cheat.as_str(), fixed.as_str()]);
-    let out = session(&e, dir.path(), &cfg(task));
+    let out = session(&e, dir.path(), &whole_cfg(task));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(
         refusals(dir.path(), &out.session),
@@ -236,7 +231,7 @@ fn a_test_the_task_says_fails_must_pass_and_stays_as_it_is() {
     );
 
     let dir = repo("probe-failing-resume", &files);
-    let mut c = cfg(task);
+    let mut c = whole_cfg(task);
     c.max_turns = 1;
     let first = session(&engine(&[wrong.as_str()]), dir.path(), &c);
     assert_eq!(first.reason, StopReason::MaxTurns);
@@ -273,10 +268,10 @@ fn a_call_the_task_says_crashes_must_stop_crashing() {
     let dir = repo("probe-call", &[("scores.py", scores)]);
     let task = "summary([]) in scores.py crashes with ZeroDivisionError. The average of an empty \
                 list should be 0.";
-    let half = format!("{}DONE", block("scores.py", &half));
-    let fixed = format!("{}DONE", block("scores.py", &fixed));
+    let half = format!("{}DONE", python_block("scores.py", &half));
+    let fixed = format!("{}DONE", python_block("scores.py", &fixed));
     let e = engine(&[half.as_str(), fixed.as_str()]);
-    let out = session(&e, dir.path(), &cfg(task));
+    let out = session(&e, dir.path(), &whole_cfg(task));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["still_failing"]);
     let p = prompts(&e);

@@ -119,3 +119,17 @@ pub fn python_runs_confined() -> bool {
             agent::sandbox::Confinement::Refused(_)
         )
 }
+
+/// A session in the whole protocol, approval `auto`, 4 turns, 400 tokens kept for a reply.
+pub fn whole_cfg(task: &str) -> Config {
+    let mut c = Config::new(task, agent::Policy::new(agent::ApprovalMode::Auto));
+    c.protocol = agent::Protocol::Whole;
+    c.max_turns = 4;
+    c.reply_reserve = 400;
+    c
+}
+
+/// A whole-file block of a Python file: its path, then its content fenced.
+pub fn python_block(path: &str, text: &str) -> String {
+    format!("{path}\n```python\n{text}```\n")
+}
