@@ -497,8 +497,10 @@ pub struct ModelInfo {
     pub id: String,
     /// Training context length from the GGUF metadata.
     pub n_ctx_train: u32,
-    /// Context size of each slot.
+    /// Context one request may use: its prompt plus its reply (the per-sequence limit).
     pub n_ctx: u32,
+    /// Context of all slots together (the KV cells they share).
+    pub n_ctx_total: u32,
     /// Tokens in the vocabulary (valid token ids are `0..n_vocab`).
     pub n_vocab: u32,
     /// Number of parallel slots.

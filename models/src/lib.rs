@@ -2,8 +2,11 @@
 //!
 //! * [`engine`] — the [`Engine`] trait (generation as a stream of events) and its request and
 //!   event types; [`ScriptedEngine`], which replays given text for gateway and harness tests.
-//! * [`llama`] — [`LlamaEngine`], GGUF models through llama.cpp: one thread per slot owns a
-//!   context, prompt-cache prefix reuse, the grammar fast path.
+//! * [`llama`] — [`LlamaEngine`], GGUF models through llama.cpp: loading, admission (template,
+//!   tokens, limits, the grammar compiled once), the request queue.
+//! * `batcher` — the one thread that owns the context and decodes every sequence in one batch
+//!   per step: chunked prefill, prefix reuse and sharing between sequences, back pressure.
+//! * `sampler` — a generation's sampler chain, the grammar fast path, log probabilities.
 //! * [`gguf`] — checks a GGUF's header, metadata and size before llama.cpp sees it.
 //! * [`detok`] — UTF-8 assembly across tokens and stop strings across pieces.
 //! * [`template`] — chat templates rendered with minijinja.
@@ -11,11 +14,13 @@
 //!
 //! This is the only crate that touches llama-cpp-2, and it knows nothing of HTTP.
 
+mod batcher;
 pub mod detok;
 pub mod engine;
 pub mod gguf;
 pub mod llama;
 pub mod profile;
+mod sampler;
 pub mod scripted;
 pub mod template;
 

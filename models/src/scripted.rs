@@ -80,6 +80,7 @@ impl ScriptedEngine {
                 id: id.to_owned(),
                 n_ctx_train: 8192,
                 n_ctx: 2048,
+                n_ctx_total: 2048 * 4,
                 n_vocab: 32000,
                 slots: 4,
                 profile: "scripted".to_owned(),
@@ -95,6 +96,7 @@ impl ScriptedEngine {
     /// Sets the context size reported and enforced.
     pub fn with_ctx(mut self, n_ctx: u32) -> ScriptedEngine {
         self.info.n_ctx = n_ctx;
+        self.info.n_ctx_total = n_ctx.saturating_mul(self.info.slots);
         self
     }
 

@@ -128,13 +128,16 @@ impl Pool {
             return Err(PoolError::NoneAnswered(errors));
         };
         let n_ctx = found.n_ctx.unwrap_or(DEFAULT_UPSTREAM_CTX);
+        let slots: u32 = remotes.iter().map(|r| r.cap).sum();
         let info = ModelInfo {
             id: found.model.clone(),
             n_ctx_train: n_ctx,
             n_ctx,
+            // What each upstream holds is its own business; as many as it serves at once.
+            n_ctx_total: n_ctx.saturating_mul(slots.max(1)),
             // Unknown: token ids in `logit_bias` are left for the upstream to check.
             n_vocab: found.n_vocab.unwrap_or(u32::MAX),
-            slots: remotes.iter().map(|r| r.cap).sum(),
+            slots,
             profile: "upstream".to_owned(),
         };
         let (template, source, renders_tools) = match &found.api {
