@@ -755,15 +755,25 @@ mod tests {
     /// Queues tokens straight onto the sequences, past admission, which would never let an
     /// out-of-vocabulary token through.
     fn inject(e: &LlamaEngine, tokens: Vec<LlamaToken>) -> mpsc::Receiver<GenEvent> {
+        inject_for(e, tokens, 4, None)
+    }
+
+    fn inject_for(
+        e: &LlamaEngine,
+        tokens: Vec<LlamaToken>,
+        max_tokens: u32,
+        grammar: Option<CompiledGrammar>,
+    ) -> mpsc::Receiver<GenEvent> {
         let (tx, rx) = mpsc::channel(EVENT_BUFFER + FINAL_EVENT);
+        let reserve = tokens.len() + max_tokens as usize;
         let job = Job {
             tokens,
             sampling: Sampling::default(),
-            grammar: None,
-            max_tokens: Some(4),
+            grammar,
+            max_tokens: Some(max_tokens),
             stop: Vec::new(),
             logprobs: None,
-            reserve: 64,
+            reserve,
             tx,
             halt: Arc::new(AtomicBool::new(false)),
             progress: ProgressGuard(Arc::new(Progress::default())),
@@ -816,5 +826,73 @@ mod tests {
             other => panic!("expected one Failed event, got {other:?}"),
         }
         assert!(e.slot_caches()[0].is_empty(), "the failed cache is cleared");
+    }
+
+    fn collect(rx: &mut mpsc::Receiver<GenEvent>) -> (Vec<i32>, Option<GenEvent>) {
+        let mut tokens = Vec::new();
+        let mut last = None;
+        while let Some(ev) = rx.blocking_recv() {
+            if let GenEvent::Text { tokens: t, .. } = &ev {
+                tokens.extend(t);
+            }
+            last = Some(ev);
+        }
+        (tokens, last)
+    }
+
+    #[test]
+    fn a_bad_sequence_in_a_batch_fails_alone_and_the_others_go_on() {
+        let mut opts = LoadOptions::new(
+            std::env::var_os("BELLOWS_TINY_GGUF")
+                .expect("BELLOWS_TINY_GGUF is not set: eval \"$(scripts/models-env.sh)\" first"),
+        );
+        opts.threads = Some(1);
+        opts.n_ctx = Some(512);
+        opts.slots = 2;
+        let e = LlamaEngine::load(opts).expect("load the tiny GGUF");
+        let good = e
+            .admission
+            .tokenize_prompt("a story about a lighthouse keeper");
+        // Letters without end, so the good sequence is still generating when the bad one
+        // comes.
+        let endless = || {
+            let spec = GrammarSpec::Strict {
+                gbnf: "root ::= [a-z] root".to_owned(),
+                root: "root".to_owned(),
+            };
+            Some(e.admission.compile(&spec).expect("grammar"))
+        };
+        let (want, _) = collect(&mut inject_for(&e, good.clone(), 200, endless()));
+
+        let mut rx = inject_for(&e, good, 200, endless());
+        // Once the good sequence generates, a prompt with an out-of-vocabulary token joins its
+        // batch.
+        let first = rx.blocking_recv();
+        let mut tokens = match first {
+            Some(GenEvent::Text { tokens, .. }) => tokens,
+            other => panic!("{other:?}"),
+        };
+        let mut bad = e.admission.tokenize_prompt("another prompt");
+        bad.push(LlamaToken(e.info.n_vocab as i32 + 7));
+        let (_, bad_end) = collect(&mut inject_for(&e, bad, 4, None));
+        match bad_end {
+            Some(GenEvent::Failed { error, .. }) => {
+                assert!(error.contains("prompt evaluation failed"), "{error}")
+            }
+            other => panic!("expected Failed, got {other:?}"),
+        }
+        let (rest, good_end) = collect(&mut rx);
+        tokens.extend(rest);
+        assert!(
+            matches!(
+                good_end,
+                Some(GenEvent::Done {
+                    reason: StopReason::MaxTokens,
+                    ..
+                })
+            ),
+            "{good_end:?}"
+        );
+        assert_eq!(tokens, want, "the good sequence's tokens changed");
     }
 }

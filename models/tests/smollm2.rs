@@ -38,3 +38,53 @@ async fn smollm2_answers_a_short_question() {
     assert_eq!(again.timings.cached_tokens, again.prompt_tokens - 1);
     assert!(again.text.contains("Paris"), "{:?}", again.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn smollm2_batched_replies_equal_sequential_ones() {
+    let load = |slots: u32| {
+        let mut opts = LoadOptions::new(model_path("BELLOWS_SMOLLM2_GGUF"));
+        opts.threads = Some(2);
+        opts.n_ctx = Some(1024 * slots);
+        opts.slots = slots;
+        std::sync::Arc::new(LlamaEngine::load(opts).expect("load SmolLM2"))
+    };
+    let questions = [
+        "Name three primary colours.",
+        "What is two plus two?",
+        "Write one sentence about the sea.",
+        "Which planet is the largest?",
+    ];
+    let request = |q: &str| GenerateRequest {
+        prompt: Prompt::Chat {
+            messages: vec![ChatMessage::new("user", q)],
+            tools: vec![],
+        },
+        sampling: Sampling::default(),
+        max_tokens: Some(24),
+        stop: vec![],
+        grammar: None,
+        logprobs: None,
+    };
+    let one = load(1);
+    let mut want = Vec::new();
+    for q in questions {
+        want.push(run(one.as_ref(), request(q)).await);
+    }
+    drop(one);
+    let four = load(4);
+    let tasks: Vec<_> = questions
+        .iter()
+        .map(|q| {
+            let (e, r) = (std::sync::Arc::clone(&four), request(q));
+            tokio::spawn(async move { run(e.as_ref(), r).await })
+        })
+        .collect();
+    for (i, t) in tasks.into_iter().enumerate() {
+        let got = t.await.expect("task");
+        assert_eq!(
+            got.tokens, want[i].tokens,
+            "{:?} vs {:?}",
+            got.text, want[i].text
+        );
+    }
+}

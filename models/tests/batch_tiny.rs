@@ -1,0 +1,325 @@
+//! Many sequences in one context, on the tiny random-weight GGUF: batched generation equals
+//! sequential generation token for token, cancelling one leaves the others alone, a prompt
+//! evaluated once serves every sequence that shares it, chunked prefill keeps the others
+//! generating, and the per-sequence and total context limits hold.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use common::{Output, run, text_request, tiny};
+use models::{Engine, EngineError, GenEvent, GrammarSpec, LlamaEngine, LoadOptions, StopReason};
+
+fn engine_with(slots: u32, f: impl FnOnce(&mut LoadOptions)) -> Arc<LlamaEngine> {
+    let mut opts = LoadOptions::new(tiny());
+    opts.threads = Some(2);
+    opts.n_ctx = Some(2048 * slots);
+    opts.slots = slots;
+    f(&mut opts);
+    Arc::new(LlamaEngine::load(opts).expect("load the tiny GGUF"))
+}
+
+fn engine(slots: u32) -> Arc<LlamaEngine> {
+    engine_with(slots, |_| {})
+}
+
+fn prompts(n: usize) -> Vec<String> {
+    let topics = [
+        "apples", "bicycles", "clouds", "dragons", "engines", "forests", "glaciers", "harbours",
+    ];
+    (0..n)
+        .map(|i| {
+            format!(
+                "<|im_start|>user\nTell me about {} number {i}, please.<|im_end|>\n<|im_start|>assistant\n",
+                topics[i % topics.len()]
+            )
+        })
+        .collect()
+}
+
+/// Runs `prompts` one after another on a one-slot engine: the reference.
+async fn sequential(prompts: &[String], max_tokens: u32) -> Vec<Output> {
+    let e = engine(1);
+    let mut out = Vec::new();
+    for p in prompts {
+        out.push(run(e.as_ref(), text_request(p, max_tokens)).await);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn batched_generation_equals_sequential_token_for_token() {
+    for n in [1usize, 2, 5, 8] {
+        let prompts = prompts(n);
+        let want = sequential(&prompts, 48).await;
+        let e = engine(8);
+        // Half start together; the rest are admitted while the first ones generate.
+        let (early, late) = prompts.split_at(n.div_ceil(2));
+        let mut tasks = Vec::new();
+        for p in early {
+            let (e, p) = (Arc::clone(&e), p.clone());
+            tasks.push(tokio::spawn(async move {
+                run(e.as_ref(), text_request(&p, 48)).await
+            }));
+        }
+        if !late.is_empty() {
+            // Wait until the first sequence is generating.
+            let mut g = e
+                .generate(text_request(&prompts[0], 48))
+                .await
+                .expect("generate");
+            assert!(matches!(g.next().await, Some(GenEvent::Text { .. })));
+            for p in late {
+                let (e, p) = (Arc::clone(&e), p.clone());
+                tasks.push(tokio::spawn(async move {
+                    run(e.as_ref(), text_request(&p, 48)).await
+                }));
+            }
+            drop(g);
+        }
+        for (i, t) in tasks.into_iter().enumerate() {
+            let got = t.await.expect("task");
+            assert_eq!(
+                got.tokens, want[i].tokens,
+                "{n} sequences: sequence {i} differs"
+            );
+            assert_eq!(got.reason, want[i].reason);
+            assert_eq!(got.text, want[i].text);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancelling_one_sequence_leaves_the_others_unchanged() {
+    let prompts = prompts(4);
+    let want = sequential(&prompts, 64).await;
+    let e = engine(4);
+    let mut doomed = e
+        .generate(text_request(&prompts[0], 64))
+        .await
+        .expect("generate");
+    let mut tasks = Vec::new();
+    for p in &prompts[1..] {
+        let (e, p) = (Arc::clone(&e), p.clone());
+        tasks.push(tokio::spawn(async move {
+            run(e.as_ref(), text_request(&p, 64)).await
+        }));
+    }
+    assert!(matches!(doomed.next().await, Some(GenEvent::Text { .. })));
+    drop(doomed);
+    for (i, t) in tasks.into_iter().enumerate() {
+        let got = t.await.expect("task");
+        assert_eq!(got.tokens, want[i + 1].tokens, "sequence {} differs", i + 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_prompt_is_evaluated_once_for_every_sequence_that_shares_it() {
+    // A long shared prefix (an agent's system prompt), then the same question four times.
+    let system = "<|im_start|>system\nYou are a careful coding assistant. ".repeat(12);
+    let prompt = format!("{system}<|im_end|>\n<|im_start|>user\nfix the bug<|im_end|>\n");
+    let n_prompt = e_len(&prompt);
+    let cold = sequential(std::slice::from_ref(&prompt), 32)
+        .await
+        .remove(0);
+    assert_eq!(cold.timings.cached_tokens, 0);
+
+    let e = engine(4);
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let (e, p) = (Arc::clone(&e), prompt.clone());
+        tasks.push(tokio::spawn(async move {
+            run(e.as_ref(), text_request(&p, 32)).await
+        }));
+    }
+    let mut copied = 0;
+    for t in tasks {
+        let got = t.await.expect("task");
+        assert_eq!(
+            got.tokens, cold.tokens,
+            "a shared prefix changed the output"
+        );
+        if got.timings.cached_tokens as usize == n_prompt - 1 {
+            copied += 1;
+        }
+    }
+    // The first to start evaluates the prompt; the others copy all of it but the last token.
+    assert!(copied >= 3, "{copied} of 4 reused the prompt");
+
+    // A different question after the same system prompt copies the system prompt from
+    // whichever sequence holds it.
+    let other = format!("{system}<|im_end|>\n<|im_start|>user\nadd a test<|im_end|>\n");
+    let shared = common_prefix_len(&prompt, &other);
+    let fresh_engine = engine(2);
+    let first = {
+        let (e, p) = (Arc::clone(&fresh_engine), prompt.clone());
+        tokio::spawn(async move { run(e.as_ref(), text_request(&p, 200)).await })
+    };
+    // Let the first one start evaluating, then admit the second on the other sequence.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let second = run(fresh_engine.as_ref(), text_request(&other, 8)).await;
+    assert!(
+        second.timings.cached_tokens as usize >= shared.min(n_prompt - 1) - 2,
+        "the second request reused {} of {shared} shared tokens",
+        second.timings.cached_tokens
+    );
+    let alone = sequential(std::slice::from_ref(&other), 8).await.remove(0);
+    assert_eq!(second.tokens, alone.tokens);
+    first.await.expect("task");
+}
+
+fn e_len(prompt: &str) -> usize {
+    engine(1).tokenize(prompt).expect("tokenize").len()
+}
+
+/// Tokens two prompts share from the start.
+fn common_prefix_len(a: &str, b: &str) -> usize {
+    let e = engine(1);
+    let (ta, tb) = (
+        e.tokenize(a).expect("tokenize"),
+        e.tokenize(b).expect("tokenize"),
+    );
+    ta.iter().zip(&tb).take_while(|(x, y)| x == y).count()
+}
+
+/// A grammar that never lets the model end, so only max_tokens stops it.
+fn endless() -> GrammarSpec {
+    GrammarSpec::Strict {
+        gbnf: "root ::= [a-z] root".to_owned(),
+        root: "root".to_owned(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_long_prompt_admitted_mid_generation_does_not_stall_the_others() {
+    for (chunk, chunked) in [(16u32, true), (4096, false)] {
+        let e = engine_with(2, |o| {
+            o.prefill_chunk = chunk;
+            o.n_batch = 2048;
+        });
+        let mut req = text_request(&prompts(1)[0], 400);
+        req.grammar = Some(endless());
+        let mut a = e.generate(req).await.expect("generate");
+        assert!(matches!(a.next().await, Some(GenEvent::Text { .. })));
+        let long = "<|im_start|>user\n".to_owned() + &"a long pasted file line\n".repeat(30);
+        let admitted = Instant::now();
+        let mut b = e.generate(text_request(&long, 4)).await.expect("generate");
+        let reader = tokio::spawn(async move {
+            let mut at = Vec::new();
+            while let Some(ev) = a.next().await {
+                if matches!(ev, GenEvent::Text { .. }) {
+                    at.push(Instant::now());
+                }
+            }
+            at
+        });
+        let first_b = loop {
+            match b.next().await {
+                Some(GenEvent::Text { .. }) => break Instant::now(),
+                Some(GenEvent::Done { .. }) => break Instant::now(),
+                Some(GenEvent::Failed { error, .. }) => panic!("{error}"),
+                None => panic!("the long prompt's stream ended"),
+            }
+        };
+        let a_times = reader.await.expect("reader");
+        let during = a_times
+            .iter()
+            .filter(|&&t| t > admitted && t < first_b)
+            .count();
+        let n_long = e.tokenize(&long).expect("tokenize").len();
+        if chunked {
+            // About one generated token per chunk of the long prompt.
+            assert!(
+                during >= n_long / chunk as usize / 2,
+                "{during} tokens of the other stream while {n_long} prompt tokens were evaluated in chunks of {chunk}"
+            );
+        } else {
+            assert!(
+                during <= 3,
+                "{during} tokens while the whole prompt was one chunk"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_per_sequence_and_total_contexts_are_reported_and_enforced() {
+    let e = engine_with(2, |o| o.n_ctx = Some(512));
+    assert_eq!(e.info().n_ctx, 256, "the total divided among the slots");
+    assert_eq!(e.info().n_ctx_total, 512);
+    let prompt = prompts(1).remove(0);
+    let n = e.tokenize(&prompt).expect("tokenize").len() as u32;
+    match e.generate(text_request(&prompt, 300)).await {
+        Err(EngineError::ContextExceeded {
+            prompt_tokens,
+            max_tokens,
+            n_ctx,
+        }) => {
+            assert_eq!((prompt_tokens, max_tokens, n_ctx), (n, 300, 256));
+        }
+        other => panic!("expected ContextExceeded, got {other:?}"),
+    }
+    let mut fits = text_request(&prompt, 256 - n);
+    fits.grammar = Some(endless());
+    let ok = run(e.as_ref(), fits).await;
+    assert_eq!(ok.reason, StopReason::MaxTokens);
+    assert_eq!(ok.timings.generated_tokens, 256 - n);
+
+    let e = engine_with(2, |o| {
+        o.n_ctx = Some(512);
+        o.n_ctx_seq = Some(1024);
+    });
+    assert_eq!(e.info().n_ctx, 512, "a sequence never exceeds the total");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn requests_wait_for_room_when_their_reservations_overfill_the_context() {
+    // Each request reserves its prompt and 200 tokens, over half of the 400 cells: two
+    // cannot run at once.
+    let e = engine_with(2, |o| {
+        o.n_ctx = Some(400);
+        o.n_ctx_seq = Some(300);
+    });
+    let ps = prompts(2);
+    let request = |p: &str| {
+        let mut r = text_request(p, 200);
+        r.grammar = Some(endless());
+        r
+    };
+    let mut want = Vec::new();
+    for p in &ps {
+        want.push(run(engine(1).as_ref(), request(p)).await);
+    }
+    let mut tasks = Vec::new();
+    for p in &ps {
+        let (e, p) = (Arc::clone(&e), p.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut r = text_request(&p, 200);
+            r.grammar = Some(endless());
+            let mut g = e.generate(r).await.expect("generate");
+            let (mut first, mut last) = (None, None);
+            let mut tokens = Vec::new();
+            while let Some(ev) = g.next().await {
+                match ev {
+                    GenEvent::Text { tokens: t, .. } => {
+                        first.get_or_insert_with(Instant::now);
+                        tokens.extend(t);
+                    }
+                    GenEvent::Done { reason, .. } => {
+                        assert_eq!(reason, StopReason::MaxTokens);
+                        last = Some(Instant::now());
+                    }
+                    GenEvent::Failed { error, .. } => panic!("{error}"),
+                }
+            }
+            (first.expect("text"), last.expect("done"), tokens)
+        }));
+    }
+    let a = tasks.remove(0).await.expect("task");
+    let b = tasks.remove(0).await.expect("task");
+    assert_eq!(a.2, want[0].tokens);
+    assert_eq!(b.2, want[1].tokens);
+    // One ran after the other.
+    assert!(b.0 >= a.1 || a.0 >= b.1, "the two overlapped");
+}
