@@ -47,18 +47,27 @@ pub struct ServeArgs {
     #[arg(long, env = "BELLOWS_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
 
-    /// Number of requests generated at the same time (slots); each slot has its own context
-    /// of --ctx tokens and its own prompt cache. Default: 1.
+    /// Number of requests generated at the same time (slots). They run as sequences of one
+    /// llama.cpp context, decoded together in one batch per step, and each keeps its own
+    /// prompt cache; requests that share a prompt prefix (n choices, an agent's system
+    /// prompt) evaluate it once. Default: 1.
     #[arg(long, env = "BELLOWS_PARALLEL")]
     pub parallel: Option<u32>,
 
-    /// Context size per slot, in tokens. Default: the profile's, else 4096 capped at the
-    /// model's training context.
+    /// Context size of all slots together, in tokens (the KV cells they share), as
+    /// llama-server's `-c`. Default: --ctx-per-seq times --parallel.
     #[arg(long, env = "BELLOWS_CTX")]
     pub ctx: Option<u32>,
 
-    /// CPU threads per slot for generation and prompt evaluation. Default: the available
-    /// cores divided among the slots (at least 1).
+    /// The most one request may use: its prompt plus its reply, in tokens. A request that
+    /// cannot fit is refused with a 400; one that fits but would overfill --ctx while others
+    /// run waits in the queue. Default: --ctx divided among the slots when --ctx is given,
+    /// else the profile's context, else 4096, capped at the model's training context.
+    #[arg(long, env = "BELLOWS_CTX_PER_SEQ")]
+    pub ctx_per_seq: Option<u32>,
+
+    /// CPU threads for generation and prompt evaluation (all slots share them). Default: the
+    /// available cores.
     #[arg(long, env = "BELLOWS_THREADS")]
     pub threads: Option<u32>,
 
@@ -181,6 +190,7 @@ pub struct FileConfig {
     pub api_key: Option<String>,
     pub parallel: Option<u32>,
     pub ctx: Option<u32>,
+    pub ctx_per_seq: Option<u32>,
     pub threads: Option<u32>,
     pub gpu_layers: Option<u32>,
     pub profile: Option<String>,
@@ -211,6 +221,7 @@ pub struct ServeConfig {
     pub api_key: Option<String>,
     pub parallel: u32,
     pub ctx: Option<u32>,
+    pub ctx_per_seq: Option<u32>,
     pub threads: Option<u32>,
     pub gpu_layers: u32,
     pub profile: Option<String>,
@@ -275,6 +286,7 @@ impl ServeArgs {
                 .filter(|k| !k.is_empty()),
             parallel: self.parallel.or(file.parallel).unwrap_or(1),
             ctx: self.ctx.or(file.ctx),
+            ctx_per_seq: self.ctx_per_seq.or(file.ctx_per_seq),
             threads: self.threads.or(file.threads),
             gpu_layers: self.gpu_layers.or(file.gpu_layers).unwrap_or(0),
             profile: self.profile.clone().or(file.profile),
@@ -346,6 +358,9 @@ impl ServeArgs {
         }
         if cfg.ctx == Some(0) {
             return Err(invalid("ctx", "must be at least 1"));
+        }
+        if cfg.ctx_per_seq == Some(0) {
+            return Err(invalid("ctx_per_seq", "must be at least 1"));
         }
         if cfg.threads == Some(0) {
             return Err(invalid("threads", "must be at least 1"));

@@ -205,6 +205,7 @@ pub fn load_engine(cfg: &ServeConfig) -> Result<(Arc<dyn Engine>, Defaults), Ser
     opts.gpu_layers = cfg.gpu_layers;
     opts.threads = cfg.threads;
     opts.n_ctx = cfg.ctx;
+    opts.n_ctx_seq = cfg.ctx_per_seq;
     opts.slots = cfg.parallel;
     opts.queue_capacity = cfg.queue;
     opts.profile = cfg.profile.clone();
@@ -284,7 +285,8 @@ pub async fn run(cfg: ServeConfig) -> Result<(), ServeError> {
     tracing::info!(
         model = %info.id,
         profile = %info.profile,
-        n_ctx = info.n_ctx,
+        n_ctx_per_seq = info.n_ctx,
+        n_ctx_total = info.n_ctx_total,
         slots = info.slots,
         aliases = ?cfg.aliases,
         upstreams = ?cfg.upstreams.iter().map(|u| u.url.as_str()).collect::<Vec<_>>(),

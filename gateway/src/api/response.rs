@@ -232,13 +232,17 @@ pub struct ModelCard {
     pub object: &'static str,
     pub created: u64,
     pub owned_by: &'static str,
-    /// bellows extension: context size per slot, slots, and the profile in force.
+    /// bellows extension: the context one request may use and all slots' together, the
+    /// slots, and the profile in force.
     pub bellows: ModelCardExt,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelCardExt {
+    /// Context one request may use (prompt plus reply; `--ctx-per-seq`).
     pub n_ctx: u32,
+    /// Context of all slots together (`--ctx`).
+    pub n_ctx_total: u32,
     pub n_ctx_train: u32,
     pub slots: u32,
     pub profile: String,

@@ -32,6 +32,7 @@ fn card(state: &AppState, name: &str) -> ModelCard {
         owned_by: "bellows",
         bellows: ModelCardExt {
             n_ctx: info.n_ctx,
+            n_ctx_total: info.n_ctx_total,
             n_ctx_train: info.n_ctx_train,
             slots: info.slots,
             profile: info.profile.clone(),
