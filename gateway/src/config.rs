@@ -83,7 +83,8 @@ pub struct ServeArgs {
     #[arg(long, env = "BELLOWS_PROFILE")]
     pub profile: Option<String>,
 
-    /// Requests that may wait for a free slot before the server answers 503. Default: 64.
+    /// Generations that may wait for a free slot before the server answers 503 (a request
+    /// with `n` choices runs `n`). Default: 64.
     #[arg(long, env = "BELLOWS_QUEUE")]
     pub queue: Option<usize>,
 

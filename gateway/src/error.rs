@@ -23,7 +23,7 @@ pub enum ApiError {
     /// A required field is absent.
     #[error("missing required parameter `{param}`")]
     MissingField { param: String },
-    /// A well-formed value the gateway does not serve (`n > 1`, image parts, logprobs).
+    /// A well-formed value the gateway does not serve (`best_of > 1`, image parts, `echo`).
     #[error("unsupported value for `{param}`: {message}")]
     Unsupported { param: String, message: String },
     #[error(

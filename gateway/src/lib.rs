@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod body;
+pub mod choices;
 pub mod config;
 pub mod defaults;
 pub mod error;

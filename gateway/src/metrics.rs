@@ -4,6 +4,11 @@
 //! in one process and read exact counts. Every label value comes from a closed set: the
 //! [`Endpoint`] enum, HTTP status codes the gateway itself produces, [`ApiError::kind`],
 //! [`codec::FormatId::as_str`], [`codec::RepairKind::as_str`] and [`codec::FailureKind::as_str`].
+//!
+//! A request with `n` choices (see [`crate::choices`]) is one request in
+//! `bellows_requests_total`, and `n` generations everywhere the engine's work is counted: the
+//! token counters, the queue and slot gauges, per-token latency and cancellations. Time to
+//! first token is the request's: observed once, at the first text of any choice.
 
 use std::time::Duration;
 

@@ -3,11 +3,13 @@
 //! [`Turn`] pulls [`GenEvent`]s from a [`Generation`], runs the text through the codec's
 //! decoder when the request has tools, and yields [`Out`] items that both the streaming (SSE)
 //! and the non-streaming writers consume, so the two paths cannot disagree. It also keeps the
-//! per-request metrics: time to first token, per-token latency, token counts, queue and slot
-//! gauges, proposals, repairs, failures and cancellations.
+//! metrics of its generation: per-token latency, token counts, queue and slot gauges,
+//! proposals, repairs, failures and cancellations, and the request's time to first token
+//! (once for all of a request's choices, through [`Siblings`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use codec::{Event, TurnDecoder};
@@ -64,7 +66,26 @@ pub enum Step {
     Finished(Finish),
 }
 
-/// Keeps the queue and slot gauges honest whatever way a request ends, and counts a
+/// What the generations of one request share: a request with `n` choices runs `n`
+/// generations, each with its own [`Inflight`].
+#[derive(Debug, Default)]
+pub struct Siblings {
+    /// The gateway itself let go of the request (a choice failed, or one could not be
+    /// admitted): the generations it drops are not the client's cancellations.
+    withdrawn: AtomicBool,
+    /// Some choice produced text: time to first token is the request's, observed once.
+    first_text: AtomicBool,
+}
+
+impl Siblings {
+    /// The gateway ends the request before its generations finished, for a reason of its own:
+    /// they are dropped (which cancels them) without counting as cancellations.
+    pub fn withdraw(&self) {
+        self.withdrawn.store(true, Ordering::Release);
+    }
+}
+
+/// Keeps the queue and slot gauges honest whatever way a generation ends, and counts a
 /// cancellation when it ends before the engine finished (the client went away).
 #[derive(Debug)]
 pub struct Inflight {
@@ -75,11 +96,17 @@ pub struct Inflight {
     /// (a finished request counts the engine's final timings instead).
     prompt_tokens: u32,
     progress: Option<Arc<Progress>>,
+    siblings: Arc<Siblings>,
 }
 
 impl Inflight {
-    /// A request waiting for its first token.
+    /// A request's only generation, waiting for its first token.
     pub fn queued(metrics: &Metrics) -> Inflight {
+        Inflight::queued_with(metrics, &Arc::default())
+    }
+
+    /// One of the generations of a request, waiting for its first token.
+    pub fn queued_with(metrics: &Metrics, siblings: &Arc<Siblings>) -> Inflight {
         metrics.queue_depth.inc();
         Inflight {
             metrics: metrics.clone(),
@@ -87,6 +114,7 @@ impl Inflight {
             settled: false,
             prompt_tokens: 0,
             progress: None,
+            siblings: Arc::clone(siblings),
         }
     }
 
@@ -96,6 +124,11 @@ impl Inflight {
             self.metrics.queue_depth.dec();
             self.metrics.busy_slots.inc();
         }
+    }
+
+    /// Whether this is the request's first text (of any of its choices).
+    fn first_of_request(&self) -> bool {
+        !self.siblings.first_text.swap(true, Ordering::AcqRel)
     }
 
     /// The request ended without the client going away (finished, or refused).
@@ -112,7 +145,9 @@ impl Drop for Inflight {
             self.metrics.queue_depth.dec();
         }
         if !self.settled {
-            self.metrics.cancellations.inc();
+            if !self.siblings.withdrawn.load(Ordering::Acquire) {
+                self.metrics.cancellations.inc();
+            }
             // The engine's timings never arrive for a cancelled request. Its live counts do:
             // once the engine has let go of the work, what it evaluated and generated is
             // counted, so the token metrics cover every request that reached the engine and
@@ -288,7 +323,9 @@ impl Turn {
         match self.last_piece {
             None => {
                 self.inflight.started();
-                self.metrics.observe_ttft(now.duration_since(self.started));
+                if self.inflight.first_of_request() {
+                    self.metrics.observe_ttft(now.duration_since(self.started));
+                }
             }
             Some(prev) => self
                 .metrics

@@ -1,15 +1,19 @@
 //! Server-sent event framing of OpenAI streams: `data: <json>\n\n` per chunk, then
 //! `data: [DONE]\n\n`. An error after the stream started is one `data: {"error": …}` event.
+//!
+//! With several choices (`n`), each chunk carries one choice's `index`; every choice has its
+//! own first chunk (chat: the role) and its own finish chunk, and the request's usage (when
+//! asked for) and `[DONE]` come once, after the last choice finished.
 
 use bytes::Bytes;
 
 use crate::api::response::{
     ChatCompletionChunk, ChatLogprobs, ChunkChoice, Completion, CompletionChoice,
-    CompletionLogprobs, Delta, FailureExt, FunctionDelta, MessageExt, TokenLogprobOut,
-    ToolCallDelta, Usage,
+    CompletionLogprobs, Delta, FailureExt, FinishReason, FunctionDelta, MessageExt,
+    TokenLogprobOut, ToolCallDelta, Usage,
 };
 use crate::error::ApiError;
-use crate::reply::{Finish, Out};
+use crate::reply::Out;
 
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
@@ -39,14 +43,15 @@ pub struct ChatChunks {
 }
 
 impl ChatChunks {
-    fn chunk(&self, delta: Delta, finish: Option<Finish>) -> Bytes {
-        self.chunk_with(delta, finish, None)
+    fn chunk(&self, index: u32, delta: Delta, finish: Option<FinishReason>) -> Bytes {
+        self.chunk_with(index, delta, finish, None)
     }
 
     fn chunk_with(
         &self,
+        index: u32,
         delta: Delta,
-        finish: Option<Finish>,
+        finish: Option<FinishReason>,
         logprobs: Option<ChatLogprobs>,
     ) -> Bytes {
         event(&ChatCompletionChunk {
@@ -55,18 +60,19 @@ impl ChatChunks {
             created: self.created,
             model: self.model.clone(),
             choices: vec![ChunkChoice {
-                index: 0,
+                index,
                 delta,
-                finish_reason: finish.map(|f| f.reason),
+                finish_reason: finish,
                 logprobs,
             }],
             usage: self.include_usage.then_some(None),
         })
     }
 
-    /// The first event: the assistant role.
-    pub fn head(&self) -> Bytes {
+    /// The first event of choice `index`: the assistant role.
+    pub fn head(&self, index: u32) -> Bytes {
         self.chunk(
+            index,
             Delta {
                 role: Some("assistant"),
                 content: Some(String::new()),
@@ -76,8 +82,10 @@ impl ChatChunks {
         )
     }
 
-    /// One event per output.
-    pub fn outs(&self, outs: Vec<Out>) -> Vec<Bytes> {
+    /// One event per output of choice `index`.
+    pub fn outs(&self, index: u32, outs: Vec<Out>) -> Vec<Bytes> {
+        // Named apart: the `index` of a call output below is the call's, not the choice's.
+        let choice = index;
         outs.into_iter()
             .filter_map(|o| {
                 let delta = match o {
@@ -92,6 +100,7 @@ impl ChatChunks {
                     Out::Logprobs(entries) => {
                         let content = entries.iter().map(TokenLogprobOut::from_engine).collect();
                         return Some(self.chunk_with(
+                            choice,
                             Delta::default(),
                             None,
                             Some(ChatLogprobs { content }),
@@ -135,14 +144,19 @@ impl ChatChunks {
                         ..Delta::default()
                     },
                 };
-                Some(self.chunk(delta, None))
+                Some(self.chunk(choice, delta, None))
             })
             .collect()
     }
 
-    /// The closing events: finish reason, usage when asked for, `[DONE]`.
-    pub fn tail(&self, finish: Finish) -> Vec<Bytes> {
-        let mut v = vec![self.chunk(Delta::default(), Some(finish))];
+    /// The closing events of choice `index`: its finish reason; then, when `last` holds the
+    /// request's usage (this was the last choice to finish), the usage when asked for and
+    /// `[DONE]`.
+    pub fn tail(&self, index: u32, reason: FinishReason, last: Option<Usage>) -> Vec<Bytes> {
+        let mut v = vec![self.chunk(index, Delta::default(), Some(reason))];
+        let Some(usage) = last else {
+            return v;
+        };
         if self.include_usage {
             v.push(event(&ChatCompletionChunk {
                 id: self.id.clone(),
@@ -150,7 +164,7 @@ impl ChatChunks {
                 created: self.created,
                 model: self.model.clone(),
                 choices: Vec::new(),
-                usage: Some(Some(finish.usage)),
+                usage: Some(Some(usage)),
             }));
         }
         v.push(Bytes::from_static(DONE));
@@ -175,14 +189,21 @@ pub struct CompletionChunks {
 }
 
 impl CompletionChunks {
-    fn chunk(&self, text: String, finish: Option<Finish>, usage: Option<Usage>) -> Bytes {
-        self.chunk_with(text, finish, usage, None)
+    fn chunk(
+        &self,
+        index: u32,
+        text: String,
+        finish: Option<FinishReason>,
+        usage: Option<Usage>,
+    ) -> Bytes {
+        self.chunk_with(index, text, finish, usage, None)
     }
 
     fn chunk_with(
         &self,
+        index: u32,
         text: String,
-        finish: Option<Finish>,
+        finish: Option<FinishReason>,
         usage: Option<Usage>,
         logprobs: Option<CompletionLogprobs>,
     ) -> Bytes {
@@ -192,67 +213,76 @@ impl CompletionChunks {
             created: self.created,
             model: self.model.clone(),
             choices: vec![CompletionChoice {
-                index: 0,
+                index,
                 text,
                 logprobs,
-                finish_reason: finish.map(|f| f.reason),
+                finish_reason: finish,
             }],
             usage,
         })
     }
 
-    pub fn outs(&self, outs: Vec<Out>) -> Vec<Bytes> {
+    /// One event per output of choice `index` (text and log probabilities only).
+    pub fn outs(&self, index: u32, outs: Vec<Out>) -> Vec<Bytes> {
         outs.into_iter()
             .filter_map(|o| match o {
-                Out::Content(text) => Some(self.chunk(text, None, None)),
+                Out::Content(text) => Some(self.chunk(index, text, None, None)),
                 Out::Logprobs(entries) => {
                     let mut lp = CompletionLogprobs::default();
                     // Offsets restart per chunk: each chunk describes its own tokens.
                     lp.extend(&entries, &mut 0);
-                    Some(self.chunk_with(String::new(), None, None, Some(lp)))
+                    Some(self.chunk_with(index, String::new(), None, None, Some(lp)))
                 }
                 _ => None,
             })
             .collect()
     }
 
-    pub fn tail(&self, finish: Finish) -> Vec<Bytes> {
-        let usage = self.include_usage.then_some(finish.usage);
-        vec![
-            self.chunk(String::new(), Some(finish), usage),
-            Bytes::from_static(DONE),
-        ]
+    /// The closing events of choice `index`: its finish reason; when `last` holds the
+    /// request's usage (this was the last choice to finish), that chunk also carries the
+    /// usage when asked for, and `[DONE]` follows.
+    pub fn tail(&self, index: u32, reason: FinishReason, last: Option<Usage>) -> Vec<Bytes> {
+        let usage = last.filter(|_| self.include_usage);
+        let mut v = vec![self.chunk(index, String::new(), Some(reason), usage)];
+        if last.is_some() {
+            v.push(Bytes::from_static(DONE));
+        }
+        v
     }
 }
 
-/// A way of framing one reply's outputs, so one streaming loop serves both endpoints.
+/// A way of framing a reply's outputs, choice by choice, so one streaming loop serves both
+/// endpoints.
 pub trait Framing: Send + 'static {
-    /// Events before any output.
-    fn head(&self) -> Option<Bytes>;
-    fn frame(&self, outs: Vec<Out>) -> Vec<Bytes>;
-    fn close(&self, finish: Finish) -> Vec<Bytes>;
+    /// Events before any output of choice `index`.
+    fn head(&self, index: u32) -> Option<Bytes>;
+    /// Events for outputs of choice `index`.
+    fn frame(&self, index: u32, outs: Vec<Out>) -> Vec<Bytes>;
+    /// Events that end choice `index`; `last` is the request's usage when it was the last
+    /// choice to finish, and then these events end the stream.
+    fn close(&self, index: u32, reason: FinishReason, last: Option<Usage>) -> Vec<Bytes>;
 }
 
 impl Framing for ChatChunks {
-    fn head(&self) -> Option<Bytes> {
-        Some(ChatChunks::head(self))
+    fn head(&self, index: u32) -> Option<Bytes> {
+        Some(ChatChunks::head(self, index))
     }
-    fn frame(&self, outs: Vec<Out>) -> Vec<Bytes> {
-        self.outs(outs)
+    fn frame(&self, index: u32, outs: Vec<Out>) -> Vec<Bytes> {
+        self.outs(index, outs)
     }
-    fn close(&self, finish: Finish) -> Vec<Bytes> {
-        self.tail(finish)
+    fn close(&self, index: u32, reason: FinishReason, last: Option<Usage>) -> Vec<Bytes> {
+        self.tail(index, reason, last)
     }
 }
 
 impl Framing for CompletionChunks {
-    fn head(&self) -> Option<Bytes> {
+    fn head(&self, _index: u32) -> Option<Bytes> {
         None
     }
-    fn frame(&self, outs: Vec<Out>) -> Vec<Bytes> {
-        self.outs(outs)
+    fn frame(&self, index: u32, outs: Vec<Out>) -> Vec<Bytes> {
+        self.outs(index, outs)
     }
-    fn close(&self, finish: Finish) -> Vec<Bytes> {
-        self.tail(finish)
+    fn close(&self, index: u32, reason: FinishReason, last: Option<Usage>) -> Vec<Bytes> {
+        self.tail(index, reason, last)
     }
 }

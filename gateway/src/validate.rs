@@ -20,11 +20,18 @@ use crate::tools::{self, ToolPlan};
 pub const MAX_STOP_STRINGS: usize = 16;
 /// `/v1/completions` generates this many tokens when `max_tokens` is absent (OpenAI's default).
 pub const COMPLETIONS_DEFAULT_MAX_TOKENS: u32 = 16;
+/// The most choices one request may ask for (`n`). Each choice is a generation of its own
+/// (a slot, or a place in the queue, while it runs), so the cap bounds what one request can
+/// take from everyone else; OpenAI's own limit is higher, but a local server with a few slots
+/// gains nothing from more.
+pub const MAX_N: u32 = 16;
 
 /// A chat request the engine can run.
 #[derive(Debug)]
 pub struct ValidChat {
     pub generate: GenerateRequest,
+    /// How many choices to generate (`n`), 1 to [`MAX_N`].
+    pub n: u32,
     pub stream: bool,
     pub include_usage: bool,
     /// How the reply is decoded into tool calls (or not).
@@ -41,6 +48,8 @@ pub struct ValidChat {
 #[derive(Debug)]
 pub struct ValidCompletion {
     pub generate: GenerateRequest,
+    /// How many choices to generate (`n`), 1 to [`MAX_N`].
+    pub n: u32,
     pub stream: bool,
     pub include_usage: bool,
     pub model: Option<String>,
@@ -90,7 +99,7 @@ pub fn chat(
     info: &ModelInfo,
     defaults: &Defaults,
 ) -> Result<ValidChat, ApiError> {
-    check_n(raw.n)?;
+    let n = check_n(raw.n)?;
     let logprobs = chat_logprobs(raw.logprobs, raw.top_logprobs)?;
     let stream = raw.stream.unwrap_or(false);
     let include_usage = stream_usage(stream, raw.stream_options.as_ref())?;
@@ -181,6 +190,7 @@ pub fn chat(
     };
     Ok(ValidChat {
         generate,
+        n,
         stream,
         include_usage,
         tools: plan,
@@ -196,12 +206,27 @@ pub fn completion(
     info: &ModelInfo,
     defaults: &Defaults,
 ) -> Result<ValidCompletion, ApiError> {
-    check_n(raw.n)?;
-    if raw.best_of.is_some_and(|b| b != 1) {
-        return Err(ApiError::unsupported(
-            "best_of",
-            "only best_of = 1 is served",
-        ));
+    let n = check_n(raw.n)?;
+    match raw.best_of {
+        None => {}
+        Some(b) if b != 1 => {
+            return Err(ApiError::unsupported(
+                "best_of",
+                "only best_of = 1 is served",
+            ));
+        }
+        // OpenAI's rule: the `n` returned are picked among `best_of` candidates, so fewer
+        // candidates than choices is a contradiction, not a request to guess at.
+        Some(b) if b < n => {
+            return Err(ApiError::invalid(
+                "best_of",
+                format!(
+                    "best_of = {b} is less than n = {n}; the n choices are picked among \
+                     best_of candidates (omit best_of to get n choices)"
+                ),
+            ));
+        }
+        Some(_) => {}
     }
     if raw.echo == Some(true) {
         return Err(ApiError::unsupported(
@@ -271,6 +296,7 @@ pub fn completion(
     };
     Ok(ValidCompletion {
         generate,
+        n,
         stream,
         include_usage,
         model: raw.model,
@@ -323,12 +349,16 @@ fn gbnf_field(grammar: Option<&str>) -> Result<Option<GrammarSpec>, ApiError> {
     }
 }
 
-fn check_n(n: Option<u32>) -> Result<(), ApiError> {
+/// `n`: how many choices, 1 (the default) to [`MAX_N`]. Every other parameter applies to
+/// each choice on its own (tools, logprobs, grammars, stop strings), so none is refused
+/// alongside it.
+fn check_n(n: Option<u32>) -> Result<u32, ApiError> {
     match n {
-        None | Some(1) => Ok(()),
-        Some(n) => Err(ApiError::unsupported(
+        None => Ok(1),
+        Some(n @ 1..=MAX_N) => Ok(n),
+        Some(n) => Err(ApiError::invalid(
             "n",
-            format!("n = {n}; only one choice is served"),
+            format!("n = {n}; the number of choices must be from 1 to {MAX_N}"),
         )),
     }
 }

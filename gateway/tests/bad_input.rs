@@ -117,8 +117,9 @@ fn cases() -> Vec<Case> {
         )
         .param("messages[0].tool_calls[0].function.arguments"),
         case("model is a number", &chat(r#""model":7"#), 400, "invalid_value").param("model"),
-        case("n = 2", &chat(r#""n":2"#), 400, "unsupported_parameter").param("n"),
-        case("n = 0", &chat(r#""n":0"#), 400, "unsupported_parameter").param("n"),
+        case("n = 0", &chat(r#""n":0"#), 400, "invalid_value").param("n"),
+        case("n over the cap", &chat(r#""n":17"#), 400, "invalid_value").param("n"),
+        case("n is negative", &chat(r#""n":-1"#), 400, "invalid_value").param("n"),
         case("temperature is a string", &chat(r#""temperature":"hot""#), 400, "invalid_value")
             .param("temperature"),
         case("temperature out of range", &chat(r#""temperature":5"#), 400, "invalid_value")
@@ -253,6 +254,18 @@ fn cases() -> Vec<Case> {
             .at("POST", "/v1/completions"),
         case("completion with echo", r#"{"prompt":"a","echo":true}"#, 400, "unsupported_parameter")
             .param("echo")
+            .at("POST", "/v1/completions"),
+        case("completion with n = 0", r#"{"prompt":"a","n":0}"#, 400, "invalid_value")
+            .param("n")
+            .at("POST", "/v1/completions"),
+        case("completion with n over the cap", r#"{"prompt":"a","n":17}"#, 400, "invalid_value")
+            .param("n")
+            .at("POST", "/v1/completions"),
+        case("completion with best_of below n", r#"{"prompt":"a","n":2,"best_of":1}"#, 400, "invalid_value")
+            .param("best_of")
+            .at("POST", "/v1/completions"),
+        case("completion with best_of above 1", r#"{"prompt":"a","best_of":3}"#, 400, "unsupported_parameter")
+            .param("best_of")
             .at("POST", "/v1/completions"),
         case("completion prompt is a number", r#"{"prompt":5}"#, 400, "invalid_value")
             .param("prompt")

@@ -13,11 +13,15 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn start_tiny(ctx: u32) -> (TestServer, String) {
+    start_tiny_slots(ctx, 1).await
+}
+
+async fn start_tiny_slots(ctx: u32, slots: u32) -> (TestServer, String) {
     let args = ServeArgs {
         model: Some(tiny().to_string_lossy().into_owned()),
         ctx: Some(ctx),
         threads: Some(1),
-        parallel: Some(1),
+        parallel: Some(slots),
         ..ServeArgs::default()
     };
     let (engine, defaults) = gateway::serve::load_engine(&args.resolve().unwrap()).unwrap();
@@ -215,5 +219,58 @@ async fn a_dropped_stream_frees_the_only_slot() {
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(server.metric("bellows_busy_slots").await, 0.0);
+    server.stop().await.unwrap();
+}
+
+/// `n` on the real engine, with more choices than slots (one waits in the queue): every
+/// choice completes, the prompt is counted once, and seeded choices at temperature 1 differ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_choices_share_the_slots() {
+    let (server, _) = start_tiny_slots(512, 2).await;
+    let one = server
+        .post("/v1/chat/completions", &chat_body_for(r#""max_tokens":4"#))
+        .await
+        .json();
+    let prompt = one["usage"]["prompt_tokens"].as_u64().unwrap();
+    const SAMPLED: &str = r#""n":3,"seed":7,"temperature":1,"max_tokens":12"#;
+    let v = server
+        .post("/v1/chat/completions", &chat_body_for(SAMPLED))
+        .await
+        .json();
+    let choices = v["choices"].as_array().unwrap();
+    assert_eq!(choices.len(), 3, "{v}");
+    let texts: Vec<&str> = choices
+        .iter()
+        .map(|c| c["message"]["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        texts[0] != texts[1] || texts[1] != texts[2],
+        "three seeds, one sample: {v}"
+    );
+    assert_eq!(v["usage"]["prompt_tokens"], prompt, "{v}");
+    let completion = v["usage"]["completion_tokens"].as_u64().unwrap();
+    assert!((3..=36).contains(&completion), "{v}");
+    assert_eq!(v["usage"]["total_tokens"], prompt + completion);
+
+    let r = server
+        .post(
+            "/v1/chat/completions",
+            &chat_body_for(&format!(r#"{SAMPLED},"stream":true"#)),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text().matches("[DONE]").count(), 1);
+    let events = r.events();
+    for i in 0..3 {
+        let finishes = events
+            .iter()
+            .filter(|e| {
+                e["choices"][0]["index"] == i && !e["choices"][0]["finish_reason"].is_null()
+            })
+            .count();
+        assert_eq!(finishes, 1, "choice {i}");
+    }
+    assert_eq!(server.metric("bellows_busy_slots").await, 0.0);
+    assert_eq!(server.metric("bellows_queue_depth").await, 0.0);
     server.stop().await.unwrap();
 }

@@ -502,6 +502,81 @@ async fn least_busy_routing_under_each_upstreams_cap() {
     server.stop().await.unwrap();
 }
 
+/// `n` through upstreams: one upstream generation per choice (each with its own seed, none
+/// asking the upstream for `n`), the prompt counted once; more choices than the upstreams
+/// run at once is refused up front (the pool does not queue), not answered busy forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_choices_are_one_upstream_generation_each() {
+    let a = FaultServer::start(Fault::Deltas(
+        vec![serde_json::json!({"content": "Hello"})],
+        "stop",
+    ))
+    .await;
+    let b = FaultServer::start(Fault::Deltas(
+        vec![serde_json::json!({"content": "Hello"})],
+        "stop",
+    ))
+    .await;
+    let (server, _) = front(vec![upstream(a.url(), 2), upstream(b.url(), 2)]).await;
+    for stream in [false, true] {
+        let extra = if stream {
+            r#","stream":true,"stream_options":{"include_usage":true}"#
+        } else {
+            ""
+        };
+        let body = chat_body(&format!(r#""n":3,"seed":5,"max_tokens":16{extra}"#));
+        let r = server.post("/v1/chat/completions", &body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let (contents, usage) = if stream {
+            let events = r.events();
+            let mut contents = vec![String::new(); 3];
+            for e in &events {
+                if let Some(c) = e["choices"].get(0) {
+                    let i = c["index"].as_u64().unwrap() as usize;
+                    contents[i].push_str(c["delta"]["content"].as_str().unwrap_or_default());
+                }
+            }
+            (contents, events.last().unwrap()["usage"].clone())
+        } else {
+            let v = r.json();
+            let contents = (0..3)
+                .map(|i| {
+                    assert_eq!(v["choices"][i]["index"], i);
+                    v["choices"][i]["message"]["content"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
+                .collect();
+            (contents, v["usage"].clone())
+        };
+        assert_eq!(contents, ["Hello", "Hello", "Hello"], "{}", r.text());
+        // The fault upstream reports 11 prompt and 5 completion tokens per generation.
+        assert_eq!(usage["prompt_tokens"], 11, "{usage}");
+        assert_eq!(usage["completion_tokens"], 15, "{usage}");
+        assert_eq!(usage["total_tokens"], 26, "{usage}");
+    }
+    let mut sent: Vec<Value> = a.requests.lock().unwrap().clone();
+    sent.extend(b.requests.lock().unwrap().iter().cloned());
+    assert_eq!(sent.len(), 6);
+    let mut seeds: Vec<u64> = sent.iter().map(|s| s["seed"].as_u64().unwrap()).collect();
+    seeds.sort_unstable();
+    assert_eq!(seeds, [5, 5, 6, 6, 7, 7]);
+    assert!(sent.iter().all(|s| s.get("n").is_none()), "{sent:?}");
+
+    // Four places in all: five choices could never be admitted together.
+    let r = server
+        .post(
+            "/v1/chat/completions",
+            &chat_body(r#""n":5,"max_tokens":16"#),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(r.json()["error"]["param"], "n");
+    assert_eq!(a.generations() + b.generations(), 6);
+    server.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_are_decoded_from_an_upstream_that_ignores_tools_or_sends_them_natively() {
     let tools = r#""tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],"max_tokens":64"#;

@@ -1,7 +1,7 @@
 //! Request bodies as clients send them.
 //!
 //! Types here describe the *shape* of a request only. Whether the values make sense together
-//! (a named tool that exists, a temperature in range, `n == 1`) is decided in
+//! (a named tool that exists, a temperature in range, `n` within its cap) is decided in
 //! [`crate::validate`], so every rule lives in one place and names the offending parameter.
 
 use serde::Deserialize;

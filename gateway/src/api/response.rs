@@ -26,6 +26,26 @@ impl Usage {
             prompt_tokens_details: PromptTokensDetails { cached_tokens },
         }
     }
+
+    /// This usage with another choice of the same request added, as OpenAI counts `n`: the
+    /// prompt, which the choices share, once; the completion tokens summed. The cached part
+    /// of the prompt is the least any choice reused, so it never claims more reuse than the
+    /// request got.
+    pub fn with_choice(self, other: Usage) -> Usage {
+        let prompt_tokens = self.prompt_tokens.max(other.prompt_tokens);
+        let completion_tokens = self.completion_tokens + other.completion_tokens;
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+            prompt_tokens_details: PromptTokensDetails {
+                cached_tokens: self
+                    .prompt_tokens_details
+                    .cached_tokens
+                    .min(other.prompt_tokens_details.cached_tokens),
+            },
+        }
+    }
 }
 
 /// Why a choice ended, in OpenAI's vocabulary.

@@ -1,7 +1,6 @@
 //! `POST /v1/chat/completions`.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use hyper::{Response, StatusCode};
@@ -12,8 +11,9 @@ use crate::api::response::{
     MessageExt, TokenLogprobOut, ToolCall, ToolCallExt,
 };
 use crate::body::{self, Body};
+use crate::choices::{self, Choices, Tally};
 use crate::error::ApiError;
-use crate::reply::{Inflight, Out, Step, Turn};
+use crate::reply::{Finish, Out, Step};
 use crate::sse::ChatChunks;
 use crate::state::{AppState, unix_now};
 use crate::{tools, validate};
@@ -33,23 +33,14 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
     }
     // Any model name is served: the answer carries the name the client used.
     let model = valid.model.take().unwrap_or_else(|| info.id.clone());
-    let started = Instant::now();
-    let mut inflight = Inflight::queued(&state.metrics);
-    let generation = match state.engine.generate(valid.generate).await {
-        Ok(g) => g,
-        Err(e) => {
-            inflight.settle();
-            return Err(ApiError::from_engine(e, valid.max_tokens_param));
-        }
-    };
-    let turn = Turn::new(
-        generation,
+    let admitted = choices::admit(
+        state,
+        valid.generate,
+        valid.n,
         valid.tools,
-        &state.metrics,
-        inflight,
-        state.ids.clone(),
-        started,
-    );
+        valid.max_tokens_param,
+    )
+    .await?;
     let id = state.ids.response_id("chatcmpl");
     let created = unix_now();
     if valid.stream {
@@ -59,9 +50,9 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
             model,
             include_usage: valid.include_usage,
         };
-        return Ok(super::stream::respond(state, turn, framing));
+        return Ok(super::stream::respond(state, admitted, framing));
     }
-    let completion = collect(turn, id, created, model, valid.logprobs).await?;
+    let completion = collect(admitted.start(), id, created, model, valid.logprobs).await?;
     Ok(body::json(StatusCode::OK, &completion))
 }
 
@@ -76,96 +67,130 @@ struct Pending {
     done: bool,
 }
 
-async fn collect(
-    mut turn: Turn,
-    id: String,
-    created: u64,
-    model: String,
-    logprobs: bool,
-) -> Result<ChatCompletion, ApiError> {
-    let mut content = String::new();
-    let mut reasoning = String::new();
-    let mut token_logprobs = Vec::new();
-    let mut calls: Vec<Pending> = Vec::new();
-    let mut failures = Vec::new();
-    let finish = loop {
-        match turn.next().await? {
-            Some(Step::Out(outs)) => {
-                for o in outs {
-                    match o {
-                        Out::Content(t) => content.push_str(&t),
-                        Out::Reasoning(t) => reasoning.push_str(&t),
-                        Out::Logprobs(entries) => {
-                            token_logprobs.extend(entries.iter().map(TokenLogprobOut::from_engine))
-                        }
-                        Out::CallStart { index, id, name } => calls.push(Pending {
-                            index,
-                            id,
-                            name,
-                            arguments: String::new(),
-                            ext: None,
-                            done: false,
-                        }),
-                        Out::CallArgs { index, fragment } => {
-                            if let Some(c) = calls.iter_mut().find(|c| c.index == index) {
-                                c.arguments.push_str(&fragment);
-                            }
-                        }
-                        Out::CallDone { index, ext } => {
-                            if let Some(c) = calls.iter_mut().find(|c| c.index == index) {
-                                c.done = true;
-                                c.ext = ext;
-                            }
-                        }
-                        Out::CallFailed { index, kind } => {
-                            failures.push(FailureExt { index, kind });
-                        }
+/// One choice's message, as its outputs arrive.
+#[derive(Debug, Default)]
+struct Message {
+    content: String,
+    reasoning: String,
+    token_logprobs: Vec<TokenLogprobOut>,
+    calls: Vec<Pending>,
+    failures: Vec<FailureExt>,
+    finish: Option<Finish>,
+}
+
+impl Message {
+    fn push(&mut self, outs: Vec<Out>) {
+        for o in outs {
+            match o {
+                Out::Content(t) => self.content.push_str(&t),
+                Out::Reasoning(t) => self.reasoning.push_str(&t),
+                Out::Logprobs(entries) => self
+                    .token_logprobs
+                    .extend(entries.iter().map(TokenLogprobOut::from_engine)),
+                Out::CallStart { index, id, name } => self.calls.push(Pending {
+                    index,
+                    id,
+                    name,
+                    arguments: String::new(),
+                    ext: None,
+                    done: false,
+                }),
+                Out::CallArgs { index, fragment } => {
+                    if let Some(c) = self.calls.iter_mut().find(|c| c.index == index) {
+                        c.arguments.push_str(&fragment);
                     }
                 }
+                Out::CallDone { index, ext } => {
+                    if let Some(c) = self.calls.iter_mut().find(|c| c.index == index) {
+                        c.done = true;
+                        c.ext = ext;
+                    }
+                }
+                Out::CallFailed { index, kind } => {
+                    self.failures.push(FailureExt { index, kind });
+                }
             }
-            Some(Step::Finished(f)) => break f,
-            None => return Err(ApiError::Engine("the reply ended without finishing".into())),
         }
-    };
-    // A call that failed after its name was streamed is dropped: its raw text is in `content`.
-    let tool_calls: Vec<ToolCall> = calls
-        .into_iter()
-        .filter(|c| c.done)
-        .map(|c| ToolCall {
-            id: c.id,
-            kind: "function",
-            function: FunctionCall {
-                name: c.name,
-                arguments: c.arguments,
-            },
-            bellows: c.ext,
-        })
-        .collect();
-    let content = if tool_calls.is_empty() || !content.trim().is_empty() {
-        Some(content)
-    } else {
-        None
-    };
-    Ok(ChatCompletion {
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: vec![ChatChoice {
-            index: 0,
+    }
+
+    fn into_choice(self, index: u32, finish: Finish, logprobs: bool) -> ChatChoice {
+        // A call that failed after its name was streamed is dropped: its raw text is in
+        // `content`.
+        let tool_calls: Vec<ToolCall> = self
+            .calls
+            .into_iter()
+            .filter(|c| c.done)
+            .map(|c| ToolCall {
+                id: c.id,
+                kind: "function",
+                function: FunctionCall {
+                    name: c.name,
+                    arguments: c.arguments,
+                },
+                bellows: c.ext,
+            })
+            .collect();
+        let content = if tool_calls.is_empty() || !self.content.trim().is_empty() {
+            Some(self.content)
+        } else {
+            None
+        };
+        let failures = self.failures;
+        ChatChoice {
+            index,
             message: AssistantMessage {
                 role: "assistant",
                 content,
-                reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
+                reasoning_content: (!self.reasoning.is_empty()).then_some(self.reasoning),
                 tool_calls,
                 refusal: None,
                 bellows: (!failures.is_empty()).then_some(MessageExt { failures }),
             },
             finish_reason: finish.reason,
             logprobs: logprobs.then_some(ChatLogprobs {
-                content: token_logprobs,
+                content: self.token_logprobs,
             }),
-        }],
-        usage: finish.usage,
+        }
+    }
+}
+
+async fn collect(
+    mut choices: Choices,
+    id: String,
+    created: u64,
+    model: String,
+    logprobs: bool,
+) -> Result<ChatCompletion, ApiError> {
+    let mut messages: Vec<Message> = (0..choices.len()).map(|_| Message::default()).collect();
+    while let Some((index, step)) = choices.next().await {
+        let Some(message) = messages.get_mut(index as usize) else {
+            continue;
+        };
+        match step {
+            Ok(Step::Out(outs)) => message.push(outs),
+            Ok(Step::Finished(f)) => message.finish = Some(f),
+            Err(e) => {
+                choices.withdraw();
+                return Err(e);
+            }
+        }
+    }
+    let mut tally = Tally::new(choices.len());
+    let mut usage = None;
+    let mut out = Vec::with_capacity(messages.len());
+    for (index, m) in (0u32..).zip(messages) {
+        let Some(finish) = m.finish else {
+            return Err(ApiError::Engine("the reply ended without finishing".into()));
+        };
+        usage = tally.finished(finish.usage);
+        out.push(m.into_choice(index, finish, logprobs));
+    }
+    Ok(ChatCompletion {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: out,
+        usage: usage.unwrap_or_default(),
     })
 }

@@ -1,7 +1,6 @@
 //! `POST /v1/completions`: raw text in, text out, no chat template and no tool decoding.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use hyper::{Response, StatusCode};
@@ -9,35 +8,37 @@ use hyper::{Response, StatusCode};
 use crate::api::request::CompletionRequest;
 use crate::api::response::{Completion, CompletionChoice, CompletionLogprobs};
 use crate::body::{self, Body};
+use crate::choices::{self, Tally};
 use crate::error::ApiError;
-use crate::reply::{Inflight, Out, Step, Turn};
+use crate::reply::{Finish, Out, Step};
 use crate::sse::CompletionChunks;
 use crate::state::{AppState, unix_now};
 use crate::tools::ToolPlan;
 use crate::validate;
+
+/// One choice's text, as its outputs arrive.
+#[derive(Debug, Default)]
+struct Text {
+    text: String,
+    logprobs: CompletionLogprobs,
+    /// The text's length so far, for the log probabilities' offsets.
+    offset: u32,
+    finish: Option<Finish>,
+}
 
 pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>, ApiError> {
     let raw: CompletionRequest = validate::parse(&body)?;
     let info = state.engine.info();
     let valid = validate::completion(raw, info, &state.defaults)?;
     let model = valid.model.clone().unwrap_or_else(|| info.id.clone());
-    let started = Instant::now();
-    let mut inflight = Inflight::queued(&state.metrics);
-    let generation = match state.engine.generate(valid.generate).await {
-        Ok(g) => g,
-        Err(e) => {
-            inflight.settle();
-            return Err(ApiError::from_engine(e, "max_tokens"));
-        }
-    };
-    let mut turn = Turn::new(
-        generation,
+    let admitted = choices::admit(
+        state,
+        valid.generate,
+        valid.n,
         ToolPlan::none(),
-        &state.metrics,
-        inflight,
-        state.ids.clone(),
-        started,
-    );
+        "max_tokens",
+    )
+    .await?;
     let id = state.ids.response_id("cmpl");
     let created = unix_now();
     if valid.stream {
@@ -47,38 +48,53 @@ pub async fn handle(state: &Arc<AppState>, body: Bytes) -> Result<Response<Body>
             model,
             include_usage: valid.include_usage,
         };
-        return Ok(super::stream::respond(state, turn, framing));
+        return Ok(super::stream::respond(state, admitted, framing));
     }
-    let mut text = String::new();
-    let mut logprobs = CompletionLogprobs::default();
-    let mut offset = 0;
-    let finish = loop {
-        match turn.next().await? {
-            Some(Step::Out(outs)) => {
+    let mut choices = admitted.start();
+    let mut texts: Vec<Text> = (0..choices.len()).map(|_| Text::default()).collect();
+    while let Some((index, step)) = choices.next().await {
+        let Some(t) = texts.get_mut(index as usize) else {
+            continue;
+        };
+        match step {
+            Ok(Step::Out(outs)) => {
                 for o in outs {
                     match o {
-                        Out::Content(t) => text.push_str(&t),
-                        Out::Logprobs(entries) => logprobs.extend(&entries, &mut offset),
+                        Out::Content(s) => t.text.push_str(&s),
+                        Out::Logprobs(entries) => t.logprobs.extend(&entries, &mut t.offset),
                         _ => {}
                     }
                 }
             }
-            Some(Step::Finished(f)) => break f,
-            None => return Err(ApiError::Engine("the reply ended without finishing".into())),
+            Ok(Step::Finished(f)) => t.finish = Some(f),
+            Err(e) => {
+                choices.withdraw();
+                return Err(e);
+            }
         }
-    };
+    }
+    let mut tally = Tally::new(choices.len());
+    let mut usage = None;
+    let mut out = Vec::with_capacity(texts.len());
+    for (index, t) in (0u32..).zip(texts) {
+        let Some(finish) = t.finish else {
+            return Err(ApiError::Engine("the reply ended without finishing".into()));
+        };
+        usage = tally.finished(finish.usage);
+        out.push(CompletionChoice {
+            index,
+            text: t.text,
+            logprobs: valid.logprobs.then_some(t.logprobs),
+            finish_reason: Some(finish.reason),
+        });
+    }
     let completion = Completion {
         id,
         object: "text_completion",
         created,
         model,
-        choices: vec![CompletionChoice {
-            index: 0,
-            text,
-            logprobs: valid.logprobs.then_some(logprobs),
-            finish_reason: Some(finish.reason),
-        }],
-        usage: Some(finish.usage),
+        choices: out,
+        usage: Some(usage.unwrap_or_default()),
     };
     Ok(body::json(StatusCode::OK, &completion))
 }

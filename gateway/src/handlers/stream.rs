@@ -6,17 +6,20 @@ use bytes::Bytes;
 use hyper::Response;
 
 use crate::body::{self, Body};
-use crate::reply::{Step, Turn};
+use crate::choices::{Admitted, Tally};
+use crate::reply::Step;
 use crate::sse::{self, Framing};
 use crate::state::AppState;
 
-/// Starts a task that drives `turn` and writes its events; returns the SSE response at once.
+/// Starts a task that drives the request's choices and writes their events, interleaved as
+/// they arrive; returns the SSE response at once.
 ///
 /// The task stops as soon as the client goes away (the body's receiver closes), or when the
 /// client stops reading for longer than the write-stall bound (the body's small buffer stays
-/// full): dropping the turn drops the engine's [`models::Generation`], which cancels the work
-/// and frees the slot.
-pub fn respond(state: &Arc<AppState>, mut turn: Turn, framing: impl Framing) -> Response<Body> {
+/// full): dropping the choices drops every engine [`models::Generation`], which cancels the
+/// work and frees the slots. An error in any choice ends the stream with an error event (and
+/// no `[DONE]`), as it does with one choice; the other choices are dropped.
+pub fn respond(state: &Arc<AppState>, admitted: Admitted, framing: impl Framing) -> Response<Body> {
     let (tx, body) = body::channel();
     let metrics = state.metrics.clone();
     let stall = state.write_stall;
@@ -42,25 +45,34 @@ pub fn respond(state: &Arc<AppState>, mut turn: Turn, framing: impl Framing) -> 
     };
     tokio::spawn(async move {
         tokio::pin!(closed);
-        if let Some(head) = framing.head()
-            && !send(head).await
-        {
-            return;
+        for index in 0..admitted.len() {
+            if let Some(head) = framing.head(index)
+                && !send(head).await
+            {
+                return;
+            }
         }
+        let mut tally = Tally::new(admitted.len());
+        let mut choices = admitted.start();
         loop {
-            let step = tokio::select! {
-                step = turn.next() => step,
+            let next = tokio::select! {
+                next = choices.next() => next,
                 () = &mut closed => return,
             };
-            let frames = match step {
-                Ok(Some(Step::Out(outs))) => framing.frame(outs),
-                Ok(Some(Step::Finished(finish))) => framing.close(finish),
-                Ok(None) => return,
-                Err(e) => {
+            let frames = match next {
+                Some((index, Ok(Step::Out(outs)))) => framing.frame(index, outs),
+                Some((index, Ok(Step::Finished(finish)))) => {
+                    framing.close(index, finish.reason, tally.finished(finish.usage))
+                }
+                Some((_, Err(e))) => {
                     tracing::warn!(error = %e, "generation failed mid-stream");
                     metrics.error(&e);
-                    vec![sse::error_event(&e)]
+                    choices.withdraw();
+                    let _ = send(sse::error_event(&e)).await;
+                    return;
                 }
+                // Every choice ended.
+                None => return,
             };
             for frame in frames {
                 if !send(frame).await {
