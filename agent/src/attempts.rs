@@ -22,10 +22,11 @@
 //! the others still run; a failure of the repository itself (isolation, removing a copy) ends
 //! the run, after removing the copies made so far.
 //!
-//! The attempts run one after another over the [`Engine`] trait. When the engine can run
-//! several sequences in one context (llama.cpp's parallel slots), they will run side by side,
-//! sharing the evaluated prompt prefix: the system prompt and the task's first message are the
-//! same bytes for every attempt, so the prefix is evaluated once.
+//! The attempts run over the [`Engine`] trait, as many side by side as the engine has slots
+//! (one after another on a one-slot engine). A `LlamaEngine` runs its slots as sequences of
+//! one context, decoded in one batch per step, and shares their evaluated prompt prefix: the
+//! system prompt and the task's first message are the same bytes for every attempt, so the
+//! prefix is evaluated once.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -208,11 +209,18 @@ pub struct Unwatched;
 
 impl Watcher for Unwatched {}
 
-/// Runs up to `n` attempts at `cfg.task`, one after another, each in its own isolated copy of
-/// `ws` with [`sampling`]`(&cfg.sampling, k)` and [`attempt_policy`]. With a check
-/// (`cfg.verify`) it stops after the first attempt whose check passed. It also stops early
-/// when `cfg.interrupt` fired. Every copy is left in place for [`settle`]; on an error, the
-/// copies made so far are removed first (unless `keep`).
+/// Runs up to `n` attempts at `cfg.task`, each in its own isolated copy of `ws` with
+/// [`sampling`]`(&cfg.sampling, k)` and [`attempt_policy`]. With a check (`cfg.verify`) no
+/// attempt starts after one whose check passed. It also stops early when `cfg.interrupt`
+/// fired. Every copy is left in place for [`settle`]; on an error, the copies made so far are
+/// removed first (unless `keep`).
+///
+/// When the engine runs several sequences at once ([`models::ModelInfo::slots`]), up to that
+/// many attempts run side by side, each session on its own thread: their prompts share the
+/// system prompt and the task's first message, which the engine evaluates once. Once one of
+/// them passes its check, the others still running are stopped (they end as `user_quit`).
+/// Side-by-side sessions show nothing through `view` (their turns would interleave); the
+/// watcher hears of each attempt as before, in attempt order, and each has its journal.
 pub async fn run_attempts(
     engine: &dyn Engine,
     ws: &Workspace,
@@ -222,57 +230,191 @@ pub async fn run_attempts(
     view: &mut dyn View,
     watcher: &mut dyn Watcher,
 ) -> Result<Vec<Attempt>, AttemptsError> {
+    let n = n.max(1);
+    let side = engine.info().slots.clamp(1, n);
     let mut attempts: Vec<Attempt> = Vec::new();
-    for number in 1..=n.max(1) {
+    let mut next = 1;
+    while next <= n {
         if cfg.interrupt.fired() {
             break;
         }
-        let (copy, mut copy_ws) = match isolate::isolate(ws) {
-            Ok(made) => made,
-            Err(source) => {
-                let left = discard_all(ws, &attempts, None, keep);
-                return Err(AttemptsError::Isolate {
-                    number,
-                    source,
-                    left: left.into_iter().map(|(copy, _)| copy).collect(),
-                });
+        let wave: Vec<u32> = (next..=n).take(side as usize).collect();
+        next += wave.len() as u32;
+        let mut prepared = Vec::new();
+        for &number in &wave {
+            match prepare(ws, cfg, number) {
+                Ok(p) => prepared.push(p),
+                Err(source) => {
+                    let mut left: Vec<String> = discard_all(ws, &attempts, None, keep)
+                        .into_iter()
+                        .map(|(copy, _)| copy)
+                        .collect();
+                    for p in &prepared {
+                        if !keep && isolate::discard(ws, &p.copy).is_err() {
+                            left.push(p.copy.clone());
+                        }
+                    }
+                    return Err(AttemptsError::Isolate {
+                        number,
+                        source,
+                        left,
+                    });
+                }
             }
+        }
+        for p in &prepared {
+            watcher.starting(p.number, n, &p.copy_ws, &p.session.sampling);
+        }
+        let results = if prepared.len() == 1 {
+            let p = &prepared[0];
+            let started = Instant::now();
+            let result =
+                crate::run::run(engine, &p.copy_ws, &p.session, &mut Unattended, view).await;
+            vec![(result, started.elapsed())]
+        } else {
+            side_by_side(engine, &prepared, &cfg.interrupt)
         };
-        copy_ws.confinement = ws.confinement;
-        let mut session = cfg.clone();
-        session.sampling = sampling(&cfg.sampling, number);
-        session.files_apart = layout(cfg.files_apart, number);
-        session.policy = attempt_policy(&cfg.policy);
-        watcher.starting(number, n.max(1), &copy_ws, &session.sampling);
-        let started = Instant::now();
-        let result = crate::run::run(engine, &copy_ws, &session, &mut Unattended, view).await;
-        let wall = started.elapsed();
-        let (result, changes) = match result {
-            Ok(outcome) => match isolate::changes(ws, &copy) {
-                Ok(changes) => (Ok(outcome), changes),
-                Err(e) => (Err(AttemptError::Changes(e)), Vec::new()),
-            },
-            Err(e) => (Err(AttemptError::Session(e)), Vec::new()),
-        };
-        let key = change_key(&copy_ws, &changes);
-        let attempt = Attempt {
-            number,
-            copy,
-            root: copy_ws.root().to_owned(),
-            sampling: session.sampling,
-            result,
-            changes,
-            key,
-            wall,
-        };
-        watcher.finished(&attempt, &copy_ws);
-        let passed = attempt.passed();
-        attempts.push(attempt);
+        let mut passed = false;
+        for (p, (result, wall)) in prepared.into_iter().zip(results) {
+            let (attempt, copy_ws) = conclude(ws, p, result, wall);
+            watcher.finished(&attempt, &copy_ws);
+            passed |= attempt.passed();
+            attempts.push(attempt);
+        }
         if passed {
             break;
         }
     }
     Ok(attempts)
+}
+
+/// An attempt ready to run: its copy and its session's settings.
+struct Prepared {
+    number: u32,
+    copy: String,
+    copy_ws: Workspace,
+    session: Config,
+}
+
+fn prepare(ws: &Workspace, cfg: &Config, number: u32) -> Result<Prepared, IsolateError> {
+    let (copy, mut copy_ws) = isolate::isolate(ws)?;
+    copy_ws.confinement = ws.confinement;
+    let mut session = cfg.clone();
+    session.sampling = sampling(&cfg.sampling, number);
+    session.files_apart = layout(cfg.files_apart, number);
+    session.policy = attempt_policy(&cfg.policy);
+    Ok(Prepared {
+        number,
+        copy,
+        copy_ws,
+        session,
+    })
+}
+
+fn conclude(
+    ws: &Workspace,
+    p: Prepared,
+    result: Result<Outcome, AgentError>,
+    wall: Duration,
+) -> (Attempt, Workspace) {
+    let (result, changes) = match result {
+        Ok(outcome) => match isolate::changes(ws, &p.copy) {
+            Ok(changes) => (Ok(outcome), changes),
+            Err(e) => (Err(AttemptError::Changes(e)), Vec::new()),
+        },
+        Err(e) => (Err(AttemptError::Session(e)), Vec::new()),
+    };
+    let key = change_key(&p.copy_ws, &changes);
+    let attempt = Attempt {
+        number: p.number,
+        copy: p.copy,
+        root: p.copy_ws.root().to_owned(),
+        sampling: p.session.sampling,
+        result,
+        changes,
+        key,
+        wall,
+    };
+    (attempt, p.copy_ws)
+}
+
+/// Runs the prepared attempts at once, one thread (and one single-threaded runtime) each,
+/// so a command one session runs never holds up another's generation. Each session gets its
+/// own interrupt: Ctrl-C fires them all, and an attempt whose check passed fires the others'.
+fn side_by_side(
+    engine: &dyn Engine,
+    prepared: &[Prepared],
+    interrupt: &crate::Interrupt,
+) -> Vec<(Result<Outcome, AgentError>, Duration)> {
+    let stops: Vec<crate::Interrupt> = prepared.iter().map(|_| crate::Interrupt::new()).collect();
+    let finished = std::sync::Mutex::new(vec![false; prepared.len()]);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = prepared
+            .iter()
+            .zip(&stops)
+            .enumerate()
+            .map(|(i, (p, stop))| {
+                let mut session = p.session.clone();
+                session.interrupt = stop.clone();
+                let (stops, finished) = (&stops, &finished);
+                scope.spawn(move || {
+                    let started = Instant::now();
+                    let result = match tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        Ok(rt) => rt.block_on(crate::run::run(
+                            engine,
+                            &p.copy_ws,
+                            &session,
+                            &mut Unattended,
+                            &mut crate::view::Quiet,
+                        )),
+                        Err(e) => Err(AgentError::Generation(format!(
+                            "could not start the attempt's runtime: {e}"
+                        ))),
+                    };
+                    if matches!(&result, Ok(o) if o.reason == StopReason::Verified) {
+                        for (j, other) in stops.iter().enumerate() {
+                            if j != i {
+                                other.fire();
+                            }
+                        }
+                    }
+                    if let Ok(mut f) = finished.lock() {
+                        f[i] = true;
+                    }
+                    (result, started.elapsed())
+                })
+            })
+            .collect();
+        // Ctrl-C reaches every session.
+        loop {
+            let all = finished.lock().map_or(true, |f| f.iter().all(|&x| x));
+            if all {
+                break;
+            }
+            if interrupt.fired() {
+                for stop in &stops {
+                    stop.fire();
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    (
+                        Err(AgentError::Generation(
+                            "the attempt's thread panicked".to_owned(),
+                        )),
+                        Duration::ZERO,
+                    )
+                })
+            })
+            .collect()
+    })
 }
 
 /// The approver of an attempt's session: nobody watches a copy, so whatever it would ask

@@ -25,10 +25,10 @@ fn repo(name: &str) -> tempfile::TempDir {
     dir
 }
 
-/// An engine that replays `replies` in order (attempts take them one after another), then
-/// says something with no action.
+/// A one-slot engine that replays `replies` in order (attempts take them one after another),
+/// then says something with no action.
 fn engine(replies: &[Script]) -> ScriptedEngine {
-    let e = ScriptedEngine::new("scripted", Script::chunked("Let me think.\n", 5));
+    let e = ScriptedEngine::new("scripted", Script::chunked("Let me think.\n", 5)).with_slots(1);
     for r in replies {
         e.push(r.clone());
     }
@@ -533,4 +533,108 @@ fn a_tie_goes_to_the_change_of_the_file_the_task_names() {
     );
     assert_eq!(read(dir.path(), "a.txt"), "right\n");
     assert!(!dir.path().join("b.txt").exists());
+}
+
+/// A four-slot engine whose attempts run side by side: the attempt sampling at `winner`'s
+/// temperature edits `a.txt` right and says DONE; every other one thinks slowly, without end.
+fn side_by_side_engine(winner: Option<f32>) -> ScriptedEngine {
+    ScriptedEngine::new("scripted", Script::chunked("unused\n", 5))
+        .with_slots(4)
+        .responding(Box::new(move |req| {
+            let turn = match &req.prompt {
+                models::Prompt::Chat { messages, .. } => {
+                    messages.iter().filter(|m| m.role == "assistant").count()
+                }
+                models::Prompt::Text(t) => t.matches("assistant").count(),
+            };
+            if Some(req.sampling.temperature) == winner {
+                if turn == 0 { edit("right") } else { done() }
+            } else {
+                Script {
+                    delay: std::time::Duration::from_millis(100),
+                    ..Script::chunked("Let me think about it some more.\n", 4)
+                }
+            }
+        }))
+}
+
+#[test]
+fn attempts_run_side_by_side_and_one_that_passes_stops_the_others() {
+    let dir = repo("side-by-side");
+    // Attempt 2 samples at 0.4 and passes on its second turn; attempts 1, 3 and 4 would
+    // think for many turns, and are stopped once it has passed.
+    let e = side_by_side_engine(Some(0.4));
+    let mut c = cfg(ApprovalMode::Auto, true);
+    c.max_turns = 30;
+    let started = std::time::Instant::now();
+    let report = run(
+        &e,
+        dir.path(),
+        &c,
+        4,
+        false,
+        &mut ScriptedApprover::default(),
+        &mut Unwatched,
+    )
+    .unwrap();
+    assert_eq!(report.attempts.len(), 4, "{}", report.summary());
+    assert_eq!(report.choice, Choice::Checked { index: 1 });
+    for (i, a) in report.attempts.iter().enumerate() {
+        assert_eq!(a.number, i as u32 + 1);
+        if i != 1 {
+            assert_eq!(
+                a.reason(),
+                Some(agent::StopReason::Quit),
+                "attempt {} went on: {}",
+                a.number,
+                a.summary()
+            );
+        }
+    }
+    // One after another, attempt 1 alone would have thought for 30 slow turns first.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(read(dir.path(), "a.txt"), "right\n");
+    assert!(copies_left(dir.path()).is_empty());
+}
+
+/// Fires the run's interrupt as the last attempt of the first wave starts.
+struct CtrlC(agent::Interrupt, u32);
+
+impl Watcher for CtrlC {
+    fn starting(&mut self, number: u32, _of: u32, _copy: &Workspace, _s: &models::Sampling) {
+        if number == self.1 {
+            self.0.fire();
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_stops_every_attempt_running_side_by_side_and_keeps_their_copies() {
+    let dir = repo("side-by-side-interrupt");
+    let e = side_by_side_engine(None);
+    let mut c = cfg(ApprovalMode::Auto, true);
+    c.max_turns = 30;
+    let mut watcher = CtrlC(c.interrupt.clone(), 3);
+    let report = run(
+        &e,
+        dir.path(),
+        &c,
+        3,
+        false,
+        &mut ScriptedApprover::default(),
+        &mut watcher,
+    )
+    .unwrap();
+    assert_eq!(report.attempts.len(), 3);
+    assert!(
+        report
+            .attempts
+            .iter()
+            .all(|a| a.reason() == Some(agent::StopReason::Quit)),
+        "{}",
+        report.summary()
+    );
+    assert_eq!(report.settled, Settled::Nothing);
+    assert_eq!(read(dir.path(), "a.txt"), "old\n");
+    assert_eq!(report.kept.len(), 3, "an interrupted run keeps its copies");
 }

@@ -300,7 +300,8 @@ fn a_task_without_an_oracle_loads_and_runs_on_a_model_but_not_on_the_oracle() {
         Err(BenchError::NoOracle(ref name)) if *name == task.name
     ));
     // Any other engine runs it.
-    let engine = models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4));
+    let engine =
+        models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4)).with_slots(1);
     for reply in [FIX, "DONE fixed\n"] {
         engine.push(models::Script::chunked(reply, 5));
     }
@@ -335,7 +336,8 @@ fn attempts_stop_at_the_first_passing_check_and_report_pass_at_1_apart() {
     let (dir, task) = greet_task(Some("sh test_greet.sh"), None);
     // Attempt 1 says DONE untouched (rejected), then stalls; attempt 2 fixes it; attempt 3
     // never runs.
-    let engine = models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4));
+    let engine =
+        models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4)).with_slots(1);
     for reply in [
         NOTE,
         "DONE looks fine\n",
@@ -391,7 +393,8 @@ fn without_a_check_attempts_vote_and_a_wrong_majority_is_a_false_success() {
         )
         .unwrap();
         let task = Task::load(dir.path()).unwrap();
-        let engine = models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4));
+        let engine =
+            models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4)).with_slots(1);
         for reply in replies {
             engine.push(models::Script::chunked(reply, 5));
             engine.push(models::Script::chunked("DONE fixed\n", 5));

@@ -102,6 +102,10 @@ pub struct BenchArgs {
     /// (all N without a check, then a vote); reports pass@1 and solved within N.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub attempts: u32,
+    /// Attempts that run at once, as sequences of one llama.cpp context sharing their prompt
+    /// (as `bellows agent --parallel`); default: --attempts, at most 4.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallel: Option<u32>,
     /// Ignore the tasks' visible `check` files: DONE is then held only to the task's words and
     /// commands and to the repository's tests the agent finds (see --no-tests).
     #[arg(long)]
@@ -151,6 +155,15 @@ fn actions_per_turn(flag: Option<u64>, profile: Option<&models::Profile>) -> usi
         (None, None) => 1,
     }
 }
+
+/// Attempts at once: `--parallel`, else all of them up to [`MAX_SIDE_BY_SIDE`], never more
+/// than there are.
+fn side_by_side(parallel: Option<u32>, attempts: u32) -> u32 {
+    parallel.unwrap_or(MAX_SIDE_BY_SIDE).min(attempts).max(1)
+}
+
+/// The default cap on attempts that run at once.
+const MAX_SIDE_BY_SIDE: u32 = 4;
 
 /// The reply reserve: `--reply-reserve`, else [`DEFAULT_REPLY_RESERVE`] or a quarter of a
 /// smaller context (`--ctx 1024` still leaves the prompt three quarters).
@@ -315,6 +328,12 @@ pub struct RunArgs {
     /// Keep every attempt's copy (`bellows agent promote ID` / `discard ID` later).
     #[arg(long, requires = "attempts")]
     pub keep_attempts: bool,
+    /// How many attempts run at once: the model runs them as sequences of one llama.cpp
+    /// context, decoded in one batch per step, and evaluates their shared prompt once (each
+    /// keeps its own --ctx). Default: --attempts, at most 4; 1 runs them one after another.
+    #[arg(long, value_name = "K", requires = "attempts",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallel: Option<u32>,
     /// One JSON event per line on stdout instead of the readable view.
     #[arg(long)]
     pub json: bool,
@@ -428,7 +447,8 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         None => ApprovalMode::Plan,
     };
     // The loop sees only the `Engine` trait: a model loaded here, or a remote server.
-    let (engine, profile) = crate::endpoint::engine(&a.endpoint, &a.model, AGENT_MODEL)?;
+    let slots = side_by_side(a.parallel, a.attempts.unwrap_or(1));
+    let (engine, profile) = crate::endpoint::engine(&a.endpoint, &a.model, AGENT_MODEL, slots)?;
     let profile = &profile;
     let grammar = grammar_choice(a.grammar.as_deref(), profile.grammar);
     let mut policy = Policy::new(mode);
@@ -576,7 +596,9 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
-            let engine = b.model.load_or(Some(AGENT_MODEL))?;
+            let engine = b
+                .model
+                .load_with(Some(AGENT_MODEL), side_by_side(b.parallel, b.attempts))?;
             let profile = engine.profile();
             cfg.grammar = grammar_choice(b.grammar.as_deref(), profile.grammar);
             cfg.sampling = profile.sampling.clone();

@@ -32,14 +32,16 @@ pub struct EndpointArgs {
 }
 
 /// The engine the flags name and the profile its requests use: the `--endpoint` server with
-/// `--profile` (else generic), or the model `--model` names (else `default`) with its own.
+/// `--profile` (else generic), or the model `--model` names (else `default`) with its own;
+/// `slots` requests at once (attempts side by side).
 pub fn engine(
     endpoint: &EndpointArgs,
     model: &ModelArgs,
     default: &str,
+    slots: u32,
 ) -> anyhow::Result<(Arc<dyn Engine>, Profile)> {
     let Some(url) = &endpoint.endpoint else {
-        let engine = model.load_or(Some(default))?;
+        let engine = model.load_with(Some(default), slots)?;
         let profile = engine.profile().clone();
         return Ok((Arc::new(engine), profile));
     };
@@ -53,8 +55,8 @@ pub fn engine(
     let config = gateway::upstream::UpstreamConfig {
         key: endpoint.endpoint_key.clone().filter(|k| !k.is_empty()),
         model: endpoint.endpoint_model.clone(),
-        // The loop sends one request at a time; attempts run one after another.
-        parallel: 1,
+        // The loop sends one request at a time; side-by-side attempts one each.
+        parallel: slots.max(1),
         ..gateway::upstream::UpstreamConfig::new(url.clone())
     };
     let metrics = gateway::metrics::Metrics::new();

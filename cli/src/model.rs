@@ -13,7 +13,8 @@ pub struct ModelArgs {
     /// Model profile (name or .toml path); default: selected by the GGUF.
     #[arg(long, env = "BELLOWS_PROFILE")]
     pub profile: Option<String>,
-    /// Context size in tokens; default: the profile's, else 4096.
+    /// Context size in tokens (of each attempt, when attempts run side by side); default: the
+    /// profile's, else 4096.
     #[arg(long, env = "BELLOWS_CTX")]
     pub ctx: Option<u32>,
     /// CPU threads; default: all available cores.
@@ -32,11 +33,18 @@ impl ModelArgs {
 
     /// Loads `--model`, else `default` (a known name), else the gateway's default model.
     pub fn load_or(&self, default: Option<&str>) -> anyhow::Result<LlamaEngine> {
+        self.load_with(default, 1)
+    }
+
+    /// As [`ModelArgs::load_or`], with `slots` sequences generating at once, each with a
+    /// context of `--ctx` tokens.
+    pub fn load_with(&self, default: Option<&str>, slots: u32) -> anyhow::Result<LlamaEngine> {
         let path = gateway::serve::resolve_model(self.model.as_deref().or(default))?;
         let mut opts = LoadOptions::new(path);
         opts.gpu_layers = self.gpu_layers;
         opts.threads = self.threads;
-        opts.n_ctx = self.ctx;
+        opts.n_ctx_seq = self.ctx;
+        opts.slots = slots.max(1);
         opts.profile = self.profile.clone();
         Ok(LlamaEngine::load(opts)?)
     }

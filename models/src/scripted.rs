@@ -100,6 +100,14 @@ impl ScriptedEngine {
         self
     }
 
+    /// Reports `slots` parallel slots (4 by default); callers that run one request per slot
+    /// at once (side-by-side agent attempts) read it.
+    pub fn with_slots(mut self, slots: u32) -> ScriptedEngine {
+        self.info.slots = slots.max(1);
+        self.info.n_ctx_total = self.info.n_ctx.saturating_mul(self.info.slots);
+        self
+    }
+
     /// Answers every request the queue does not with `responder(request)`.
     pub fn responding(mut self, responder: Responder) -> ScriptedEngine {
         self.responder = Some(responder);

@@ -32,8 +32,12 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
 pub fn run(args: &EvalArgs, prompts_path: &Path) -> anyhow::Result<()> {
     let (prompts, _sha) = batch::load_prompts(prompts_path)?;
     eprintln!("loading the model…");
-    let (engine, profile) =
-        crate::endpoint::engine(&args.endpoint, &args.model, gateway::serve::DEFAULT_MODEL)?;
+    let (engine, profile) = crate::endpoint::engine(
+        &args.endpoint,
+        &args.model,
+        gateway::serve::DEFAULT_MODEL,
+        1,
+    )?;
     let base = Defaults::of_profile(&profile);
     let model_id = engine.info().id.clone();
     let out = match &args.out {

@@ -126,8 +126,12 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<()> {
         anyhow::bail!("--temperatures: {t} is not a non-negative number");
     }
     eprintln!("loading the model…");
-    let (engine, profile) =
-        crate::endpoint::engine(&args.endpoint, &args.model, gateway::serve::DEFAULT_MODEL)?;
+    let (engine, profile) = crate::endpoint::engine(
+        &args.endpoint,
+        &args.model,
+        gateway::serve::DEFAULT_MODEL,
+        1,
+    )?;
     let base = Defaults::of_profile(&profile);
     let model_id = engine.info().id.clone();
     let out = args
