@@ -11,6 +11,24 @@ use serde::Deserialize;
 
 use crate::upstream::{DEFAULT_UPSTREAM_PARALLEL, Target, Timeouts, UpstreamConfig};
 
+/// `--lookup`'s values.
+pub fn parse_lookup(s: &str) -> Result<models::Lookup, String> {
+    match s {
+        "off" => Ok(models::Lookup::Off),
+        "auto" => Ok(models::Lookup::Auto),
+        "on" => Ok(models::Lookup::On),
+        other => Err(format!("'{other}' is not one of off, auto, on")),
+    }
+}
+
+fn lookup_from_file<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<models::Lookup>, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    s.map(|s| parse_lookup(&s).map_err(serde::de::Error::custom))
+        .transpose()
+}
+
 /// Default port: the one llama-server and most local OpenAI servers use.
 pub const DEFAULT_PORT: u16 = 8080;
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -82,6 +100,14 @@ pub struct ServeArgs {
     /// --upstream: generic, and only the protocol, sampling and grammar mode apply).
     #[arg(long, env = "BELLOWS_PROFILE")]
     pub profile: Option<String>,
+
+    /// Lookup decoding: a generating request drafts its next tokens from repeats in its own
+    /// prompt and reply (an edit copies lines from the file it was shown), and one step checks
+    /// them all; the reply is the same token for token. `auto` drafts while at most two
+    /// requests generate (wider batches gain nothing from it), `on` always, `off` never.
+    /// Default: auto.
+    #[arg(long, env = "BELLOWS_LOOKUP", value_name = "off|auto|on", value_parser = parse_lookup)]
+    pub lookup: Option<models::Lookup>,
 
     /// Generations that may wait for a free slot before the server answers 503 (a request
     /// with `n` choices runs `n`). Default: 64.
@@ -195,6 +221,8 @@ pub struct FileConfig {
     pub threads: Option<u32>,
     pub gpu_layers: Option<u32>,
     pub profile: Option<String>,
+    #[serde(default, deserialize_with = "lookup_from_file")]
+    pub lookup: Option<models::Lookup>,
     pub queue: Option<usize>,
     pub max_body_bytes: Option<usize>,
     #[serde(default)]
@@ -226,6 +254,7 @@ pub struct ServeConfig {
     pub threads: Option<u32>,
     pub gpu_layers: u32,
     pub profile: Option<String>,
+    pub lookup: models::Lookup,
     pub queue: usize,
     pub max_body_bytes: usize,
     pub aliases: Vec<String>,
@@ -291,6 +320,7 @@ impl ServeArgs {
             threads: self.threads.or(file.threads),
             gpu_layers: self.gpu_layers.or(file.gpu_layers).unwrap_or(0),
             profile: self.profile.clone().or(file.profile),
+            lookup: self.lookup.or(file.lookup).unwrap_or_default(),
             queue: self.queue.or(file.queue).unwrap_or(64),
             max_body_bytes: self
                 .max_body_bytes

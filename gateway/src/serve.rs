@@ -206,6 +206,7 @@ pub fn load_engine(cfg: &ServeConfig) -> Result<(Arc<dyn Engine>, Defaults), Ser
     opts.threads = cfg.threads;
     opts.n_ctx = cfg.ctx;
     opts.n_ctx_seq = cfg.ctx_per_seq;
+    opts.lookup = cfg.lookup;
     opts.slots = cfg.parallel;
     opts.queue_capacity = cfg.queue;
     opts.profile = cfg.profile.clone();

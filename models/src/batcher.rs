@@ -200,6 +200,54 @@ pub(crate) struct BatcherConfig {
     pub(crate) swa_full: bool,
     /// How long a sequence waits on a consumer that stopped reading before it is cancelled.
     pub(crate) write_stall: Duration,
+    /// Lookup decoding: when it drafts.
+    pub(crate) lookup: Lookup,
+    /// Draft tokens per step at most.
+    pub(crate) lookup_max: u32,
+}
+
+/// When a generating sequence drafts its next tokens from n-grams of its own prompt and
+/// reply (lookup decoding): the draft is verified in the same batch and the longest run the
+/// sampler agrees with is kept, so the output is what it would have been without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lookup {
+    /// Never.
+    Off,
+    /// While at most [`LOOKUP_AUTO_MAX_SEQS`] sequences generate: with more, the batch is
+    /// already wide and a draft's extra tokens cost more than they save.
+    #[default]
+    Auto,
+    /// Always.
+    On,
+}
+
+/// The most sequences generating at once for which [`Lookup::Auto`] drafts.
+pub const LOOKUP_AUTO_MAX_SEQS: usize = 2;
+
+/// Draft n-gram sizes, longest (most specific) first.
+const LOOKUP_NGRAMS: [usize; 3] = [4, 3, 2];
+
+/// The tokens that followed the latest earlier occurrence of `history`'s last n tokens (the
+/// longest n of [`LOOKUP_NGRAMS`] that occurred before), at most `max` of them.
+pub(crate) fn lookup_draft(history: &[LlamaToken], max: usize) -> Vec<LlamaToken> {
+    if max == 0 {
+        return Vec::new();
+    }
+    let len = history.len();
+    for n in LOOKUP_NGRAMS {
+        if len <= n {
+            continue;
+        }
+        let key = &history[len - n..];
+        if let Some(start) = (0..len - n)
+            .rev()
+            .find(|&start| &history[start..start + n] == key)
+        {
+            let from = start + n;
+            return history[from..(from + max).min(len)].to_vec();
+        }
+    }
+    Vec::new()
 }
 
 pub(crate) type Ready = std::sync::mpsc::SyncSender<Result<(), String>>;
@@ -397,6 +445,8 @@ struct Running {
     eval_start: Instant,
     gen_start: Instant,
     halted: bool,
+    /// The draft tokens put into the current batch after the last sampled token.
+    draft: Vec<LlamaToken>,
 }
 
 /// How a job ended on its sequence: a stop of some kind, or an engine failure, which is never
@@ -536,6 +586,7 @@ impl Batcher<'_> {
             eval_start: now,
             gen_start: now,
             halted: false,
+            draft: Vec::new(),
         };
         self.seqs[i].run = Some(Box::new(run));
     }
@@ -736,22 +787,37 @@ impl Batcher<'_> {
         self.batch.clear();
         let mut entries = Vec::new();
         let mut budget = self.cfg.n_batch.max(self.cfg.n_seqs) as usize;
-        for i in 0..self.seqs.len() {
-            let Some(run) = self.seqs[i].run.as_ref() else {
-                continue;
+        let ready: Vec<(usize, LlamaToken)> = self
+            .seqs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s.run.as_ref() {
+                Some(run) if run.out.queue.is_empty() => match run.phase {
+                    Phase::Decode { token } => Some((i, token)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let drafting = match self.cfg.lookup {
+            Lookup::Off => false,
+            Lookup::Auto => ready.len() <= LOOKUP_AUTO_MAX_SEQS,
+            Lookup::On => true,
+        };
+        // Each generating sequence's token first (one each), then drafts from what is left.
+        let mut spare = budget.saturating_sub(ready.len());
+        for (i, token) in ready {
+            if drafting {
+                self.draft(i, token, &mut spare);
+            }
+            let entry = Entry {
+                seq: i,
+                kind: EntryKind::Token(token),
+                logits: None,
             };
-            if let Phase::Decode { token } = run.phase
-                && run.out.queue.is_empty()
-            {
-                let entry = Entry {
-                    seq: i,
-                    kind: EntryKind::Token(token),
-                    logits: None,
-                };
-                if let Some(entry) = self.add(entry) {
-                    entries.push(entry);
-                    budget -= 1;
-                }
+            if let Some(entry) = self.add(entry) {
+                budget -= 1 + self.seqs[i].run.as_ref().map_or(0, |r| r.draft.len());
+                entries.push(entry);
             }
         }
         if !entries.is_empty() {
@@ -802,6 +868,9 @@ impl Batcher<'_> {
             EntryKind::Token(token) => {
                 self.batch.add(token, base as i32, &ids, true).ok()?;
                 entry.logits = Some(self.batch.n_tokens() - 1);
+                for (j, &d) in run.draft.iter().enumerate() {
+                    self.batch.add(d, (base + 1 + j) as i32, &ids, true).ok()?;
+                }
             }
             EntryKind::Prompt { from, to } => {
                 let last = to == run.job.tokens.len();
@@ -850,12 +919,78 @@ impl Batcher<'_> {
                     }
                 }
             }
-            if let Some(idx) = entry.logits
-                && let Some(ending) = self.advance(entry.seq, idx)
-            {
+            let Some(idx) = entry.logits else {
+                continue;
+            };
+            let draft = self.seqs[entry.seq]
+                .run
+                .as_mut()
+                .map(|r| std::mem::take(&mut r.draft))
+                .unwrap_or_default();
+            // Sample at the token's position, then at each draft token's while the sampler
+            // agrees with the draft: an agreed draft token's cells are already evaluated.
+            let mut ending = None;
+            for j in 0..=draft.len() {
+                ending = self.advance(entry.seq, idx + j as i32);
+                if ending.is_some() {
+                    break;
+                }
+                let agreed = draft.get(j).is_some_and(|&d| {
+                    self.seqs[entry.seq]
+                        .run
+                        .as_ref()
+                        .is_some_and(|r| r.phase == Phase::Decode { token: d })
+                });
+                if !agreed {
+                    break;
+                }
+                self.seqs[entry.seq].cached.push(draft[j]);
+                if let Some(run) = self.seqs[entry.seq].run.as_mut() {
+                    run.timings.draft_accepted += 1;
+                }
+            }
+            if !draft.is_empty() {
+                // Cells of draft tokens the sampler did not take are dropped.
+                let seq = &self.seqs[entry.seq];
+                let _ = self.ctx.clear_kv_cache_seq(
+                    Some(seq.id as u32),
+                    Some(seq.cached.len() as u32),
+                    None,
+                );
+                if let Some(run) = self.seqs[entry.seq].run.as_mut() {
+                    run.timings.draft_tokens += draft.len() as u32;
+                }
+            }
+            if let Some(ending) = ending {
                 self.end(entry.seq, ending, shared);
             }
         }
+    }
+
+    /// Drafts sequence `i`'s next tokens after `token` from n-grams of what it holds, within
+    /// `spare` batch positions, its context and its `max_tokens`.
+    fn draft(&mut self, i: usize, token: LlamaToken, spare: &mut usize) {
+        let max_seq = self.cfg.n_ctx_seq as usize;
+        let lookup_max = self.cfg.lookup_max as usize;
+        let seq = &mut self.seqs[i];
+        let Some(run) = seq.run.as_mut() else {
+            return;
+        };
+        run.draft.clear();
+        // Room after the token itself: the context, and the tokens still to generate after
+        // the one the token's logits give.
+        let room_ctx = max_seq.saturating_sub(seq.cached.len() + 2);
+        let room_max = run.job.max_tokens.map_or(usize::MAX, |m| {
+            (m as usize).saturating_sub(run.timings.generated_tokens as usize + 1)
+        });
+        let max = lookup_max.min(*spare).min(room_ctx).min(room_max);
+        if max == 0 {
+            return;
+        }
+        seq.cached.push(token);
+        run.draft = lookup_draft(&seq.cached, max);
+        seq.cached.pop();
+        *spare -= run.draft.len();
     }
 
     /// A sequence whose part of a batch llama.cpp refused ends as failed, its cells cleared:
@@ -1078,6 +1213,24 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookup_drafts_what_followed_the_latest_longest_match() {
+        let t = |v: &[i32]| v.iter().map(|&x| LlamaToken(x)).collect::<Vec<_>>();
+        // ... 1 2 3 [4 5 6] ... 1 2 3 → 4 5 6 (capped at max).
+        let h = t(&[9, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3]);
+        assert_eq!(lookup_draft(&h, 3), t(&[4, 5, 6]));
+        assert_eq!(lookup_draft(&h, 0), t(&[]));
+        // The latest occurrence wins: 1 2 → 7 here, not 3.
+        let h = t(&[1, 2, 3, 0, 1, 2, 7, 5, 1, 2]);
+        assert_eq!(lookup_draft(&h, 2), t(&[7, 5]));
+        // A four-token match beats a later two-token one.
+        let h = t(&[5, 6, 7, 8, 40, 41, 9, 7, 8, 50, 5, 6, 7, 8]);
+        assert_eq!(lookup_draft(&h, 2), t(&[40, 41]));
+        // Nothing repeats: no draft; a match at the very end drafts only what follows it.
+        assert!(lookup_draft(&t(&[1, 2, 3, 4]), 4).is_empty());
+        assert_eq!(lookup_draft(&t(&[1, 2, 1, 2]), 4), t(&[1, 2]));
+    }
 
     #[test]
     fn endings_map_to_their_events() {

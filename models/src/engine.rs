@@ -347,6 +347,10 @@ pub struct Timings {
     pub time_to_first_token: Duration,
     /// Time spent generating after the first token.
     pub generation: Duration,
+    /// Tokens drafted by lookup decoding and verified alongside the sampled ones.
+    pub draft_tokens: u32,
+    /// Drafted tokens the sampler agreed with (generated without a step of their own).
+    pub draft_accepted: u32,
 }
 
 /// One event of a generation stream.

@@ -30,7 +30,7 @@ pub use engine::{
     ModelInfo, Progress, ProgressGuard, Prompt, Sampling, StopReason, TemplateSource, TimeoutPhase,
     Timings, TokenLogprob, ToolSpec, TopLogprob, UpstreamError, UpstreamFailure,
 };
-pub use llama::{LlamaEngine, LoadError, LoadOptions};
+pub use llama::{LOOKUP_AUTO_MAX_SEQS, LlamaEngine, LoadError, LoadOptions, Lookup};
 pub use profile::{GrammarMode, Profile, ProfileError, ReasoningSpec};
 pub use scripted::{Script, ScriptedEngine};
 pub use template::{ChatTemplate, TemplateError};

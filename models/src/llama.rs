@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 use crate::batcher::{
     BatcherConfig, EVENT_BUFFER, FINAL_EVENT, Job, Sched, Shared, engine_main, lock,
 };
+pub use crate::batcher::{LOOKUP_AUTO_MAX_SEQS, Lookup};
 use crate::engine::{
     BoxFuture, ChatMessage, Engine, EngineError, GenerateRequest, Generation, GrammarSpec,
     MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, TemplateSource, ToolSpec,
@@ -65,6 +66,11 @@ pub struct LoadOptions {
     pub prefill_chunk: u32,
     /// Sequences generating at once in the one context.
     pub slots: u32,
+    /// Lookup decoding: drafting a generating sequence's next tokens from n-grams of its
+    /// prompt and reply, verified in the same batch (output unchanged).
+    pub lookup: Lookup,
+    /// Tokens one draft holds at most.
+    pub lookup_max: u32,
     /// Requests that may wait for a slot before `generate` answers `QueueFull`.
     pub queue_capacity: usize,
     /// A built-in profile name or a `.toml` path; `None` selects by GGUF metadata.
@@ -89,6 +95,8 @@ impl LoadOptions {
             n_batch: 512,
             prefill_chunk: 256,
             slots: 1,
+            lookup: Lookup::Auto,
+            lookup_max: 8,
             queue_capacity: 64,
             profile: None,
             swa_full: false,
@@ -357,6 +365,8 @@ impl LlamaEngine {
             n_swa: if opts.swa_full { None } else { n_swa },
             swa_full: opts.swa_full,
             write_stall: opts.write_stall,
+            lookup: opts.lookup,
+            lookup_max: opts.lookup_max,
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let model_w = Arc::clone(&model);

@@ -323,3 +323,30 @@ async fn requests_wait_for_room_when_their_reservations_overfill_the_context() {
     // One ran after the other.
     assert!(b.0 >= a.1 || a.0 >= b.1, "the two overlapped");
 }
+
+/// Runs `req` with lookup decoding `lookup` on a fresh one-slot engine.
+async fn with_lookup(lookup: models::Lookup, req: models::GenerateRequest) -> Output {
+    let e = engine_with(1, |o| o.lookup = lookup);
+    run(e.as_ref(), req).await
+}
+
+#[tokio::test]
+async fn lookup_decoding_changes_no_token_greedy_or_seeded() {
+    // A prompt the reply copies from: n-gram drafts come from it.
+    let prompt = "<|im_start|>user\nRepeat: the quick brown fox jumps over the lazy dog. \
+                  the quick brown fox jumps over the lazy dog.<|im_end|>\n<|im_start|>assistant\n";
+    let mut seeded = text_request(prompt, 120);
+    seeded.sampling.temperature = 0.8;
+    seeded.sampling.seed = Some(7);
+    let mut drafted = 0;
+    for req in [text_request(prompt, 120), seeded] {
+        let off = with_lookup(models::Lookup::Off, req.clone()).await;
+        let on = with_lookup(models::Lookup::On, req).await;
+        assert_eq!(on.tokens, off.tokens, "lookup decoding changed the output");
+        assert_eq!(on.reason, off.reason);
+        assert_eq!(off.timings.draft_tokens, 0);
+        assert!(on.timings.draft_accepted <= on.timings.draft_tokens);
+        drafted += on.timings.draft_tokens;
+    }
+    assert!(drafted > 0, "nothing was drafted");
+}

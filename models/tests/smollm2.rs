@@ -88,3 +88,39 @@ async fn smollm2_batched_replies_equal_sequential_ones() {
         );
     }
 }
+
+#[tokio::test]
+async fn smollm2_lookup_decoding_keeps_the_reply_and_accepts_copied_tokens() {
+    let load = |lookup: models::Lookup| {
+        let mut opts = LoadOptions::new(model_path("BELLOWS_SMOLLM2_GGUF"));
+        opts.threads = Some(2);
+        opts.n_ctx = Some(1024);
+        opts.lookup = lookup;
+        LlamaEngine::load(opts).expect("load SmolLM2")
+    };
+    let text = "def area(width, height):\n    return width * height\n\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n";
+    let req = GenerateRequest {
+        prompt: Prompt::Chat {
+            messages: vec![ChatMessage::new(
+                "user",
+                format!("Copy this Python code exactly, in a code block:\n\n{text}"),
+            )],
+            tools: vec![],
+        },
+        sampling: Sampling::default(),
+        max_tokens: Some(80),
+        stop: vec![],
+        grammar: None,
+        logprobs: None,
+    };
+    let off = run(&load(models::Lookup::Off), req.clone()).await;
+    let on = run(&load(models::Lookup::On), req).await;
+    assert_eq!(on.tokens, off.tokens, "{:?} vs {:?}", on.text, off.text);
+    assert!(
+        on.timings.draft_accepted > 10,
+        "{} of {} drafted tokens accepted; reply {:?}",
+        on.timings.draft_accepted,
+        on.timings.draft_tokens,
+        on.text
+    );
+}

@@ -686,6 +686,7 @@ impl Pump {
             prompt_eval: Duration::ZERO,
             time_to_first_token: self.first_at.duration_since(self.started),
             generation: self.first_at.elapsed(),
+            ..Timings::default()
         }
     }
 
