@@ -23,8 +23,8 @@
 //! the run, after removing the copies made so far.
 //!
 //! The attempts run over the [`Engine`] trait, as many side by side as the engine has slots
-//! (one after another on a one-slot engine). A `LlamaEngine` runs its slots as sequences of
-//! one context, decoded in one batch per step, and shares their evaluated prompt prefix: the
+//! (one after another on a one-slot engine). The local llama.cpp engine runs its slots as
+//! sequences of one context, decoded in one batch per step, and shares their evaluated prompt prefix: the
 //! system prompt and the task's first message are the same bytes for every attempt, so the
 //! prefix is evaluated once.
 

@@ -551,7 +551,7 @@ fn side_by_side_engine(winner: Option<f32>) -> ScriptedEngine {
                 if turn == 0 { edit("right") } else { done() }
             } else {
                 Script {
-                    delay: std::time::Duration::from_millis(100),
+                    delay: std::time::Duration::from_millis(300),
                     ..Script::chunked("Let me think about it some more.\n", 4)
                 }
             }

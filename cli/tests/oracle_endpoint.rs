@@ -315,7 +315,7 @@ fn solves_through(api: Api, tokenize: bool, tasks: &[Task]) {
         gpu_layers: 0,
     };
     let (engine, profile) =
-        cli::endpoint::engine(&endpoint, &model, cli::agent_cmd::AGENT_MODEL).unwrap();
+        cli::endpoint::engine(&endpoint, &model, cli::agent_cmd::AGENT_MODEL, 1).unwrap();
     assert_eq!(profile.name, "generic");
     assert_eq!(engine.info().id, MODEL);
     assert_eq!(

@@ -222,10 +222,62 @@ pub enum Lookup {
 }
 
 /// The most sequences generating at once for which [`Lookup::Auto`] drafts.
-pub const LOOKUP_AUTO_MAX_SEQS: usize = 2;
+pub const LOOKUP_AUTO_MAX_SEQS: usize = 1;
 
-/// Draft n-gram sizes, longest (most specific) first.
-const LOOKUP_NGRAMS: [usize; 3] = [4, 3, 2];
+/// Draft n-gram sizes, longest (most specific) first; a two-token repeat predicts too little
+/// to pay for its draft.
+const LOOKUP_NGRAMS: [usize; 2] = [4, 3];
+
+/// How long a sequence's next draft is: it doubles while whole drafts are taken, shrinks to
+/// what was taken, and after a draft the sampler refused outright drafting pauses for a
+/// number of steps that doubles with each such miss (up to 32). A draft's tokens cost a step
+/// more work, so a reply that does not repeat its prompt soon stops paying for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pace {
+    len: usize,
+    pause: u32,
+    cooldown: u32,
+}
+
+impl Pace {
+    const START: usize = 4;
+    const MAX_COOLDOWN: u32 = 32;
+
+    fn new() -> Pace {
+        Pace {
+            len: Pace::START,
+            pause: 0,
+            cooldown: 1,
+        }
+    }
+
+    /// The draft length to try this step, at most `max`; 0 while paused.
+    fn want(&mut self, max: usize) -> usize {
+        if self.pause > 0 {
+            self.pause -= 1;
+            return 0;
+        }
+        self.len.min(max)
+    }
+
+    /// What became of a draft of `drafted` tokens: `accepted` were taken.
+    fn record(&mut self, drafted: usize, accepted: usize, max: usize) {
+        if drafted == 0 {
+            return;
+        }
+        if accepted == drafted {
+            self.len = (self.len * 2).clamp(2, max.max(2));
+            self.cooldown = 1;
+        } else if accepted > 0 {
+            self.len = (accepted + 1).clamp(2, max.max(2));
+            self.cooldown = 1;
+        } else {
+            self.len = (self.len / 2).max(2);
+            self.pause = self.cooldown;
+            self.cooldown = (self.cooldown * 2).min(Pace::MAX_COOLDOWN);
+        }
+    }
+}
 
 /// The tokens that followed the latest earlier occurrence of `history`'s last n tokens (the
 /// longest n of [`LOOKUP_NGRAMS`] that occurred before), at most `max` of them.
@@ -447,6 +499,7 @@ struct Running {
     halted: bool,
     /// The draft tokens put into the current batch after the last sampled token.
     draft: Vec<LlamaToken>,
+    pace: Pace,
 }
 
 /// How a job ended on its sequence: a stop of some kind, or an engine failure, which is never
@@ -587,6 +640,7 @@ impl Batcher<'_> {
             gen_start: now,
             halted: false,
             draft: Vec::new(),
+            pace: Pace::new(),
         };
         self.seqs[i].run = Some(Box::new(run));
     }
@@ -930,6 +984,7 @@ impl Batcher<'_> {
             // Sample at the token's position, then at each draft token's while the sampler
             // agrees with the draft: an agreed draft token's cells are already evaluated.
             let mut ending = None;
+            let mut accepted = 0;
             for j in 0..=draft.len() {
                 ending = self.advance(entry.seq, idx + j as i32);
                 if ending.is_some() {
@@ -945,6 +1000,7 @@ impl Batcher<'_> {
                     break;
                 }
                 self.seqs[entry.seq].cached.push(draft[j]);
+                accepted += 1;
                 if let Some(run) = self.seqs[entry.seq].run.as_mut() {
                     run.timings.draft_accepted += 1;
                 }
@@ -957,8 +1013,10 @@ impl Batcher<'_> {
                     Some(seq.cached.len() as u32),
                     None,
                 );
+                let max = self.cfg.lookup_max as usize;
                 if let Some(run) = self.seqs[entry.seq].run.as_mut() {
                     run.timings.draft_tokens += draft.len() as u32;
+                    run.pace.record(draft.len(), accepted, max);
                 }
             }
             if let Some(ending) = ending {
@@ -984,6 +1042,10 @@ impl Batcher<'_> {
             (m as usize).saturating_sub(run.timings.generated_tokens as usize + 1)
         });
         let max = lookup_max.min(*spare).min(room_ctx).min(room_max);
+        if max == 0 {
+            return;
+        }
+        let max = run.pace.want(max);
         if max == 0 {
             return;
         }
@@ -1221,15 +1283,45 @@ mod tests {
         let h = t(&[9, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3]);
         assert_eq!(lookup_draft(&h, 3), t(&[4, 5, 6]));
         assert_eq!(lookup_draft(&h, 0), t(&[]));
-        // The latest occurrence wins: 1 2 → 7 here, not 3.
-        let h = t(&[1, 2, 3, 0, 1, 2, 7, 5, 1, 2]);
+        // The latest occurrence wins: 1 2 3 → 7 here, not 4.
+        let h = t(&[1, 2, 3, 4, 0, 1, 2, 3, 7, 5, 1, 2, 3]);
         assert_eq!(lookup_draft(&h, 2), t(&[7, 5]));
-        // A four-token match beats a later two-token one.
-        let h = t(&[5, 6, 7, 8, 40, 41, 9, 7, 8, 50, 5, 6, 7, 8]);
+        // A four-token match beats a later three-token one.
+        let h = t(&[5, 6, 7, 8, 40, 41, 9, 6, 7, 8, 50, 5, 6, 7, 8]);
         assert_eq!(lookup_draft(&h, 2), t(&[40, 41]));
-        // Nothing repeats: no draft; a match at the very end drafts only what follows it.
+        // Nothing repeats (or only two tokens do): no draft; a match at the very end drafts
+        // only what follows it.
         assert!(lookup_draft(&t(&[1, 2, 3, 4]), 4).is_empty());
-        assert_eq!(lookup_draft(&t(&[1, 2, 1, 2]), 4), t(&[1, 2]));
+        assert!(lookup_draft(&t(&[1, 2, 9, 1, 2]), 4).is_empty());
+        assert_eq!(lookup_draft(&t(&[1, 2, 3, 1, 2, 3]), 4), t(&[1, 2, 3]));
+    }
+
+    #[test]
+    fn the_pace_grows_with_taken_drafts_and_pauses_longer_after_each_miss() {
+        let mut p = Pace::new();
+        assert_eq!(p.want(8), 4);
+        p.record(4, 4, 8);
+        assert_eq!(p.want(8), 8, "a whole draft taken doubles it");
+        assert_eq!(p.want(3), 3, "never past the room there is");
+        p.record(8, 2, 8);
+        assert_eq!(
+            p.want(8),
+            3,
+            "a partial one shrinks it to what was taken, plus one"
+        );
+        // Misses pause drafting for 1, then 2, then 4 steps.
+        for pause in [1, 2, 4] {
+            p.record(3, 0, 8);
+            for _ in 0..pause {
+                assert_eq!(p.want(8), 0);
+            }
+            assert!(p.want(8) >= 2);
+        }
+        // One taken draft ends the backoff.
+        p.record(2, 1, 8);
+        p.record(2, 0, 8);
+        assert_eq!(p.want(8), 0);
+        assert!(p.want(8) >= 2);
     }
 
     #[test]
