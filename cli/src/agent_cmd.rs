@@ -103,7 +103,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub attempts: u32,
     /// Attempts that run at once, as sequences of one llama.cpp context sharing their prompt
-    /// (as `bellows agent --parallel`); default: --attempts, at most 4.
+    /// (as `bellows agent --parallel`); default: 1 on the CPU, --attempts (at most 4) with
+    /// --gpu-layers.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     pub parallel: Option<u32>,
     /// Ignore the tasks' visible `check` files: DONE is then held only to the task's words and
@@ -156,13 +157,16 @@ fn actions_per_turn(flag: Option<u64>, profile: Option<&models::Profile>) -> usi
     }
 }
 
-/// Attempts at once: `--parallel`, else all of them up to [`MAX_SIDE_BY_SIDE`], never more
-/// than there are.
-fn side_by_side(parallel: Option<u32>, attempts: u32) -> u32 {
-    parallel.unwrap_or(MAX_SIDE_BY_SIDE).min(attempts).max(1)
+/// Attempts at once: `--parallel`; else, with layers on a GPU (where a wider batch costs
+/// little), all of them up to [`MAX_SIDE_BY_SIDE`]; else one at a time — on 2 CPU cores four
+/// 0.5B attempts side by side took 606 s against 526 s one after another (benches/README.md,
+/// session 12), a batch of four costing about four steps there. Never more than there are.
+fn side_by_side(parallel: Option<u32>, attempts: u32, gpu_layers: u32) -> u32 {
+    let default = if gpu_layers > 0 { MAX_SIDE_BY_SIDE } else { 1 };
+    parallel.unwrap_or(default).min(attempts).max(1)
 }
 
-/// The default cap on attempts that run at once.
+/// The default cap on attempts that run at once on a GPU.
 const MAX_SIDE_BY_SIDE: u32 = 4;
 
 /// The reply reserve: `--reply-reserve`, else [`DEFAULT_REPLY_RESERVE`] or a quarter of a
@@ -330,7 +334,10 @@ pub struct RunArgs {
     pub keep_attempts: bool,
     /// How many attempts run at once: the model runs them as sequences of one llama.cpp
     /// context, decoded in one batch per step, and evaluates their shared prompt once (each
-    /// keeps its own --ctx). Default: --attempts, at most 4; 1 runs them one after another.
+    /// keeps its own --ctx). Their turns are not shown while they run side by side (each
+    /// attempt's journal holds them; the attempts' results are shown as they end). Default: 1
+    /// (one after another, every turn shown) on the CPU, where a batch of several costs about
+    /// as much as as many steps (measured); --attempts, at most 4, with --gpu-layers.
     #[arg(long, value_name = "K", requires = "attempts",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub parallel: Option<u32>,
@@ -447,7 +454,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         None => ApprovalMode::Plan,
     };
     // The loop sees only the `Engine` trait: a model loaded here, or a remote server.
-    let slots = side_by_side(a.parallel, a.attempts.unwrap_or(1));
+    let slots = side_by_side(a.parallel, a.attempts.unwrap_or(1), a.model.gpu_layers);
     let (engine, profile) = crate::endpoint::engine(&a.endpoint, &a.model, AGENT_MODEL, slots)?;
     let profile = &profile;
     let grammar = grammar_choice(a.grammar.as_deref(), profile.grammar);
@@ -596,9 +603,10 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
-            let engine = b
-                .model
-                .load_with(Some(AGENT_MODEL), side_by_side(b.parallel, b.attempts))?;
+            let engine = b.model.load_with(
+                Some(AGENT_MODEL),
+                side_by_side(b.parallel, b.attempts, b.model.gpu_layers),
+            )?;
             let profile = engine.profile();
             cfg.grammar = grammar_choice(b.grammar.as_deref(), profile.grammar);
             cfg.sampling = profile.sampling.clone();
@@ -701,6 +709,22 @@ mod tests {
     /// `--attempts` takes a positive count, makes its own isolated copies (so neither
     /// `--isolate` nor `--resume` goes with it), and `--keep-attempts` needs it; the bench's
     /// `--attempts` and `--no-check` parse.
+    #[test]
+    fn attempts_run_side_by_side_by_default_only_on_a_gpu() {
+        assert_eq!(side_by_side(None, 4, 0), 1, "one at a time on the CPU");
+        assert_eq!(side_by_side(None, 4, 99), 4);
+        assert_eq!(side_by_side(None, 8, 99), MAX_SIDE_BY_SIDE);
+        assert_eq!(side_by_side(None, 2, 99), 2, "never more than there are");
+        assert_eq!(side_by_side(Some(3), 4, 0), 3, "--parallel decides");
+        assert_eq!(side_by_side(Some(6), 4, 0), 4);
+        let a = parse(&["task", "--attempts", "4", "--parallel", "2"]).expect("parse");
+        assert_eq!(a.run.parallel, Some(2));
+        assert!(
+            parse(&["task", "--parallel", "2"]).is_err(),
+            "--parallel needs --attempts"
+        );
+    }
+
     #[test]
     fn attempts_flags_parse_and_conflict_where_they_should() {
         let a = parse(&["task", "--attempts", "4", "--keep-attempts"]).expect("parse");
