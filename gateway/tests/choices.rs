@@ -18,8 +18,6 @@ use models::{
     ScriptedEngine, ToolSpec,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// Script `i` of a request: a distinct text per choice, in 3-byte pieces.
 const TEXTS: [&str; 3] = ["alpha one", "beta two three", "gamma"];
@@ -449,34 +447,6 @@ async fn n_out_of_range_is_refused_naming_n_and_the_limit() {
     assert_eq!(r.json()["choices"].as_array().unwrap().len(), 16);
     assert_eq!(engine.seen.lock().unwrap().len(), 16);
     server.stop().await.unwrap();
-}
-
-/// Sends a request on a raw connection and returns the connection.
-async fn open(addr: std::net::SocketAddr, path: &str, body: &str) -> TcpStream {
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    s
-}
-
-/// Reads until `needle` has been seen `times` times (bounded by the stream's end).
-async fn read_until(s: &mut TcpStream, needle: &str, times: usize) -> String {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while String::from_utf8_lossy(&buf).matches(needle).count() < times {
-        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut chunk))
-            .await
-            .expect("the server keeps sending")
-            .unwrap();
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    String::from_utf8_lossy(&buf).into_owned()
 }
 
 #[tokio::test]

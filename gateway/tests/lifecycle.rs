@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use gateway::state::AppState;
 use models::{Script, ScriptedEngine};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 const TEXT: &str = "The quick brown fox jumps over the lazy dog.";
@@ -64,34 +64,6 @@ async fn sixteen_concurrent_streams_all_complete() {
     assert_eq!(server.metric("bellows_busy_slots").await, 0.0);
     assert_eq!(server.metric("bellows_cancellations_total").await, 0.0);
     server.stop().await.unwrap();
-}
-
-/// Sends a request on a raw connection and returns the connection.
-async fn open(addr: std::net::SocketAddr, path: &str, body: &str) -> TcpStream {
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    s
-}
-
-/// Reads until `needle` has been seen `times` times (bounded by the stream's end).
-async fn read_until(s: &mut TcpStream, needle: &str, times: usize) -> String {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while String::from_utf8_lossy(&buf).matches(needle).count() < times {
-        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut chunk))
-            .await
-            .expect("the server keeps sending")
-            .unwrap();
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    String::from_utf8_lossy(&buf).into_owned()
 }
 
 #[tokio::test]

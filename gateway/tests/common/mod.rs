@@ -338,3 +338,31 @@ pub fn tiny() -> std::path::PathBuf {
             .unwrap_or_else(|e| panic!("{e}; run scripts/fetch-models.sh tiny"))
     })
 }
+
+/// Sends a request on a raw connection and returns the connection.
+pub async fn open(addr: std::net::SocketAddr, path: &str, body: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    s
+}
+
+/// Reads until `needle` has been seen `times` times (bounded by the stream's end).
+pub async fn read_until(s: &mut TcpStream, needle: &str, times: usize) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while String::from_utf8_lossy(&buf).matches(needle).count() < times {
+        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut chunk))
+            .await
+            .expect("the server keeps sending")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
