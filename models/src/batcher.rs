@@ -138,8 +138,7 @@ impl Sched {
     /// tokens it would evict (a conversation that merely shares a system prompt with another
     /// sequence's does not evict it while an emptier one is free); among equals, the least
     /// recently used.
-    pub(crate) fn dispatch(&mut self) -> bool {
-        let mut handed = false;
+    pub(crate) fn dispatch(&mut self) {
         while let Some(job) = self.queue.front() {
             let reserved: usize = self.seqs.iter().map(|s| s.reserved).sum();
             if reserved + job.reserve > self.kv_total {
@@ -170,9 +169,7 @@ impl Sched {
             seq.last_used = self.dispatched;
             seq.reserved = job.reserve;
             seq.mailbox = Some(job);
-            handed = true;
         }
-        handed
     }
 }
 
@@ -707,6 +704,7 @@ impl Batcher<'_> {
     /// Evicts idle sequences' caches, least recently used first, until the running jobs'
     /// reservations, sequence `i`'s new one and the caches kept fit the context.
     fn make_room(&mut self, i: usize, reserve: usize, shared: &Shared) {
+        // Stamped with the order of the job about to start, the newest: eviction goes by it.
         self.seqs[i].last_used = self.started + 1;
         let total = self.cfg.n_ctx_total as usize;
         loop {
