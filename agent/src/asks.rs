@@ -582,6 +582,76 @@ pub fn names_as_file(task: &str, path: &str) -> bool {
             .any(|w| w.strip_prefix("./").unwrap_or(w) == path)
 }
 
+/// Words of a task that ask for files to go, to move or to be tidied away without naming
+/// which.
+const GOING_WORDS: &[&str] = &[
+    "delete",
+    "remove",
+    "rm",
+    "move",
+    "rename",
+    "clean",
+    "unused",
+    "obsolete",
+    "dead",
+    "drop",
+    "prune",
+    "replace",
+    "merge",
+    "split",
+    "restructure",
+    "reorganize",
+    "reorganise",
+    "stale",
+];
+
+/// Why a DELETE of `path` is not what `task` asks, if it is not: the task names the files to
+/// delete and this is not one of them (the 0.5B, asked to delete old_notes.txt, deleted
+/// notes.txt as well), or the task asks for nothing to go and never names the file. A file
+/// the task names (its path or its name) may always go.
+pub fn delete_unasked(task: &str, path: &str) -> Option<String> {
+    let path = path.trim_end_matches('/');
+    let path = path.strip_prefix("./").unwrap_or(path);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let words: Vec<&str> = task_words(task)
+        .into_iter()
+        .map(|w| w.trim_matches('*'))
+        .map(|w| w.strip_prefix("./").unwrap_or(w))
+        .collect();
+    if words.iter().any(|w| *w == path || *w == name) {
+        return None;
+    }
+    // The files named after a delete word, whether they are still there or not.
+    let mut named: Vec<&str> = Vec::new();
+    for (k, w) in words.iter().enumerate() {
+        let negated = k > 0 && NEGATIONS.contains(&words[k - 1].to_lowercase().as_str());
+        if negated || !DELETE_WORDS.contains(&w.to_lowercase().as_str()) {
+            continue;
+        }
+        for next in words.iter().skip(k + 1).take(4) {
+            if file_name_like(next) {
+                named.push(next);
+                break;
+            }
+            if NOT_THE_FILE.contains(&next.to_lowercase().as_str()) {
+                break;
+            }
+        }
+    }
+    if !named.is_empty() {
+        return Some(format!(
+            "the task says to delete {}, and {path} is not a file it names",
+            named.join(", ")
+        ));
+    }
+    let going = words.iter().enumerate().any(|(k, w)| {
+        let w = w.to_lowercase();
+        let negated = k > 0 && NEGATIONS.contains(&words[k - 1].to_lowercase().as_str());
+        !negated && GOING_WORDS.iter().any(|g| w.starts_with(g))
+    });
+    (!going).then(|| format!("the task asks for no file to go, and it does not name {path}"))
+}
+
 /// A word that names a file: a relative path of plain characters whose last part has a name
 /// and an extension starting with a letter (`config.json`, `docs/a.md`), never a pattern.
 fn file_name_like(word: &str) -> bool {
@@ -602,8 +672,9 @@ fn file_name_like(word: &str) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::{
-        content_missing, contents_asked, definition_left, definitions_to_delete, files_to_create,
-        files_to_delete, names_missing, names_to_add, placed, rename_left, renames,
+        content_missing, contents_asked, definition_left, definitions_to_delete, delete_unasked,
+        files_to_create, files_to_delete, names_missing, names_to_add, placed, rename_left,
+        renames,
     };
     use crate::testing::repo;
 
@@ -626,6 +697,30 @@ mod tests {
         assert!(f("Delete legacy_parse from app.py.").is_empty());
         assert!(f("Delete gone.txt.").is_empty());
         assert!(f("Fix app.py so that it does not delete old_notes.txt").is_empty());
+    }
+
+    #[test]
+    fn a_delete_is_asked_for_when_the_task_names_the_file_or_asks_for_unnamed_files_to_go() {
+        let named = "Delete the obsolete file old_notes.txt.";
+        assert_eq!(delete_unasked(named, "old_notes.txt"), None);
+        assert_eq!(delete_unasked(named, "./old_notes.txt"), None);
+        let why = delete_unasked(named, "notes.txt").unwrap();
+        assert!(why.contains("delete old_notes.txt"), "{why}");
+        // A file the task names in other words may go (a move done as write, then delete).
+        assert_eq!(
+            delete_unasked("Move util.py into lib/ as lib/util.py.", "util.py"),
+            None
+        );
+        // Unnamed files the task asks to go: the model has to find them.
+        assert_eq!(
+            delete_unasked("Remove the unused modules.", "legacy.py"),
+            None
+        );
+        // A fix that asks for nothing to go.
+        assert!(delete_unasked("Fix the typo in README.md.", "notes.txt").is_some());
+        assert!(delete_unasked("Fix the typo in README.md.", "docs/README.md").is_none());
+        // `do not delete x.txt` names no file to delete, and asks for nothing to go.
+        assert!(delete_unasked("Do not delete x.txt; fix app.py.", "y.txt").is_some());
     }
 
     #[test]

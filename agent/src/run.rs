@@ -730,6 +730,17 @@ impl<'a> Session<'a> {
                 let obs = crate::whole::dropped_observation(path, &lost);
                 return self.observed(action, obs, true);
             }
+            // A file written over with none of its lines kept, where the task asks for no
+            // rewrite: refused.
+            if let Some(lines) = crate::whole::replaced_entirely(&original, content, &self.cfg.task)
+            {
+                self.emit(Event::Refused {
+                    turn,
+                    why: "replaced_file".to_owned(),
+                })?;
+                let obs = crate::whole::replaced_observation(path, lines);
+                return self.observed(action, obs, true);
+            }
         }
         // A directory made where the task names a file: refused before it exists.
         if let Action::Mkdir { path } = action
@@ -752,6 +763,21 @@ impl<'a> Session<'a> {
             Ok(plan) => plan,
             Err(obs) => return self.observed(action, obs, true),
         };
+        // A file deleted that the task neither names nor asks to go: refused, nothing lost.
+        if let Action::Delete { path } = action
+            && self.cfg.probes
+            && let Some(why) = crate::asks::delete_unasked(&self.cfg.task, path)
+        {
+            self.emit(Event::Refused {
+                turn: self.turn,
+                why: "delete_unasked".to_owned(),
+            })?;
+            let obs = Observation::error(
+                format!("{path} not deleted: {why}"),
+                Some("leave the files the task does not name as they are"),
+            );
+            return self.observed(action, obs, true);
+        }
         // The check's own files stay as they were (or are put back as they were): a
         // passing check then means the code.
         if let Plan::Change { changes, .. } = &plan

@@ -7,6 +7,7 @@
 //! This module holds what differs from the text protocol: the system prompt, the first
 //! message, and turning a finished reply into proposals ([`decode`]). The loop is the same.
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use codec::registry::{BUILTINS, WHOLE_EXAMPLE_CONTENT, WHOLE_EXAMPLE_PATH};
@@ -302,6 +303,62 @@ pub fn dropped_definitions(original: &str, content: &str, task: &str) -> Vec<Str
         .collect()
 }
 
+/// Words of a task that may rewrite a file through and through.
+const REWRITING_WORDS: &[&str] = &[
+    "replace",
+    "rewrite",
+    "overwrite",
+    "convert",
+    "translate",
+    "empty",
+    "clear",
+    "reset",
+    "regenerate",
+    "reformat",
+];
+
+/// When `content`, written whole over a file of at least three distinct non-blank lines,
+/// keeps none of them (compared without indentation) and `task` does not ask for the file
+/// to be rewritten: the number of lines it would lose. A small model asked to fix one word
+/// of README.md wrote unrelated code over it and said DONE; no fix keeps nothing.
+pub fn replaced_entirely(original: &str, content: &str, task: &str) -> Option<usize> {
+    let lines = |t: &str| -> BTreeSet<String> {
+        t.lines()
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let before = lines(original);
+    if before.len() < 3 {
+        return None;
+    }
+    let rewriting = task
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .any(|w| {
+            REWRITING_WORDS
+                .iter()
+                .chain(REMOVING_WORDS)
+                .any(|r| w.starts_with(r))
+        });
+    let after = lines(content);
+    (!rewriting && before.is_disjoint(&after)).then_some(before.len())
+}
+
+/// What the model is told about a file block that keeps none of the file's lines.
+pub fn replaced_observation(path: &str, lines: usize) -> Observation {
+    Observation::error(
+        format!(
+            "{path} not written: your block keeps none of its {lines} non-blank lines, and the task \
+             does not ask to replace the file"
+        ),
+        Some(
+            "write the file as it is now, every line kept, with only the change the task \
+             asks for made",
+        ),
+    )
+}
+
 /// The names a file defines: Python `def`/`async def`/`class` at any indent, and shell
 /// functions `name() {` / `function name`.
 pub(crate) fn definitions(text: &str) -> Vec<String> {
@@ -568,6 +625,24 @@ pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::{diff_in_block, undiff};
+
+    #[test]
+    fn a_block_that_keeps_no_line_of_the_file_is_told() {
+        use super::replaced_entirely as replaced;
+        let readme = "# app\n\nRuns things.\nSee docs.\n";
+        let fix = "Fix the typo in README.md.";
+        assert_eq!(replaced(readme, "x = 1\ny = 2\n", fix), Some(3));
+        // One line kept (indentation aside) is an edit, not a replacement.
+        assert_eq!(replaced(readme, "  # app\nother\n", fix), None);
+        // A file of fewer than three distinct lines may change through and through.
+        assert_eq!(replaced("A = 1\nA = 1\n\nB = 2\n", "C = 3\n", fix), None);
+        // Asked for, a rewrite is no surprise.
+        assert_eq!(
+            replaced(readme, "x\n", "Rewrite README.md in French."),
+            None
+        );
+        assert_eq!(replaced(readme, "x\n", "Convert README.md to reST."), None);
+    }
 
     #[test]
     fn a_block_that_loses_definitions_the_task_keeps_is_told() {

@@ -765,12 +765,9 @@ fn undo_restores_pre_images_and_refuses_files_changed_since() {
         "DELETE gone.txt\n",
         "DONE\n",
     ]);
-    let out = session(
-        &e,
-        &dir,
-        &cfg(ApprovalMode::Auto),
-        &mut ScriptedApprover::default(),
-    );
+    let mut c = cfg(ApprovalMode::Auto);
+    c.task = "fix the bug and delete gone.txt".to_owned();
+    let out = session(&e, &dir, &c, &mut ScriptedApprover::default());
     assert_eq!(out.reason, StopReason::Done);
     assert!(dir.join("n.txt").exists() && !dir.join("gone.txt").exists());
     let ws = Workspace::new(&dir).unwrap();
@@ -1247,12 +1244,9 @@ fn an_isolated_session_leaves_the_tree_alone_until_promoted() {
         "DELETE c.txt\n",
         "DONE\n",
     ]);
-    let out = session_in(
-        &e,
-        &copy,
-        &cfg(ApprovalMode::Auto),
-        &mut ScriptedApprover::default(),
-    );
+    let mut c = cfg(ApprovalMode::Auto);
+    c.task = "fix the bug; c.txt is obsolete".to_owned();
+    let out = session_in(&e, &copy, &c, &mut ScriptedApprover::default());
     assert_eq!(out.reason, StopReason::Done);
     // The real tree is untouched; the copy has the changes.
     assert_eq!(

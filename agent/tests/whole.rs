@@ -613,6 +613,57 @@ fn a_block_that_would_lose_a_function_is_refused() {
     );
 }
 
+/// A file written over with none of its lines kept, where the task asks for a fix and no
+/// rewrite, is refused and nothing is written (the 0.5B wrote unrelated code over README.md
+/// when asked to fix a typo and said DONE); the fixed file is then taken. A task that asks
+/// for the file to be replaced may replace it.
+#[test]
+fn a_block_that_keeps_none_of_the_file_is_refused_unless_the_task_replaces_it() {
+    const README: &str = "# mailer\n\nThe mailer will recieve messages.\nIt forwards them.\n";
+    const FIXED: &str = "# mailer\n\nThe mailer will receive messages.\nIt forwards them.\n";
+    let dir = repo("whole-replaced", &[("README.md", README)]);
+    let unrelated = "README.md\n```\nimport os\nprint(os.getcwd())\nx = 1\n```\nDONE";
+    let fixed = format!("README.md\n```\n{FIXED}```\nDONE");
+    let e = engine(&[unrelated, fixed.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Fix the spelling mistake in README.md."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    // The DONE of the same reply finds nothing changed.
+    assert_eq!(
+        refusals(dir.path(), &out.session),
+        ["replaced_file", "no_change"]
+    );
+    assert!(
+        prompts(&e)[1]
+            .contains("README.md not written: your block keeps none of its 3 non-blank lines"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("README.md")).unwrap(),
+        FIXED
+    );
+
+    // Asked to replace the file, the same block is written.
+    let dir = repo("whole-replaced-asked", &[("README.md", README)]);
+    let e = engine(&[unrelated]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Replace README.md with a Python script that prints the working directory."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+    assert!(
+        std::fs::read_to_string(dir.path().join("README.md"))
+            .unwrap()
+            .starts_with("import os")
+    );
+}
+
 /// A DONE while a file the task says to delete is still there is refused (`file_left`), and
 /// taken once it is gone.
 #[test]
@@ -629,6 +680,39 @@ fn done_waits_for_the_file_the_task_deletes() {
     assert_eq!(refusals(dir.path(), &out.session), ["file_left"]);
     assert!(prompts(&e)[1].contains("DONE refused: the task says to delete old.txt"));
     assert!(!dir.path().join("old.txt").exists());
+}
+
+/// A DELETE of a file the task does not name, when it names the one to delete, is refused
+/// and the file stays (the 0.5B deleted notes.txt beside old_notes.txt); so is one in a task
+/// that asks for nothing to go.
+#[test]
+fn a_delete_the_task_does_not_ask_for_is_refused() {
+    let dir = repo(
+        "whole-delete-unasked",
+        &[("old_notes.txt", "x\n"), ("notes.txt", "n\n")],
+    );
+    let e = engine(&["DELETE old_notes.txt\nDELETE notes.txt\nDONE"]);
+    let mut c = cfg("Delete the obsolete file old_notes.txt.");
+    c.actions_per_turn = 0;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["delete_unasked"]);
+    assert!(!dir.path().join("old_notes.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "n\n"
+    );
+
+    let dir = repo(
+        "whole-delete-fix",
+        &[("README.md", "teh app\n"), ("notes.txt", "n\n")],
+    );
+    let e = engine(&["DELETE notes.txt", "README.md\n```\nthe app\n```\nDONE"]);
+    let out = session(&e, dir.path(), &cfg("Fix the typo in README.md."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["delete_unasked"]);
+    assert!(prompts(&e)[1].contains("notes.txt not deleted: the task asks for no file to go"));
+    assert!(dir.path().join("notes.txt").exists());
 }
 
 /// With a check, the implied DONE is checked like a written one: rejected and fed back while

@@ -6,8 +6,7 @@
 
 use crate::action::Action;
 use crate::registry::{
-    BUILTINS, EXAMPLE_REPLACE, EXAMPLE_SEARCH, WHOLE_EXAMPLE_CONTENT, WHOLE_EXAMPLE_PATH,
-    WORKED_EXAMPLE_PATH,
+    BUILTINS, EXAMPLE_REPLACE, EXAMPLE_SEARCH, WHOLE_EXAMPLE_CONTENT, WORKED_EXAMPLE_PATH,
 };
 
 /// Recognises echoes of the builtin tools' help text: an action whose arguments are all
@@ -68,11 +67,9 @@ impl Echoes {
             Action::Create { content, .. } if example(content) => return true,
             // The whole-file protocol's example writes the worked example's file.
             Action::Create { path, .. } if path == WORKED_EXAMPLE_PATH => return true,
-            // The whole-file protocol's example, copied: its file with its content.
-            Action::Create { path, content }
-                if path == WHOLE_EXAMPLE_PATH
-                    && content.trim_end() == WHOLE_EXAMPLE_CONTENT.trim_end() =>
-            {
+            // The whole-file protocol's example's content, copied under any path: the 0.5B
+            // wrote it over README.md when asked to fix a typo there.
+            Action::Create { content, .. } if content.trim() == WHOLE_EXAMPLE_CONTENT.trim() => {
                 return true;
             }
             Action::Edit { path, blocks }
@@ -174,6 +171,7 @@ impl Echoes {
 mod tests {
     use super::*;
     use crate::action::Block;
+    use crate::registry::WHOLE_EXAMPLE_PATH;
 
     #[test]
     fn a_reply_acts_only_through_a_proposal_that_is_neither_echo_nor_refused() {
@@ -237,6 +235,9 @@ mod tests {
             content: content.to_owned(),
         };
         assert!(e.is_echo(&create(WHOLE_EXAMPLE_PATH, WHOLE_EXAMPLE_CONTENT)));
+        // The example's content over a real file of the task is the example still.
+        let over_readme = format!("\n{WHOLE_EXAMPLE_CONTENT}\n");
+        assert!(e.is_echo(&create("README.md", &over_readme)));
         // A real colors.py of the repository is no echo.
         assert!(!e.is_echo(&create(WHOLE_EXAMPLE_PATH, "RED = 1\n")));
         assert!(!e.is_echo(&edit("a.py", "def f():\n")));
