@@ -63,6 +63,7 @@ pub fn tests(ws: &Workspace, named: &[Probe]) -> Vec<Probe> {
             fails: false,
             quoted: Vec::new(),
             found: true,
+            keep: false,
         })
         .collect()
 }
@@ -108,14 +109,15 @@ fn runs_as_script(text: &str) -> bool {
 /// `probes` and their runs `before`, less the found tests that could not tell anything: one
 /// that did not run, ran out of time, or failed for want of something outside the repository
 /// (`python3 tests/test_a.py` whose imports need the repository's root on the path). Shown,
-/// such a failure would only lead the model to "fix" it.
+/// such a failure would only lead the model to "fix" it. Less, too, the commands without a
+/// new option that did not succeed as the repository is.
 pub fn keep_useful(probes: Vec<Probe>, before: Vec<ProbeRun>) -> (Vec<Probe>, Vec<ProbeRun>) {
+    let run = |p: &Probe| before.iter().find(|r| r.command == p.command);
+    // A command without a new option must have worked as it was, else it shows nothing to
+    // keep ([`Probe::keep`]).
     let useless = |p: &Probe| {
-        p.found
-            && before
-                .iter()
-                .find(|r| r.command == p.command)
-                .is_none_or(|r| r.timed_out || crate::probe::machine_failure(r))
+        (p.found && run(p).is_none_or(|r| r.timed_out || crate::probe::machine_failure(r)))
+            || (p.keep && run(p).is_none_or(|r| r.timed_out || r.code != Some(0)))
     };
     let (dropped, kept): (Vec<Probe>, Vec<Probe>) = probes.into_iter().partition(useless);
     let before = before
@@ -216,6 +218,7 @@ mod tests {
             fails: false,
             quoted: Vec::new(),
             found: true,
+            keep: false,
         }
     }
 
@@ -246,6 +249,7 @@ mod tests {
         // fail.
         let app = Probe {
             found: false,
+            keep: false,
             ..found("python3 app.py")
         };
         let before = [run("python3 app.py", 0, "")];
@@ -275,6 +279,7 @@ mod tests {
         // A test the task names follows the task's words, not this rule.
         let named = Probe {
             found: false,
+            keep: false,
             ..test.clone()
         };
         assert!(!crate::probe::must_pass(
@@ -291,6 +296,7 @@ mod tests {
             found("python3 test_slow.py"),
             Probe {
                 found: false,
+                keep: false,
                 ..found("python3 app.py")
             },
         ];
@@ -316,5 +322,22 @@ mod tests {
         assert_eq!(commands(&kept), ["sh test.sh", "python3 app.py"]);
         let ran: Vec<&str> = runs.iter().map(|r| r.command.as_str()).collect();
         assert_eq!(ran, ["sh test.sh", "python3 app.py"]);
+    }
+
+    #[test]
+    fn a_command_without_a_new_option_is_kept_only_if_it_worked() {
+        let derived = |c: &str| Probe {
+            found: false,
+            keep: true,
+            ..found(c)
+        };
+        let probes = vec![derived("python3 cli.py 3"), derived("python3 greet.py bob")];
+        let before = vec![
+            run("python3 cli.py 3", 2, "error: unrecognized arguments: 3"),
+            run("python3 greet.py bob", 0, "Hello, bob"),
+        ];
+        let (kept, runs) = keep_useful(probes, before);
+        assert_eq!(commands(&kept), ["python3 greet.py bob"]);
+        assert_eq!(runs.len(), 1);
     }
 }

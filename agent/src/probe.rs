@@ -115,6 +115,10 @@ pub struct Probe {
     /// Not named by the task: a test script of the repository the session found
     /// ([`crate::found`]).
     pub found: bool,
+    /// Not named by the task: one of its commands without an option the task adds and the
+    /// program does not know yet ([`without_new_options`]). What it printed before the
+    /// session, it must print after (`default_changed`).
+    pub keep: bool,
 }
 
 /// What one probe printed.
@@ -182,6 +186,7 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
                 Vec::new()
             },
             found: false,
+            keep: false,
         });
     };
     // In backticks: the whole span, split as a shell would split words.
@@ -225,7 +230,129 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
             );
         }
     }
+    // Each command without an option the task adds: the behaviour it must keep.
+    let derived = without_new_options(task, ws, &out);
+    out.extend(derived);
     out
+}
+
+/// Words of a task that add something to a program.
+const ADDING_WORDS: &[&str] = &[
+    "add",
+    "adds",
+    "adding",
+    "new",
+    "support",
+    "supports",
+    "introduce",
+    "implement",
+    "accept",
+    "accepts",
+];
+
+/// For a task that adds something (see [`ADDING_WORDS`]), each of `probes`' commands that
+/// passes an option its script does not mention yet (`--shout` in `python3 greet.py --shout
+/// bob`, `-c` in `sh todo.sh -c notes.txt`), run without that option: what the program did
+/// before the option existed, which adding it must leave as it was. The 1.5B made add-flag-sh
+/// count lines also without `-c` and said DONE. A derived command that does not succeed on
+/// the repository as it is (the option took a value, now a stray argument) is dropped after
+/// its first run ([`crate::found::keep_useful`]).
+fn without_new_options(task: &str, ws: &Workspace, probes: &[Probe]) -> Vec<Probe> {
+    if !words_of(task)
+        .iter()
+        .any(|w| ADDING_WORDS.contains(&w.as_str()))
+    {
+        return Vec::new();
+    }
+    let mut out: Vec<Probe> = Vec::new();
+    for p in probes.iter().filter(|p| !p.found && !p.keep) {
+        let script = match p.argv.first() {
+            Some(first) if first.starts_with("./") => Some(&first[2..]),
+            _ => p
+                .argv
+                .iter()
+                .skip(1)
+                .find(|a| is_repo_file(ws, a))
+                .map(String::as_str),
+        };
+        let Some(text) = script
+            .and_then(|f| ws.read(f).ok().flatten())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+        else {
+            continue;
+        };
+        let new_option = |a: &String| {
+            let name = a.split('=').next().unwrap_or(a);
+            name.len() >= 2
+                && name.starts_with('-')
+                && name != "--"
+                && name
+                    .trim_start_matches('-')
+                    .starts_with(|c: char| c.is_ascii_alphabetic())
+                && !text.contains(name)
+        };
+        let argv: Vec<String> = p.argv.iter().filter(|a| !new_option(a)).cloned().collect();
+        if argv.len() == p.argv.len() || out.iter().any(|q| q.argv == argv) {
+            continue;
+        }
+        let Ok(command) = shlex::try_join(argv.iter().map(String::as_str)) else {
+            continue;
+        };
+        if probes.iter().any(|q| q.argv == argv) {
+            continue;
+        }
+        out.push(Probe {
+            command,
+            argv,
+            symptom: false,
+            fails: false,
+            quoted: Vec::new(),
+            found: false,
+            keep: true,
+        });
+    }
+    out
+}
+
+/// The commands that must keep their behaviour ([`Probe::keep`]) and print otherwise now
+/// than before the session: each with its run before and now.
+pub fn defaults_changed<'r>(
+    probes: &[Probe],
+    before: &'r [ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
+    probes
+        .iter()
+        .filter(|p| p.keep)
+        .filter_map(|p| {
+            let b = before.iter().find(|r| r.command == p.command)?;
+            let n = now.iter().find(|r| r.command == p.command)?;
+            (!b.timed_out && b.code == Some(0) && !n.same_as(b)).then_some((b, n))
+        })
+        .collect()
+}
+
+/// The observation of a DONE refused because a command without the option the task adds
+/// does not do what it did (`default_changed`).
+pub fn default_refusal(changed: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observation {
+    let mut output = String::new();
+    for (b, n) in changed {
+        output.push_str(&format!(
+            "before your change:\n{}\nnow:\n{}\n",
+            b.as_shown(),
+            n.as_shown()
+        ));
+    }
+    let names: Vec<&ProbeRun> = changed.iter().map(|(_, n)| *n).collect();
+    crate::act::Observation::error(
+        format!(
+            "DONE refused: without the new option, {} does not print what it printed before \
+             your change; the task adds an option, and without it the program must work as it did",
+            command_names(&names)
+        ),
+        Some("make the new behaviour happen only when the option is given, then DONE"),
+    )
+    .with_output(output.trim_end().to_owned())
 }
 
 /// The calls `task` writes of a top-level Python function of the repository, with literal
@@ -819,6 +946,16 @@ pub fn after_change(
             stuck.join(", ")
         ));
     }
+    let changed = defaults_changed(probes, before, now);
+    if obs.ok && !changed.is_empty() {
+        let names: Vec<&ProbeRun> = changed.iter().map(|(_, n)| *n).collect();
+        obs.ok = false;
+        obs.hint = Some(format!(
+            "without the new option, {} prints otherwise than before your change: make the \
+             new behaviour happen only when the option is given",
+            command_names(&names)
+        ));
+    }
     obs
 }
 
@@ -847,6 +984,35 @@ mod tests {
             .iter()
             .map(|p| (p.argv.join(" | "), p.symptom))
             .collect()
+    }
+
+    #[test]
+    fn a_command_with_an_option_the_task_adds_is_also_run_without_it() {
+        let (_dir, ws) = repo(&[
+            ("greet.py", "import sys\nprint('Hello, ' + sys.argv[-1])\n"),
+            (
+                "cli.py",
+                "import sys\nif '--count' in sys.argv:\n    pass\n",
+            ),
+        ]);
+        let keep = |task: &str| -> Vec<String> {
+            commands(task, &ws, None)
+                .into_iter()
+                .filter(|p| p.keep)
+                .map(|p| p.command)
+                .collect()
+        };
+        assert_eq!(
+            keep("Add a --shout flag: `python3 greet.py --shout 'Ann Lee'` prints HELLO, ANN LEE."),
+            ["python3 greet.py 'Ann Lee'"]
+        );
+        assert_eq!(
+            keep("Add --name=X support: `python3 greet.py --name=Bo x`."),
+            ["python3 greet.py x"]
+        );
+        // An option the script already mentions, or a task that adds nothing: none.
+        assert!(keep("Add a default: `python3 cli.py --count 3` prints 3 lines.").is_empty());
+        assert!(keep("`python3 greet.py --shout bob` should shout.").is_empty());
     }
 
     #[test]
@@ -972,6 +1138,7 @@ mod tests {
             fails: false,
             quoted: Vec::new(),
             found: false,
+            keep: false,
         };
         let run = |c: &str, out: &str| ProbeRun {
             command: c.to_owned(),
@@ -1092,6 +1259,7 @@ mod tests {
             fails: true,
             quoted: quoted.iter().map(|q| (*q).to_owned()).collect(),
             found: false,
+            keep: false,
         };
         let run = |p: &Probe, code: i32, out: &str| ProbeRun {
             command: p.command.clone(),

@@ -146,7 +146,7 @@ pub async fn resume(
         .unwrap_or_else(|| act::tree_fingerprint(ws));
     // The tests found at the start, not those the session wrote since.
     let mut probes = session_probes(ws, cfg);
-    probes.retain(|p| !p.found || replay.probes.iter().any(|b| b.command == p.command));
+    probes.retain(|p| !(p.found || p.keep) || replay.probes.iter().any(|b| b.command == p.command));
     let begin = Begin {
         task_message: &task_message,
         tree,
@@ -1014,8 +1014,9 @@ impl<'a> Session<'a> {
 
     /// A DONE refused because every command the task calls wrong still prints what it
     /// printed before the session changed anything (`unchanged_output`), because a test that
-    /// passed before fails now (`test_broken`), or because one it says fails still fails
-    /// (`still_failing`), counted.
+    /// passed before fails now (`test_broken`), because one it says fails still fails
+    /// (`still_failing`), or because a command without the option the task adds prints
+    /// otherwise than before (`default_changed`), counted.
     fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if self.before.is_empty() {
             return None;
@@ -1031,11 +1032,16 @@ impl<'a> Session<'a> {
             return Some(("test_broken", crate::found::broken_refusal(&broken)));
         }
         let failing = crate::probe::still_failing(&self.probes, &self.before, &now);
-        if failing.is_empty() {
+        if !failing.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("still_failing", crate::probe::failing_refusal(&failing)));
+        }
+        let changed = crate::probe::defaults_changed(&self.probes, &self.before, &now);
+        if changed.is_empty() {
             return None;
         }
         self.tally.probe_refused += 1;
-        Some(("still_failing", crate::probe::failing_refusal(&failing)))
+        Some(("default_changed", crate::probe::default_refusal(&changed)))
     }
 
     /// After a turn that changed files: the task's commands run again, told beside what they

@@ -287,3 +287,58 @@ fn a_call_the_task_says_crashes_must_stop_crashing() {
         p[1]
     );
 }
+
+const TODO: &str = "#!/bin/sh\nfile=$1\ngrep -n TODO \"$file\"\n";
+const NOTES: &str = "milk\nTODO call\nbank\nTODO pay\n";
+/// Counts always, with or without `-c`: the 1.5B's wrong fix on add-flag-sh.
+const ALWAYS_COUNTS: &str = "#!/bin/sh\n[ \"$1\" = -c ] && shift\ngrep -c TODO \"$1\"\n";
+const COUNTS_WITH_C: &str =
+    "#!/bin/sh\nif [ \"$1\" = -c ]; then\n  grep -c TODO \"$2\"\nelse\n  grep -n TODO \"$1\"\nfi\n";
+
+/// A task that adds an option: its command without the option (one the script does not
+/// know yet) is run too, and a DONE is refused while it prints otherwise than before
+/// (`default_changed`), with both runs shown; the change that keeps it is taken.
+#[test]
+fn done_is_refused_while_the_command_without_the_new_option_prints_otherwise() {
+    if matches!(
+        agent::sandbox::Confinement::default(),
+        agent::sandbox::Confinement::Refused(_)
+    ) {
+        return;
+    }
+    let dir = repo("probe-default", &[("todo.sh", TODO), ("notes.txt", NOTES)]);
+    let block = |text: &str| format!("todo.sh\n```sh\n{text}```\nDONE");
+    let (wrong, right) = (block(ALWAYS_COUNTS), block(COUNTS_WITH_C));
+    let e = engine(&[wrong.as_str(), right.as_str()]);
+    let task = "Add a -c option to todo.sh: `sh todo.sh -c notes.txt` should print only the \
+                number of TODO lines.";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["default_changed"]);
+    let p = prompts(&e);
+    assert!(
+        p[0].contains("Running `sh todo.sh notes.txt` on the files as they are now (exit 0):\n```\n2:TODO call\n4:TODO pay\n```"),
+        "{}",
+        p[0]
+    );
+    assert!(
+        p[1].contains("DONE refused: without the new option, `sh todo.sh notes.txt` does not print what it printed"),
+        "{}",
+        p[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("todo.sh")).unwrap(),
+        COUNTS_WITH_C
+    );
+
+    // Without a word that adds, or with an option the script knows, nothing is derived.
+    let dir = repo(
+        "probe-default-none",
+        &[("todo.sh", TODO), ("notes.txt", NOTES)],
+    );
+    let e = engine(&[wrong.as_str()]);
+    let task = "`sh todo.sh -n notes.txt` should print only the number of TODO lines.";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+}
