@@ -233,6 +233,24 @@ pub(crate) fn turn_record(
     changed: bool,
 ) -> TurnRecord {
     let artifacts = ws.state_dir().join("artifacts");
+    // The whole protocol's reply without the instructions' example block, and, beside other
+    // results, without what its echo was told: the model copies both back.
+    let (reply, observations) = if cfg.protocol == prompt::Protocol::Whole {
+        let shown: Vec<(String, Observation)> = observations
+            .iter()
+            .filter(|(_, o)| o.summary != crate::run::ECHO_SUMMARY)
+            .cloned()
+            .collect();
+        let shown = if shown.is_empty() {
+            observations.to_vec()
+        } else {
+            shown
+        };
+        (crate::whole::without_example_blocks(&reply), shown)
+    } else {
+        (reply, observations.to_vec())
+    };
+    let observations = observations.as_slice();
     let mut text = String::new();
     // What the turn came to, as (what happened, what to do): the words of a turn shown as a
     // note instead of a turn.

@@ -1365,9 +1365,13 @@ fn copy_hint(copies: &[(String, String)]) -> String {
 const IMPORTS_HINT: &str = "update the import to where the module or name is now (or put it \
      back), writing the importing file again with the fix";
 
+/// What an echo is told.
+pub(crate) const ECHO_SUMMARY: &str =
+    "that line is the example from the instructions, not a command";
+
 fn echo_observation() -> Observation {
     Observation::error(
-        "that line is the example from the instructions, not a command",
+        ECHO_SUMMARY,
         Some("replace the placeholders with a real path, pattern or program"),
     )
 }

@@ -274,6 +274,53 @@ pub fn unchanged(ws: &Workspace, action: &Action, changed: bool) -> Option<Obser
     })
 }
 
+/// `reply` as history shows it: without the blocks that write the instructions' example
+/// (its path line, its fence and its content). The 0.5B starts most replies with the
+/// example's `colors.py` block before its real change; shown its own reply with the block,
+/// it writes the block again, turn after turn. The journal keeps the reply as it came.
+pub fn without_example_blocks(reply: &str) -> String {
+    let lines: Vec<&str> = reply.lines().collect();
+    let mut out: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim_start().starts_with("```")
+            && let Some(len) = lines[i + 1..]
+                .iter()
+                .position(|l| l.trim_start().starts_with("```"))
+        {
+            let body = lines[i + 1..i + 1 + len].join("\n");
+            if body.trim() == WHOLE_EXAMPLE_CONTENT.trim() {
+                // The path line above the fence goes with it.
+                while out.last().is_some_and(|l| l.trim().is_empty()) {
+                    out.pop();
+                }
+                if out
+                    .last()
+                    .is_some_and(|l| !l.trim().is_empty() && !l.trim().contains(' '))
+                {
+                    out.pop();
+                }
+                i += len + 2;
+                while i < lines.len() && lines[i].trim().is_empty() {
+                    i += 1;
+                }
+                continue;
+            }
+            out.extend(&lines[i..i + len + 2]);
+            i += len + 2;
+            continue;
+        }
+        out.push(line);
+        i += 1;
+    }
+    let mut text = out.join("\n");
+    if reply.ends_with('\n') && !text.is_empty() {
+        text.push('\n');
+    }
+    text
+}
+
 /// Words of a task that asks for code to go (or to move, be renamed or replaced): then a
 /// file written without a definition it had is no surprise.
 const REMOVING_WORDS: &[&str] = &[
@@ -625,6 +672,25 @@ pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::{diff_in_block, undiff};
+
+    #[test]
+    fn the_examples_block_is_left_out_of_the_reply_history_shows() {
+        use super::without_example_blocks as clean;
+        let example = format!(
+            "colors.py\n```python\n{}```\n",
+            super::WHOLE_EXAMPLE_CONTENT
+        );
+        let real = "greet.py\n```python\nprint(1)\n```\n";
+        assert_eq!(clean(&format!("{example}\n{real}")), real);
+        assert_eq!(clean(&format!("{real}{example}")), real);
+        // Anywhere else, under any path, the same content is the example still.
+        let elsewhere = example.replace("colors.py", "README.md");
+        assert_eq!(clean(&format!("{elsewhere}DONE")), "DONE");
+        // A reply without it is kept byte for byte, an unclosed fence too.
+        for kept in [real, "x\n```\nunclosed", "prose only"] {
+            assert_eq!(clean(kept), kept);
+        }
+    }
 
     #[test]
     fn a_block_that_keeps_no_line_of_the_file_is_told() {

@@ -950,3 +950,35 @@ fn the_examples_file_is_no_scratch_file() {
         "RED = 2\n"
     );
 }
+
+/// A reply that starts with the instructions' example block, then makes the real change:
+/// the change is written, and the next prompt shows the reply without the example block and
+/// without what its echo was told (the 0.5B, shown both, wrote the block again every turn).
+#[test]
+fn history_shows_a_reply_without_the_examples_block() {
+    let dir = repo("whole-example-block", &[("a.py", "X = 1\n")]);
+    let example = format!(
+        "{}\n```python\n{}```\n",
+        codec::registry::WHOLE_EXAMPLE_PATH,
+        codec::registry::WHOLE_EXAMPLE_CONTENT
+    );
+    let first = format!("{example}\na.py\n```python\nX = 2\n```\n");
+    let e = engine(&[first.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("Set X to 2 in a.py."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        "X = 2\n"
+    );
+    let p = prompts(&e);
+    let examples = |s: &str| s.matches("def hex_color").count();
+    assert_eq!(examples(&p[1]), examples(&p[0]), "{}", p[1]);
+    assert!(p[1].contains("a.py\n```python\nX = 2\n```"), "{}", p[1]);
+    assert!(
+        !p[1].contains("the example from the instructions"),
+        "{}",
+        p[1]
+    );
+    // The journal keeps the reply as it came.
+    assert_eq!(refusals(dir.path(), &out.session), ["echo"]);
+}
