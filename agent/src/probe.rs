@@ -778,7 +778,10 @@ pub fn still_failing<'r>(
         let Some(b) = before.iter().find(|r| r.command == p.command) else {
             continue;
         };
-        if b.timed_out || b.code == Some(0) {
+        // A loop's script exits as its last command did: an error the task quotes, printed
+        // before, is the failure even when the exit code was 0.
+        let quoted_before = p.quoted.iter().any(|q| b.output.contains(q.as_str()));
+        if b.timed_out || (b.code == Some(0) && !quoted_before) {
             continue;
         }
         let Some(n) = now.iter().find(|r| r.command == p.command) else {
@@ -796,14 +799,45 @@ pub fn still_failing<'r>(
         } else {
             p.quoted
                 .iter()
-                .find(|q| b.output.contains(q.as_str()) && n.output.contains(q.as_str()))
-                .map(|q| format!("it still prints \"{q}\""))
+                .filter(|q| b.output.contains(q.as_str()))
+                .find_map(|q| {
+                    // The error itself, as another program words it too: `cat: shopping: No
+                    // such file or directory` after `wc -l < "$f"` reads `sh: cannot open
+                    // shopping: No such file or directory` (the 1.5B's wrong fix on
+                    // quote-filenames-sh).
+                    if n.output.contains(q.as_str()) {
+                        return Some(q.clone());
+                    }
+                    error_tail_in(error_tail(q), &n.output)
+                })
+                .map(|t| format!("it still prints \"{t}\""))
         };
         if let Some(why) = why {
             out.push((n, why));
         }
     }
     out
+}
+
+/// The part of a quoted error message after its last `: ` (the reason, as `strerror` and
+/// most tools put it last), when it is long enough to name an error: `No such file or
+/// directory`, `Permission denied`. Empty otherwise.
+fn error_tail(quoted: &str) -> &str {
+    match quoted.rsplit_once(": ") {
+        Some((_, tail)) if tail.trim().len() >= 12 && tail.contains(' ') => tail.trim(),
+        _ => "",
+    }
+}
+
+/// The longest leading words of `tail`, at least 12 characters, that `output` holds: dash
+/// shortens `No such file or directory` to `No such file`.
+fn error_tail_in(tail: &str, output: &str) -> Option<String> {
+    let words: Vec<&str> = tail.split_whitespace().collect();
+    (1..=words.len())
+        .rev()
+        .map(|k| words[..k].join(" "))
+        .take_while(|p| p.len() >= 12)
+        .find(|p| output.contains(p.as_str()))
 }
 
 /// The run failed for want of something outside the repository (see [`MACHINE_FAILURES`]).
@@ -1317,5 +1351,23 @@ mod tests {
         // A command that did not fail before (or timed out) is never held to it.
         let passing = [run(&test, 0, "ok"), run(&app, 0, ""), run(&cat, 0, "")];
         assert!(still_failing(&probes, &passing, &now).is_empty());
+
+        // The quoted error printed by a script that exits 0 (its loop's last command did),
+        // then the same error as another program words it: still failing.
+        let quoted = "cat: shopping: No such file or directory";
+        let lines = failing(&["sh", "linecount.sh", "shopping list.txt"], &[quoted]);
+        let before = [run(&lines, 0, &format!("{quoted}\n0 shopping"))];
+        let reworded = [run(
+            &lines,
+            0,
+            "linecount.sh: 5: cannot open shopping: No such file\n0 shopping",
+        )];
+        let why: Vec<String> = still_failing(std::slice::from_ref(&lines), &before, &reworded)
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(why, ["it still prints \"No such file\""]);
+        let fixed = [run(&lines, 0, "3 shopping list.txt")];
+        assert!(still_failing(std::slice::from_ref(&lines), &before, &fixed).is_empty());
     }
 }
