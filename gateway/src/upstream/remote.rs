@@ -55,6 +55,17 @@ pub struct Found {
     pub n_vocab: Option<u32>,
 }
 
+impl Found {
+    /// What the log says of it: the model, the endpoint used, the context size.
+    fn described(&self) -> (String, &'static str, Option<u32>) {
+        let api = match self.api {
+            Api::Completions { .. } => "completions",
+            Api::Chat => "chat",
+        };
+        (self.model.clone(), api, self.n_ctx)
+    }
+}
+
 /// One configured upstream.
 #[derive(Debug)]
 pub struct Remote {
@@ -197,6 +208,14 @@ impl Remote {
         match &result {
             Ok(found) => {
                 self.set_healthy(true);
+                let before = self.found().map(|f| f.described());
+                // Told once, and again only when the answer changes (the health check asks
+                // every few seconds).
+                let now = found.described();
+                if before.as_ref() != Some(&now) {
+                    let (model, api, n_ctx) = now;
+                    tracing::info!(upstream = %self.name, model = %model, api, n_ctx = ?n_ctx, "upstream found");
+                }
                 if let Ok(mut slot) = self.found.write() {
                     *slot = Some(Arc::clone(found));
                 }
@@ -266,13 +285,6 @@ impl Remote {
             }
             _ => Api::Chat,
         };
-        tracing::info!(
-            upstream = %self.name,
-            model = %model,
-            api = match api { Api::Completions { .. } => "completions", Api::Chat => "chat" },
-            n_ctx = ?n_ctx,
-            "upstream found"
-        );
         Ok(Arc::new(Found {
             models,
             model,
