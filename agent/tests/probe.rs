@@ -342,3 +342,40 @@ fn done_is_refused_while_the_command_without_the_new_option_prints_otherwise() {
     assert_eq!(out.reason, StopReason::Done);
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
+
+const GREET_PY: &str = "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"name\")\nargs = parser.parse_args()\nprint(f\"Hello, {args.name}\")\n";
+const SHOUTS_ALWAYS: &str = "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"name\")\nparser.add_argument(\"--shout\", action=\"store_true\")\nargs = parser.parse_args()\nprint(f\"HELLO, {args.name.upper()}\")\n";
+const SHOUTS_WHEN_ASKED: &str = "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"name\")\nparser.add_argument(\"--shout\", action=\"store_true\")\nargs = parser.parse_args()\ng = f\"Hello, {args.name}\"\nprint(g.upper() if args.shout else g)\n";
+
+/// A task that adds a long option to a script and writes no command: the script is run
+/// plainly too (alone, and with one word), the runs that worked before must print the same
+/// after, so a change that shouts always is refused (`default_changed`; the 0.5B on add-flag).
+#[test]
+fn a_script_the_task_adds_an_option_to_keeps_its_plain_behaviour() {
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo("probe-plain", &[("greet.py", GREET_PY)]);
+    let (wrong, right) = (
+        format!("{}DONE", python_block("greet.py", SHOUTS_ALWAYS)),
+        format!("{}DONE", python_block("greet.py", SHOUTS_WHEN_ASKED)),
+    );
+    let e = engine(&[wrong.as_str(), right.as_str()]);
+    let task = "Add a --shout flag to greet.py that prints the greeting in upper case.";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["default_changed"]);
+    let p = prompts(&e);
+    // `python3 greet.py` fails without its name: dropped; with one word it worked.
+    assert!(!p[0].contains("Running `python3 greet.py` "), "{}", p[0]);
+    assert!(
+        p[0].contains("Running `python3 greet.py x` on the files as they are now (exit 0):\n```\nHello, x\n```"),
+        "{}",
+        p[0]
+    );
+    assert!(p[1].contains("HELLO, X"), "{}", p[1]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.py")).unwrap(),
+        SHOUTS_WHEN_ASKED
+    );
+}
