@@ -707,7 +707,8 @@ impl<'a> Session<'a> {
         // The whole protocol's replies may hold files the model left as they are (it was
         // shown every file): told as such, not as a failed edit.
         if self.cfg.protocol == prompt::Protocol::Whole
-            && let Some(obs) = crate::whole::unchanged(self.ws, action, self.tally.commits > 0)
+            && let Some(obs) =
+                crate::whole::unchanged(self.ws, action, self.tally.commits > 0, &self.cfg.task)
         {
             return self.observed(action, obs, true);
         }

@@ -254,24 +254,51 @@ pub fn copied_back(observations: &[(String, Observation)]) -> Option<String> {
 /// A file block that is the file as it already is: `Some` observation saying so. `changed`:
 /// the session has already changed the repository — a model that made its change often
 /// writes the file again instead of DONE, so it is reminded that DONE ends the task.
-pub fn unchanged(ws: &Workspace, action: &Action, changed: bool) -> Option<Observation> {
+/// When the task's words ask to delete or rename a file that is still there, `task` names
+/// it, and the block writes something else back unchanged: the verb line that does it. The
+/// 0.5B, asked to delete old_notes.txt, wrote notes.txt back as it was, turn after turn, and
+/// then a sentence about which line must change.
+pub fn unchanged(
+    ws: &Workspace,
+    action: &Action,
+    changed: bool,
+    task: &str,
+) -> Option<Observation> {
     let Action::Create { path, content } = action else {
         return None;
     };
     let now = ws.read(path).ok().flatten()?;
-    (now == content.as_bytes()).then(|| {
-        Observation::error(
-            format!("{path}{UNCHANGED}"),
-            Some(if changed {
-                "your earlier change is in place: if the task is finished, reply DONE; if not, \
-                 write only the files that still need a change, with the change made"
-            } else {
-                "the task is not done in it yet. Reply in two parts: first one sentence saying \
+    if now != content.as_bytes() {
+        return None;
+    }
+    let verb = if let Some(f) = crate::asks::files_to_delete(task, ws).first() {
+        Some(format!(
+            "the task asks to delete {f}: reply DELETE {f} on a line of its own (no file block \
+             for it)"
+        ))
+    } else {
+        crate::asks::rename_left(task, ws).map(|(from, to)| {
+            format!(
+                "the task asks to rename {from} to {to}: reply MOVE {from} -> {to} on a line of \
+                 its own"
+            )
+        })
+    };
+    let hint = match verb {
+        Some(v) => v,
+        None if changed => "your earlier change is in place: if the task is finished, reply \
+                            DONE; if not, write only the files that still need a change, with \
+                            the change made"
+            .to_owned(),
+        None => "the task is not done in it yet. Reply in two parts: first one sentence saying \
                  which line must change and what it must become, then the file with that \
                  change made (a new file is written the same way: its path, then its content)"
-            }),
-        )
-    })
+            .to_owned(),
+    };
+    Some(Observation::error(
+        format!("{path}{UNCHANGED}"),
+        Some(&hint),
+    ))
 }
 
 /// `reply` as history shows it: without the blocks that write the instructions' example

@@ -982,3 +982,35 @@ fn history_shows_a_reply_without_the_examples_block() {
     // The journal keeps the reply as it came.
     assert_eq!(refusals(dir.path(), &out.session), ["echo"]);
 }
+
+/// A block that writes a file back as it is, in a task that asks to delete another, is told
+/// the verb line that does it (the 0.5B wrote notes.txt back turn after turn); so is one in a
+/// task that asks for a rename.
+#[test]
+fn an_unchanged_block_in_a_delete_or_rename_task_is_told_the_verb() {
+    let dir = repo(
+        "whole-unchanged-delete",
+        &[("old.txt", "x\n"), ("notes.txt", "n\n")],
+    );
+    let e = engine(&["notes.txt\n```\nn\n```\n", "DELETE old.txt\nDONE"]);
+    let out = session(&e, dir.path(), &cfg("Delete the obsolete file old.txt."));
+    assert_eq!(out.reason, StopReason::Done);
+    let p = prompts(&e);
+    assert!(
+        p[1].contains("The task asks to delete old.txt: reply DELETE old.txt on a line of its own"),
+        "{}",
+        p[1]
+    );
+    assert!(!dir.path().join("old.txt").exists());
+
+    let dir = repo("whole-unchanged-rename", &[("a.py", "X = 1\n")]);
+    let e = engine(&["a.py\n```\nX = 1\n```\n", "MOVE a.py -> b.py\nDONE"]);
+    let out = session(&e, dir.path(), &cfg("Rename a.py to b.py."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(
+        prompts(&e)[1].contains("reply MOVE a.py -> b.py on a line of its own"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert!(dir.path().join("b.py").exists());
+}
