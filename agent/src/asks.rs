@@ -652,6 +652,114 @@ pub fn delete_unasked(task: &str, path: &str) -> Option<String> {
     (!going).then(|| format!("the task asks for no file to go, and it does not name {path}"))
 }
 
+/// Interpreters by a script's extension, for [`run_plainly`].
+const BY_EXTENSION: &[(&str, &str)] = &[
+    ("py", "python3"),
+    ("sh", "sh"),
+    ("bash", "bash"),
+    ("js", "node"),
+    ("rb", "ruby"),
+    ("pl", "perl"),
+];
+
+/// For a task that adds a long option (`Add a --shout flag to greet.py …`) to a script it
+/// names and no command of the task runs, the script run the plain ways a user would run it
+/// before the option existed: alone, with one word (`x`), with another file the task names.
+/// The ones that succeed on the repository as it is are kept ([`crate::found::keep_useful`])
+/// and must print the same after (`default_changed`): the 0.5B made greet.py shout always.
+pub fn run_plainly(
+    task: &str,
+    ws: &Workspace,
+    probes: &[crate::probe::Probe],
+) -> Vec<crate::probe::Probe> {
+    let options: Vec<String> = names_to_add(task)
+        .into_iter()
+        .filter(|n| n.starts_with("--"))
+        .collect();
+    if options.is_empty() {
+        return Vec::new();
+    }
+    let named: Vec<&str> = crate::probe::word_spans(task)
+        .into_iter()
+        .map(|(_, w)| {
+            w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')'))
+                .trim_end_matches([',', '.', ';', ':', '!', '?'])
+        })
+        .filter(|w| is_repo_file(ws, w))
+        .collect();
+    let interpreter = |file: &str| {
+        let ext = file.rsplit_once('.')?.1;
+        BY_EXTENSION
+            .iter()
+            .find(|(e, _)| *e == ext)
+            .map(|(_, i)| *i)
+    };
+    let mut out: Vec<crate::probe::Probe> = Vec::new();
+    for script in &named {
+        let Some(interp) = interpreter(script) else {
+            continue;
+        };
+        let ran = probes
+            .iter()
+            .chain(&out)
+            .any(|p| p.argv.iter().any(|a| a == script));
+        let text = ws
+            .read(script)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        if ran || options.iter().any(|o| text.contains(o.as_str())) {
+            continue;
+        }
+        let mut candidates: Vec<Vec<&str>> = vec![vec![], vec!["x"]];
+        candidates.extend(
+            named
+                .iter()
+                .filter(|f| *f != script && interpreter(f).is_none())
+                .take(1)
+                .map(|f| vec![*f]),
+        );
+        for args in candidates {
+            let argv: Vec<String> = [interp, script]
+                .iter()
+                .chain(&args)
+                .map(|a| (*a).to_owned())
+                .collect();
+            let Ok(command) = shlex::try_join(argv.iter().map(String::as_str)) else {
+                continue;
+            };
+            out.push(crate::probe::Probe {
+                command,
+                argv,
+                symptom: false,
+                fails: false,
+                quoted: Vec::new(),
+                found: false,
+                keep: true,
+            });
+        }
+    }
+    out
+}
+
+/// The verb line `task` calls for while what it asks is not done: `DELETE f` for a file it
+/// says to delete that is still there, `MOVE a -> b` for a rename not done; as a hint.
+pub fn verb_asked(task: &str, ws: &Workspace) -> Option<String> {
+    if let Some(f) = files_to_delete(task, ws).first() {
+        return Some(format!(
+            "the task asks to delete {f}: reply DELETE {f} on a line of its own (no file block \
+             for it)"
+        ));
+    }
+    rename_left(task, ws).map(|(from, to)| {
+        format!(
+            "the task asks to rename {from} to {to}: reply MOVE {from} -> {to} on a line of its \
+             own"
+        )
+    })
+}
+
 /// A word that names a file: a relative path of plain characters whose last part has a name
 /// and an extension starting with a letter (`config.json`, `docs/a.md`), never a pattern.
 fn file_name_like(word: &str) -> bool {
@@ -721,6 +829,32 @@ mod tests {
         assert!(delete_unasked("Fix the typo in README.md.", "docs/README.md").is_none());
         // `do not delete x.txt` names no file to delete, and asks for nothing to go.
         assert!(delete_unasked("Do not delete x.txt; fix app.py.", "y.txt").is_some());
+    }
+
+    #[test]
+    fn a_script_the_task_adds_a_long_option_to_is_run_plainly() {
+        let (_dir, ws) = repo(&[
+            ("greet.py", "import sys\nprint('Hello, ' + sys.argv[-1])\n"),
+            (
+                "cli.py",
+                "import sys\nif '--count' in sys.argv:\n    pass\n",
+            ),
+        ]);
+        let plain = |task: &str| -> Vec<String> {
+            super::run_plainly(task, &ws, &[])
+                .into_iter()
+                .inspect(|p| assert!(p.keep))
+                .map(|p| p.command)
+                .collect()
+        };
+        // Those that fail before are dropped at the session's start.
+        assert_eq!(
+            plain("Add a --shout flag to greet.py that prints the greeting in upper case."),
+            ["python3 greet.py", "python3 greet.py x"]
+        );
+        // An option the script has already, or no option added: nothing to keep.
+        assert!(plain("Add a --count option to cli.py.").is_empty());
+        assert!(plain("Make greet.py shout.").is_empty());
     }
 
     #[test]

@@ -233,95 +233,6 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
     // Each command without an option the task adds: the behaviour it must keep.
     let derived = without_new_options(task, ws, &out);
     out.extend(derived);
-    let plain = run_plainly(task, ws, &out);
-    out.extend(plain);
-    out
-}
-
-/// Interpreters by a script's extension, for [`run_plainly`].
-const BY_EXTENSION: &[(&str, &str)] = &[
-    ("py", "python3"),
-    ("sh", "sh"),
-    ("bash", "bash"),
-    ("js", "node"),
-    ("rb", "ruby"),
-    ("pl", "perl"),
-];
-
-/// For a task that adds a long option (`Add a --shout flag to greet.py …`) to a script it
-/// names and no command of the task runs, the script run the plain ways a user would run it
-/// before the option existed: alone, with one word (`x`), with another file the task names.
-/// The ones that succeed on the repository as it is are kept ([`crate::found::keep_useful`])
-/// and must print the same after (`default_changed`): the 0.5B made greet.py shout always.
-fn run_plainly(task: &str, ws: &Workspace, probes: &[Probe]) -> Vec<Probe> {
-    let options: Vec<String> = crate::asks::names_to_add(task)
-        .into_iter()
-        .filter(|n| n.starts_with("--"))
-        .collect();
-    if options.is_empty() {
-        return Vec::new();
-    }
-    let named: Vec<&str> = word_spans(task)
-        .into_iter()
-        .map(|(_, w)| {
-            w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')'))
-                .trim_end_matches([',', '.', ';', ':', '!', '?'])
-        })
-        .filter(|w| is_repo_file(ws, w))
-        .collect();
-    let interpreter = |file: &str| {
-        let ext = file.rsplit_once('.')?.1;
-        BY_EXTENSION
-            .iter()
-            .find(|(e, _)| *e == ext)
-            .map(|(_, i)| *i)
-    };
-    let mut out: Vec<Probe> = Vec::new();
-    for script in &named {
-        let Some(interp) = interpreter(script) else {
-            continue;
-        };
-        let ran = probes
-            .iter()
-            .chain(&out)
-            .any(|p| p.argv.iter().any(|a| a == script));
-        let text = ws
-            .read(script)
-            .ok()
-            .flatten()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        if ran || options.iter().any(|o| text.contains(o.as_str())) {
-            continue;
-        }
-        let mut candidates: Vec<Vec<&str>> = vec![vec![], vec!["x"]];
-        candidates.extend(
-            named
-                .iter()
-                .filter(|f| *f != script && interpreter(f).is_none())
-                .take(1)
-                .map(|f| vec![*f]),
-        );
-        for args in candidates {
-            let argv: Vec<String> = [interp, script]
-                .iter()
-                .chain(&args)
-                .map(|a| (*a).to_owned())
-                .collect();
-            let Ok(command) = shlex::try_join(argv.iter().map(String::as_str)) else {
-                continue;
-            };
-            out.push(Probe {
-                command,
-                argv,
-                symptom: false,
-                fails: false,
-                quoted: Vec::new(),
-                found: false,
-                keep: true,
-            });
-        }
-    }
     out
 }
 
@@ -1136,14 +1047,6 @@ mod tests {
         // An option the script already mentions, or a task that adds nothing: none.
         assert!(keep("Add a default: `python3 cli.py --count 3` prints 3 lines.").is_empty());
         assert!(keep("`python3 greet.py --shout bob` should shout.").is_empty());
-        // No command: the script named, run plainly (those that fail before are dropped at
-        // the session's start).
-        assert_eq!(
-            keep("Add a --shout flag to greet.py that prints the greeting in upper case."),
-            ["python3 greet.py", "python3 greet.py x"]
-        );
-        // An option the script has already: nothing to keep.
-        assert!(keep("Add a --count option to cli.py.").is_empty());
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct Tally {
     pub(crate) stuck: u32,
 }
 
+/// What an echo is told.
+pub(crate) const ECHO_SUMMARY: &str =
+    "that line is the example from the instructions, not a command";
+
 /// The seed a warmer turn starts from when the session's sampling names none.
 const STUCK_SEED: u32 = 0x57_0c4;
 
@@ -238,7 +242,7 @@ pub(crate) fn turn_record(
     let (reply, observations) = if cfg.protocol == prompt::Protocol::Whole {
         let shown: Vec<(String, Observation)> = observations
             .iter()
-            .filter(|(_, o)| o.summary != crate::run::ECHO_SUMMARY)
+            .filter(|(_, o)| o.summary != ECHO_SUMMARY)
             .cloned()
             .collect();
         let shown = if shown.is_empty() {

@@ -194,6 +194,8 @@ fn session_probes(ws: &Workspace, cfg: &Config) -> Vec<crate::probe::Probe> {
         return Vec::new();
     }
     let mut probes = crate::probe::commands(&cfg.task, ws, cfg.verify.as_deref());
+    let plain = crate::asks::run_plainly(&cfg.task, ws, &probes);
+    probes.extend(plain);
     if cfg.verify.is_none() && cfg.found_tests {
         let found = crate::found::tests(ws, &probes);
         probes.extend(found);
@@ -707,8 +709,12 @@ impl<'a> Session<'a> {
         // The whole protocol's replies may hold files the model left as they are (it was
         // shown every file): told as such, not as a failed edit.
         if self.cfg.protocol == prompt::Protocol::Whole
-            && let Some(obs) =
-                crate::whole::unchanged(self.ws, action, self.tally.commits > 0, &self.cfg.task)
+            && let Some(obs) = crate::whole::unchanged(
+                self.ws,
+                action,
+                self.tally.commits > 0,
+                crate::asks::verb_asked(&self.cfg.task, self.ws),
+            )
         {
             return self.observed(action, obs, true);
         }
@@ -1366,13 +1372,9 @@ fn copy_hint(copies: &[(String, String)]) -> String {
 const IMPORTS_HINT: &str = "update the import to where the module or name is now (or put it \
      back), writing the importing file again with the fix";
 
-/// What an echo is told.
-pub(crate) const ECHO_SUMMARY: &str =
-    "that line is the example from the instructions, not a command";
-
 fn echo_observation() -> Observation {
     Observation::error(
-        ECHO_SUMMARY,
+        crate::record::ECHO_SUMMARY,
         Some("replace the placeholders with a real path, pattern or program"),
     )
 }

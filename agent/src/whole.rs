@@ -253,16 +253,15 @@ pub fn copied_back(observations: &[(String, Observation)]) -> Option<String> {
 
 /// A file block that is the file as it already is: `Some` observation saying so. `changed`:
 /// the session has already changed the repository — a model that made its change often
-/// writes the file again instead of DONE, so it is reminded that DONE ends the task.
-/// When the task's words ask to delete or rename a file that is still there, `task` names
-/// it, and the block writes something else back unchanged: the verb line that does it. The
-/// 0.5B, asked to delete old_notes.txt, wrote notes.txt back as it was, turn after turn, and
-/// then a sentence about which line must change.
+/// writes the file again instead of DONE, so it is reminded that DONE ends the task. `verb`:
+/// the verb line the task's words call for, when they ask to delete or rename a file that is
+/// still there ([`crate::asks::verb_asked`]): told instead. The 0.5B, asked to delete
+/// old_notes.txt, wrote notes.txt back as it was, turn after turn.
 pub fn unchanged(
     ws: &Workspace,
     action: &Action,
     changed: bool,
-    task: &str,
+    verb: Option<String>,
 ) -> Option<Observation> {
     let Action::Create { path, content } = action else {
         return None;
@@ -271,19 +270,6 @@ pub fn unchanged(
     if now != content.as_bytes() {
         return None;
     }
-    let verb = if let Some(f) = crate::asks::files_to_delete(task, ws).first() {
-        Some(format!(
-            "the task asks to delete {f}: reply DELETE {f} on a line of its own (no file block \
-             for it)"
-        ))
-    } else {
-        crate::asks::rename_left(task, ws).map(|(from, to)| {
-            format!(
-                "the task asks to rename {from} to {to}: reply MOVE {from} -> {to} on a line of \
-                 its own"
-            )
-        })
-    };
     let hint = match verb {
         Some(v) => v,
         None if changed => "your earlier change is in place: if the task is finished, reply \
