@@ -840,6 +840,67 @@ fn error_tail_in(tail: &str, output: &str) -> Option<String> {
         .find(|p| output.contains(p.as_str()))
 }
 
+/// Errors that say the code itself is broken (a name, an import, the syntax), which no task
+/// asks a program to end in.
+const BROKEN_CODE: &[&str] = &[
+    "NameError:",
+    "UnboundLocalError:",
+    "SyntaxError:",
+    "IndentationError:",
+    "TabError:",
+    "ImportError:",
+    "ModuleNotFoundError:",
+];
+
+/// The task's commands (and the repository's tests) that ran before the session without a
+/// broken-code error ([`BROKEN_CODE`]) and end in one now, each with the error's line: the
+/// 0.5B removed `import argparse` from cli.py, the command the task names crashed with a
+/// NameError, and its DONE was taken because the output had changed.
+pub fn now_broken<'r>(
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(&'r ProbeRun, String)> {
+    let broken = |out: &str| -> Option<String> {
+        if !out.contains(TRACEBACK) {
+            return None;
+        }
+        out.lines()
+            .rev()
+            .find(|l| BROKEN_CODE.iter().any(|e| l.trim_start().starts_with(e)))
+            .map(|l| l.trim().to_owned())
+    };
+    probes
+        .iter()
+        .filter_map(|p| {
+            let b = before.iter().find(|r| r.command == p.command)?;
+            let n = now.iter().find(|r| r.command == p.command)?;
+            if b.timed_out || broken(&b.output).is_some() {
+                return None;
+            }
+            broken(&n.output).map(|e| (n, e))
+        })
+        .collect()
+}
+
+/// The observation of a DONE refused because a command now crashes on broken code
+/// (`now_broken`).
+pub fn broken_code_refusal(broken: &[(&ProbeRun, String)]) -> crate::act::Observation {
+    let said: Vec<String> = broken
+        .iter()
+        .map(|(r, e)| format!("`{}`: {e}", r.command))
+        .collect();
+    runs_refusal(
+        broken.iter().map(|(r, _)| *r),
+        format!(
+            "DONE refused: your change broke the code, it did not crash this way before ({})",
+            said.join("; ")
+        ),
+        "put back what the error says is missing (an import, a name, a definition) and keep \
+         the rest of the file as it was, then DONE",
+    )
+}
+
 /// The run failed for want of something outside the repository (see [`MACHINE_FAILURES`]).
 pub fn machine_failure(run: &ProbeRun) -> bool {
     run.code != Some(0) && MACHINE_FAILURES.iter().any(|m| run.output.contains(m))
@@ -978,6 +1039,14 @@ pub fn after_change(
             "the task says what {} prints is wrong, and your change left it as it was: change \
              the code that produces it",
             stuck.join(", ")
+        ));
+    }
+    let broken = now_broken(probes, before, now);
+    if let Some((r, e)) = broken.first() {
+        obs.ok = false;
+        obs.hint = Some(format!(
+            "your change broke the code: `{}` now ends in {e}; put back what is missing",
+            r.command
         ));
     }
     let changed = defaults_changed(probes, before, now);
@@ -1369,5 +1438,45 @@ mod tests {
         assert_eq!(why, ["it still prints \"No such file\""]);
         let fixed = [run(&lines, 0, "3 shopping list.txt")];
         assert!(still_failing(std::slice::from_ref(&lines), &before, &fixed).is_empty());
+    }
+
+    #[test]
+    fn a_command_that_now_crashes_on_broken_code_is_told() {
+        let probe = |c: &str| Probe {
+            command: c.to_owned(),
+            argv: c.split(' ').map(str::to_owned).collect(),
+            symptom: true,
+            fails: false,
+            quoted: Vec::new(),
+            found: false,
+            keep: false,
+        };
+        let run = |c: &str, code: i32, out: &str| ProbeRun {
+            command: c.to_owned(),
+            code: Some(code),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let cli = probe("python3 cli.py --count 3");
+        let before = [run(&cli.command, 0, "hello\nhello")];
+        let crash = "Traceback (most recent call last):\n  File \"cli.py\", line 2\nNameError: name 'argparse' is not defined";
+        let now = [run(&cli.command, 1, crash)];
+        let found = now_broken(std::slice::from_ref(&cli), &before, &now);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1, "NameError: name 'argparse' is not defined");
+        let obs = broken_code_refusal(&found);
+        assert!(
+            obs.summary
+                .starts_with("DONE refused: your change broke the code")
+        );
+        assert!(!after_change(std::slice::from_ref(&cli), &before, &now).ok);
+        // An error the task may want (ValueError), or one that was there before: not this.
+        let wanted = [run(
+            &cli.command,
+            1,
+            "Traceback (most recent call last):\nValueError: bad",
+        )];
+        assert!(now_broken(std::slice::from_ref(&cli), &before, &wanted).is_empty());
+        assert!(now_broken(std::slice::from_ref(&cli), &now, &now).is_empty());
     }
 }

@@ -1021,7 +1021,8 @@ impl<'a> Session<'a> {
 
     /// A DONE refused because every command the task calls wrong still prints what it
     /// printed before the session changed anything (`unchanged_output`), because a test that
-    /// passed before fails now (`test_broken`), because one it says fails still fails
+    /// passed before fails now (`test_broken`), because one now crashes on broken code
+    /// (`now_broken`), because one it says fails still fails
     /// (`still_failing`), or because a command without the option the task adds prints
     /// otherwise than before (`default_changed`), counted.
     fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
@@ -1037,6 +1038,11 @@ impl<'a> Session<'a> {
         if !broken.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("test_broken", crate::found::broken_refusal(&broken)));
+        }
+        let crashed = crate::probe::now_broken(&self.probes, &self.before, &now);
+        if !crashed.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("now_broken", crate::probe::broken_code_refusal(&crashed)));
         }
         let failing = crate::probe::still_failing(&self.probes, &self.before, &now);
         if !failing.is_empty() {
