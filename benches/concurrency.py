@@ -261,19 +261,7 @@ def chat_stream(port, messages, max_tokens, temperature=0.0, n=1):
     if resp.status != 200:
         raise RuntimeError(f"HTTP {resp.status} on :{port}: {resp.read()[:300]!r}")
     r = {"t_sent": t_sent, "t_first": None, "t_last": None, "chunks": {}, "usage": None}
-    while True:
-        line = resp.readline()
-        if not line:
-            break
-        line = line.strip()
-        if not line.startswith(b"data:"):
-            continue
-        payload = line[5:].strip()
-        if payload == b"[DONE]":
-            break
-        ev = json.loads(payload)
-        if ev.get("error"):
-            raise RuntimeError(f"error event on :{port}: {ev['error']}")
+    for ev in sse_events(resp, port):
         if ev.get("usage"):
             r["usage"] = ev["usage"]
         for ch in ev.get("choices") or []:
@@ -287,6 +275,25 @@ def chat_stream(port, messages, max_tokens, temperature=0.0, n=1):
     r["t_end"] = time.perf_counter()
     conn.close()
     return r
+
+
+def sse_events(resp, port):
+    """The JSON events of a server-sent-events response, until `[DONE]` or its end; an error
+    event raises RuntimeError."""
+    while True:
+        line = resp.readline()
+        if not line:
+            return
+        line = line.strip()
+        if not line.startswith(b"data:"):
+            continue
+        payload = line[5:].strip()
+        if payload == b"[DONE]":
+            return
+        ev = json.loads(payload)
+        if ev.get("error"):
+            raise RuntimeError(f"error event on :{port}: {ev['error']}")
+        yield ev
 
 
 def completion_tokens(r):

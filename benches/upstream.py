@@ -134,19 +134,7 @@ def chat_stream(port, body):
     r = {"t_sent": t_sent, "t_first": None, "t_last": None, "content": [], "tool_calls": {},
          "usage": None, "finish_reason": None, "chunks": 0}
     try:
-        while True:
-            line = resp.readline()
-            if not line:
-                break
-            line = line.strip()
-            if not line.startswith(b"data:"):
-                continue
-            payload = line[5:].strip()
-            if payload == b"[DONE]":
-                break
-            ev = json.loads(payload)
-            if ev.get("error"):
-                raise RuntimeError(f"error event on :{port}: {ev['error']}")
+        for ev in concurrency.sse_events(resp, port):
             if ev.get("usage"):
                 r["usage"] = ev["usage"]
             for ch in ev.get("choices") or []:

@@ -726,18 +726,7 @@ pub fn run_plainly(
                 .chain(&args)
                 .map(|a| (*a).to_owned())
                 .collect();
-            let Ok(command) = shlex::try_join(argv.iter().map(String::as_str)) else {
-                continue;
-            };
-            out.push(crate::probe::Probe {
-                command,
-                argv,
-                symptom: false,
-                fails: false,
-                quoted: Vec::new(),
-                found: false,
-                keep: true,
-            });
+            out.extend(crate::probe::Probe::to_keep(argv));
         }
     }
     out

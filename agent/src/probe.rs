@@ -121,6 +121,23 @@ pub struct Probe {
     pub keep: bool,
 }
 
+impl Probe {
+    /// A command whose behaviour must stay ([`Probe::keep`]), shown as a shell would quote
+    /// it; `None` when it cannot be written so.
+    pub(crate) fn to_keep(argv: Vec<String>) -> Option<Probe> {
+        let command = shlex::try_join(argv.iter().map(String::as_str)).ok()?;
+        Some(Probe {
+            command,
+            argv,
+            symptom: false,
+            fails: false,
+            quoted: Vec::new(),
+            found: false,
+            keep: true,
+        })
+    }
+}
+
 /// What one probe printed.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProbeRun {
@@ -295,21 +312,10 @@ fn without_new_options(task: &str, ws: &Workspace, probes: &[Probe]) -> Vec<Prob
         if argv.len() == p.argv.len() || out.iter().any(|q| q.argv == argv) {
             continue;
         }
-        let Ok(command) = shlex::try_join(argv.iter().map(String::as_str)) else {
-            continue;
-        };
         if probes.iter().any(|q| q.argv == argv) {
             continue;
         }
-        out.push(Probe {
-            command,
-            argv,
-            symptom: false,
-            fails: false,
-            quoted: Vec::new(),
-            found: false,
-            keep: true,
-        });
+        out.extend(Probe::to_keep(argv));
     }
     out
 }
