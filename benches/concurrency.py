@@ -604,19 +604,23 @@ def main():
     return 0
 
 
-def print_report(a, raw, streams, n_choices, load_start):
-    B, P = "bellows", "llama-server"
+def print_command_and_cpu():
+    """Prints the command line as run (a fenced block); returns the CPU's model name."""
     print()
     print("```sh")
     print(" ".join(shlex.quote(x) for x in [sys.argv[0]] + sys.argv[1:]))
     print("```")
     print()
-    cpu = ""
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+            return next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
     except OSError:
-        pass
+        return ""
+
+
+def print_report(a, raw, streams, n_choices, load_start):
+    B, P = "bellows", "llama-server"
+    cpu = print_command_and_cpu()
     print(f"Model `{os.path.basename(a.model)}`, {a.threads} threads, {a.reps} rep{'s' if a.reps != 1 else ''} (medians), "
           f"max_tokens {a.max_tokens}; {cpu}, {os.cpu_count()} CPUs; load average "
           f"{load_start[0]:.2f} at start, {os.getloadavg()[0]:.2f} at end; "
