@@ -662,6 +662,15 @@ const BY_EXTENSION: &[(&str, &str)] = &[
     ("pl", "perl"),
 ];
 
+/// The interpreter that runs `file`, by its extension ([`BY_EXTENSION`]).
+pub(crate) fn interpreter(file: &str) -> Option<&'static str> {
+    let ext = file.rsplit_once('.')?.1;
+    BY_EXTENSION
+        .iter()
+        .find(|(e, _)| *e == ext)
+        .map(|(_, i)| *i)
+}
+
 /// For a task that adds a long option (`Add a --shout flag to greet.py …`) to a script it
 /// names and no command of the task runs, the script run the plain ways a user would run it
 /// before the option existed: alone, with one word (`x`), with another file the task names.
@@ -687,13 +696,6 @@ pub fn run_plainly(
         })
         .filter(|w| is_repo_file(ws, w))
         .collect();
-    let interpreter = |file: &str| {
-        let ext = file.rsplit_once('.')?.1;
-        BY_EXTENSION
-            .iter()
-            .find(|(e, _)| *e == ext)
-            .map(|(_, i)| *i)
-    };
     let mut out: Vec<crate::probe::Probe> = Vec::new();
     for script in &named {
         let Some(interp) = interpreter(script) else {
@@ -751,7 +753,7 @@ pub fn verb_asked(task: &str, ws: &Workspace) -> Option<String> {
 
 /// A word that names a file: a relative path of plain characters whose last part has a name
 /// and an extension starting with a letter (`config.json`, `docs/a.md`), never a pattern.
-fn file_name_like(word: &str) -> bool {
+pub(crate) fn file_name_like(word: &str) -> bool {
     let plain = word
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));

@@ -64,6 +64,7 @@ pub fn tests(ws: &Workspace, named: &[Probe]) -> Vec<Probe> {
             quoted: Vec::new(),
             found: true,
             keep: false,
+            plain: false,
         })
         .collect()
 }
@@ -110,7 +111,8 @@ fn runs_as_script(text: &str) -> bool {
 /// that did not run, ran out of time, or failed for want of something outside the repository
 /// (`python3 tests/test_a.py` whose imports need the repository's root on the path). Shown,
 /// such a failure would only lead the model to "fix" it. Less, too, the commands without a
-/// new option that did not succeed as the repository is.
+/// new option that did not succeed as the repository is, and the scripts run alone that did
+/// not succeed or printed nothing ([`Probe::plain`]).
 pub fn keep_useful(probes: Vec<Probe>, before: Vec<ProbeRun>) -> (Vec<Probe>, Vec<ProbeRun>) {
     let run = |p: &Probe| before.iter().find(|r| r.command == p.command);
     // A command without a new option must have worked as it was, else it shows nothing to
@@ -118,6 +120,9 @@ pub fn keep_useful(probes: Vec<Probe>, before: Vec<ProbeRun>) -> (Vec<Probe>, Ve
     let useless = |p: &Probe| {
         (p.found && run(p).is_none_or(|r| r.timed_out || crate::probe::machine_failure(r)))
             || (p.keep && run(p).is_none_or(|r| r.timed_out || r.code != Some(0)))
+            || (p.plain
+                && run(p)
+                    .is_none_or(|r| r.timed_out || r.code != Some(0) || r.output.trim().is_empty()))
     };
     let (dropped, kept): (Vec<Probe>, Vec<Probe>) = probes.into_iter().partition(useless);
     let before = before
@@ -219,6 +224,7 @@ mod tests {
             quoted: Vec::new(),
             found: true,
             keep: false,
+            plain: false,
         }
     }
 
@@ -250,6 +256,7 @@ mod tests {
         let app = Probe {
             found: false,
             keep: false,
+            plain: false,
             ..found("python3 app.py")
         };
         let before = [run("python3 app.py", 0, "")];
@@ -280,6 +287,7 @@ mod tests {
         let named = Probe {
             found: false,
             keep: false,
+            plain: false,
             ..test.clone()
         };
         assert!(!crate::probe::must_pass(
@@ -297,6 +305,7 @@ mod tests {
             Probe {
                 found: false,
                 keep: false,
+                plain: false,
                 ..found("python3 app.py")
             },
         ];
@@ -329,6 +338,7 @@ mod tests {
         let derived = |c: &str| Probe {
             found: false,
             keep: true,
+            plain: false,
             ..found(c)
         };
         let probes = vec![derived("python3 cli.py 3"), derived("python3 greet.py bob")];

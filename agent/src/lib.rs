@@ -34,6 +34,7 @@ mod record;
 pub mod resume;
 pub mod run;
 pub mod sandbox;
+pub mod targets;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod testing;

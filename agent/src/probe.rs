@@ -119,6 +119,10 @@ pub struct Probe {
     /// program does not know yet ([`without_new_options`]). What it printed before the
     /// session, it must print after (`default_changed`).
     pub keep: bool,
+    /// Not named as a command: a script the task names, run alone by its interpreter
+    /// ([`crate::targets::scripts_alone`]). If it printed something before the session, it
+    /// must print something after (`output_lost`).
+    pub plain: bool,
 }
 
 impl Probe {
@@ -134,6 +138,7 @@ impl Probe {
             quoted: Vec::new(),
             found: false,
             keep: true,
+            plain: false,
         })
     }
 }
@@ -204,6 +209,7 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
             },
             found: false,
             keep: false,
+            plain: false,
         });
     };
     // In backticks: the whole span, split as a shell would split words.
@@ -1248,6 +1254,7 @@ mod tests {
             quoted: Vec::new(),
             found: false,
             keep: false,
+            plain: false,
         };
         let run = |c: &str, out: &str| ProbeRun {
             command: c.to_owned(),
@@ -1369,6 +1376,7 @@ mod tests {
             quoted: quoted.iter().map(|q| (*q).to_owned()).collect(),
             found: false,
             keep: false,
+            plain: false,
         };
         let run = |p: &Probe, code: i32, out: &str| ProbeRun {
             command: p.command.clone(),
@@ -1456,6 +1464,7 @@ mod tests {
             quoted: Vec::new(),
             found: false,
             keep: false,
+            plain: false,
         };
         let run = |c: &str, code: i32, out: &str| ProbeRun {
             command: c.to_owned(),

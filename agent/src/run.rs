@@ -196,6 +196,8 @@ fn session_probes(ws: &Workspace, cfg: &Config) -> Vec<crate::probe::Probe> {
     let mut probes = crate::probe::commands(&cfg.task, ws, cfg.verify.as_deref());
     let plain = crate::asks::run_plainly(&cfg.task, ws, &probes);
     probes.extend(plain);
+    let alone = crate::targets::scripts_alone(&cfg.task, ws, &probes);
+    probes.extend(alone);
     if cfg.verify.is_none() && cfg.found_tests {
         let found = crate::found::tests(ws, &probes);
         probes.extend(found);
@@ -906,12 +908,15 @@ impl<'a> Session<'a> {
     /// it asks for not done (`rename_incomplete`), a function it deletes still defined
     /// (`definition_left`), the text it gives a file not in it
     /// (`content_missing`), a function or option it adds in no changed file
-    /// (`name_missing`). Counted; off with the probes.
+    /// (`name_missing`), a value it gives a file not in it (`literal_missing`), or only
+    /// files it does not name changed (`named_unchanged`, [`crate::targets`]). Counted; off
+    /// with the probes.
     fn asks_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if !self.cfg.probes {
             return None;
         }
         let (task, ws) = (&self.cfg.task, self.ws);
+        let changed: Vec<String> = self.tally.changed.iter().cloned().collect();
         let (why, summary, hint) = if let Some(f) = crate::asks::files_to_delete(task, ws).first() {
             (
                 "file_left",
@@ -956,16 +961,48 @@ impl<'a> Session<'a> {
                      with that text, in a fenced code block"
                 ),
             )
-        } else {
-            let changed: Vec<String> = self.tally.changed.iter().cloned().collect();
-            let missing = crate::asks::names_missing(task, ws, &changed);
-            let name = missing.first()?;
+        } else if let Some(name) = crate::asks::names_missing(task, ws, &changed).first() {
             (
                 "name_missing",
                 format!("the task asks you to add {name}, and no file you changed has it"),
                 format!(
                     "add {name} where the task says, keeping everything else in the file, \
                      then DONE"
+                ),
+            )
+        } else if let Some(lit) = crate::targets::literal_missing(task, ws) {
+            let text = &lit.text;
+            let (summary, hint) = match lit.files.as_slice() {
+                [] => (
+                    format!("the task gives the code \"{text}\", and no file of code has it"),
+                    format!("put \"{text}\" where the task says, then DONE"),
+                ),
+                files => {
+                    let files = files.join(" or ");
+                    (
+                        format!("the task gives {files} \"{text}\", and {files} does not have it"),
+                        format!(
+                            "write {files} with \"{text}\" where the task says: its path on a \
+                             line by itself, then its complete new content in a fenced code block"
+                        ),
+                    )
+                }
+            };
+            ("literal_missing", summary, hint)
+        } else {
+            let (named, others) =
+                crate::targets::named_unchanged(task, ws, &changed, &self.probes)?;
+            (
+                "named_unchanged",
+                format!(
+                    "the task names {}, which you left as it was; you changed {}",
+                    named.join(", "),
+                    others.join(", ")
+                ),
+                format!(
+                    "make the change the task asks in {}: its path on a line by itself, then \
+                     its complete new content in a fenced code block",
+                    named.join(" or ")
                 ),
             )
         };
@@ -1023,8 +1060,9 @@ impl<'a> Session<'a> {
     /// printed before the session changed anything (`unchanged_output`), because a test that
     /// passed before fails now (`test_broken`), because one now crashes on broken code
     /// (`now_broken`), because one it says fails still fails
-    /// (`still_failing`), or because a command without the option the task adds prints
-    /// otherwise than before (`default_changed`), counted.
+    /// (`still_failing`), because a command without the option the task adds prints
+    /// otherwise than before (`default_changed`), or because a script the task names prints
+    /// nothing now (`output_lost`), counted.
     fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if self.before.is_empty() {
             return None;
@@ -1050,11 +1088,16 @@ impl<'a> Session<'a> {
             return Some(("still_failing", crate::probe::failing_refusal(&failing)));
         }
         let changed = crate::probe::defaults_changed(&self.probes, &self.before, &now);
-        if changed.is_empty() {
+        if !changed.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("default_changed", crate::probe::default_refusal(&changed)));
+        }
+        let lost = crate::targets::output_lost(&self.probes, &self.before, &now);
+        if lost.is_empty() {
             return None;
         }
         self.tally.probe_refused += 1;
-        Some(("default_changed", crate::probe::default_refusal(&changed)))
+        Some(("output_lost", crate::targets::output_lost_refusal(&lost)))
     }
 
     /// After a turn that changed files: the task's commands run again, told beside what they
@@ -1069,11 +1112,20 @@ impl<'a> Session<'a> {
         }
         let mut obs = crate::probe::after_change(&self.probes, &self.before, &now);
         let broken = crate::found::broken(&self.probes, &self.before, &now);
+        let lost = crate::targets::output_lost(&self.probes, &self.before, &now);
         if !broken.is_empty() {
             obs.ok = false;
             obs.hint = Some(format!(
                 "{} passed before your change and fails now: fix what your change broke",
                 crate::probe::command_names(&broken)
+            ));
+        } else if obs.ok && !lost.is_empty() {
+            let names: Vec<&crate::probe::ProbeRun> = lost.iter().map(|(_, n)| *n).collect();
+            obs.ok = false;
+            obs.hint = Some(format!(
+                "{} printed something before your change and prints nothing now: keep what it \
+                 does when it is run directly",
+                crate::probe::command_names(&names)
             ));
         }
         self.journal_observation(&obs)?;

@@ -1,0 +1,487 @@
+//! What a task ties to its files, checked at DONE: the quoted values it gives a file
+//! (`make invoice.py pass "EUR"`: `literal_missing`), the files it names to change when the
+//! session changed only others (`named_unchanged`), and the scripts it names that printed
+//! something before and print nothing now (`output_lost`).
+//!
+//! Each check is read off the task's words and the repository as it is at DONE; like the rest
+//! of [`crate::asks`], it only refuses a DONE (fed back, never a stop) and never acts.
+
+use crate::probe::{Probe, ProbeRun, is_repo_file, sentence_bounds, word_spans};
+use crate::workspace::Workspace;
+
+/// The words of `text`, lower-cased, letters, digits and apostrophes only.
+fn plain_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// A word of `text` as a path could be written in it: without quotes, brackets and the
+/// punctuation after it.
+fn bare(word: &str) -> &str {
+    let w = word
+        .trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')' | '*'))
+        .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\'']);
+    w.strip_prefix("./").unwrap_or(w)
+}
+
+/// Words that make a quoted text in their sentence something a program prints or a user
+/// reads, not a value the code must hold: `prints "Hello, Ann"` may be built from pieces.
+const OUTPUT_WORDS: &[&str] = &[
+    "print", "prints", "printed", "printing", "output", "outputs", "error", "errors", "fail",
+    "fails", "failed", "crash", "crashes", "say", "says", "show", "shows", "display", "displays",
+    "message", "messages", "warning", "warn", "warns", "log", "logs", "echo", "echoes",
+];
+
+/// Words of a sentence that ask for something not to be.
+const NEGATIONS: &[&str] = &[
+    "not", "never", "no", "don't", "dont", "doesn't", "without", "instead", "remove", "delete",
+];
+
+/// The word just before a quoted value when it is the value the code must take: `pass "EUR"`,
+/// `defaulting to "USD"`, `use "utf-8"`, `replace it with "x"`. `from "8080"` (the old value)
+/// and `rename "colour" …` are not.
+const GIVES: &[&str] = &[
+    "to", "pass", "passes", "passing", "use", "uses", "using", "with", "default", "be",
+];
+
+/// A value the task's words give the code, and the files that must hold it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Literal {
+    /// The text between the quotes.
+    pub text: String,
+    /// The repository files its clause names before it (`invoice.py` in `make invoice.py
+    /// pass "EUR" and …`), or else its sentence; empty: any file of code.
+    pub files: Vec<String>,
+}
+
+/// The quoted values `task` gives the code: a double-quoted text of one to 40 characters, no
+/// whitespace, no path or file name, right after one of [`GIVES`] (or `=`), in a sentence that
+/// neither talks about output ([`OUTPUT_WORDS`]) nor negates ([`NEGATIONS`]). The 0.5B, asked
+/// to add a currency parameter and make invoice.py pass "EUR", changed money.py alone, and the
+/// check (which tests money.py) passed.
+pub fn literals(task: &str, ws: &Workspace) -> Vec<Literal> {
+    let mut out = Vec::new();
+    for range in sentence_bounds(task) {
+        let sentence = &task[range.clone()];
+        let words = plain_words(sentence);
+        if words
+            .iter()
+            .any(|w| OUTPUT_WORDS.contains(&w.as_str()) || NEGATIONS.contains(&w.as_str()))
+        {
+            continue;
+        }
+        for (open, close) in quote_pairs(sentence) {
+            let text = &sentence[open + 1..close];
+            if !value_like(text) || !given(&sentence[..open]) {
+                continue;
+            }
+            let clause = clause_before(&sentence[..open]);
+            let named = |part: &str| -> Vec<String> {
+                word_spans(part)
+                    .into_iter()
+                    .map(|(_, w)| bare(w))
+                    .filter(|w| is_repo_file(ws, w))
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let mut files = named(clause);
+            if files.is_empty() {
+                files = named(sentence);
+            }
+            files.dedup();
+            out.push(Literal {
+                text: text.to_owned(),
+                files,
+            });
+        }
+    }
+    out
+}
+
+/// Byte offsets of each pair of straight double quotes on one line of `text`.
+fn quote_pairs(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        match (c, open) {
+            ('\n', _) => open = None,
+            ('"', None) => open = Some(i),
+            ('"', Some(o)) => {
+                out.push((o, i));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One to 40 characters, no whitespace, no `/`, no quote, and not a file name (`config.json`
+/// is a file the task names, not a value).
+fn value_like(text: &str) -> bool {
+    let n = text.chars().count();
+    (1..=40).contains(&n)
+        && !text.contains(|c: char| c.is_whitespace() || matches!(c, '/' | '\\' | '\'' | '`'))
+        && !crate::asks::file_name_like(text)
+}
+
+/// The text before a quote ends with one of [`GIVES`] or `=`.
+fn given(before: &str) -> bool {
+    let before = before.trim_end_matches('`');
+    if before.ends_with('=') {
+        return true;
+    }
+    before
+        .split_whitespace()
+        .next_back()
+        .map(|w| bare(w).to_lowercase())
+        .is_some_and(|w| GIVES.contains(&w.as_str()))
+}
+
+/// The clause `before` (a sentence up to a quote) ends in: the text after its last `,`, `;`,
+/// ` and ` or ` then `.
+fn clause_before(before: &str) -> &str {
+    let cut = [",", ";", " and ", " then "]
+        .iter()
+        .filter_map(|sep| before.rfind(sep).map(|i| i + sep.len()))
+        .max()
+        .unwrap_or(0);
+    &before[cut..]
+}
+
+/// File extensions of prose, where a value is documented, not given to the code.
+const PROSE: &[&str] = &["md", "txt", "rst", "markdown", "adoc"];
+
+/// The first of [`literals`] that no file it names holds (with none named: no file of code
+/// in `ws`), with the files it looked in.
+pub fn literal_missing(task: &str, ws: &Workspace) -> Option<Literal> {
+    let read = |p: &str| {
+        ws.read(p)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    let mut all: Option<Vec<String>> = None;
+    literals(task, ws).into_iter().find(|lit| {
+        let holds = |p: &String| read(p).is_some_and(|t| t.contains(&lit.text));
+        if !lit.files.is_empty() {
+            return !lit.files.iter().any(holds);
+        }
+        let code = all.get_or_insert_with(|| {
+            ws.files("")
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| {
+                    !p.rsplit_once('.')
+                        .is_some_and(|(_, e)| PROSE.contains(&e.to_lowercase().as_str()))
+                })
+                .take(MAX_FILES)
+                .collect()
+        });
+        !code.iter().any(holds)
+    })
+}
+
+/// Files of code a search for a value reads at most.
+const MAX_FILES: usize = 500;
+
+/// Words that let a task's change be a new file alone: a test written for a file the task
+/// names leaves that file as it was.
+const NEW_FILE_WORDS: &[&str] = &[
+    "create", "creates", "new", "write", "add", "adds", "generate", "copy", "test", "tests",
+];
+
+/// The files `task` names that are still in `ws`, when the session changed files (`changed`)
+/// and none of them: (the named files, the changed ones). A file a command of the task runs
+/// (`probes`) or a test is not one the task asks to change. Tasks that may be done by a new
+/// file alone ([`NEW_FILE_WORDS`]) are left out. The 0.5B, asked to remove a debug print
+/// from app.py, wrote a new files.txt, left app.py as it was and said DONE.
+pub fn named_unchanged(
+    task: &str,
+    ws: &Workspace,
+    changed: &[String],
+    probes: &[Probe],
+) -> Option<(Vec<String>, Vec<String>)> {
+    if changed.is_empty()
+        || plain_words(task)
+            .iter()
+            .any(|w| NEW_FILE_WORDS.contains(&w.as_str()))
+    {
+        return None;
+    }
+    let mut named: Vec<String> = word_spans(task)
+        .into_iter()
+        .map(|(_, w)| bare(w))
+        .filter(|w| is_repo_file(ws, w))
+        .filter(|w| !crate::probe::is_test(&[format!("./{w}")]))
+        .filter(|w| !probes.iter().any(|p| p.argv.iter().any(|a| bare(a) == *w)))
+        .map(str::to_owned)
+        .collect();
+    named.sort();
+    named.dedup();
+    if named.is_empty() || named.iter().any(|n| changed.contains(n)) {
+        return None;
+    }
+    Some((named, changed.to_vec()))
+}
+
+/// Words that let a script print less, or nothing, after the change.
+const QUIETER: &[&str] = &[
+    "remove", "removes", "delete", "deletes", "silence", "silent", "quiet", "quieter", "suppress",
+    "mute", "drop", "stop", "stops", "nothing", "empty", "less", "fewer",
+];
+
+/// Scripts at most this many are run alone.
+const MAX_SCRIPTS: usize = 2;
+
+/// The scripts `task` names that no command of it (`probes`) runs, each run alone by its
+/// interpreter (`python3 textstats.py`), as probes whose output must not go
+/// ([`Probe::plain`]): asked to make a demo run only when its module is run directly, the
+/// 0.5B deleted the demo, and `python3 textstats.py` printed nothing. None when the task's
+/// words let output go ([`QUIETER`]). A run that fails or prints nothing before is dropped
+/// ([`crate::found::keep_useful`]).
+pub fn scripts_alone(task: &str, ws: &Workspace, probes: &[Probe]) -> Vec<Probe> {
+    if plain_words(task)
+        .iter()
+        .any(|w| QUIETER.contains(&w.as_str()))
+    {
+        return Vec::new();
+    }
+    let mut out: Vec<Probe> = Vec::new();
+    for (_, w) in word_spans(task) {
+        let script = bare(w);
+        let Some(interp) = crate::asks::interpreter(script) else {
+            continue;
+        };
+        let argv = vec![interp.to_owned(), script.to_owned()];
+        let ran = probes
+            .iter()
+            .chain(&out)
+            .any(|p| p.argv.iter().any(|a| bare(a) == script));
+        if ran || !is_repo_file(ws, script) || crate::probe::is_test(&argv) {
+            continue;
+        }
+        if let Some(mut p) = Probe::to_keep(argv) {
+            p.keep = false;
+            p.plain = true;
+            out.push(p);
+        }
+        if out.len() == MAX_SCRIPTS {
+            break;
+        }
+    }
+    out
+}
+
+/// The scripts run alone ([`scripts_alone`]) that printed something and exited 0 before and
+/// print nothing now: each with its runs before and now.
+pub fn output_lost<'r>(
+    probes: &[Probe],
+    before: &'r [ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
+    probes
+        .iter()
+        .filter(|p| p.plain)
+        .filter_map(|p| {
+            let b = before.iter().find(|r| r.command == p.command)?;
+            let n = now.iter().find(|r| r.command == p.command)?;
+            let spoke = !b.timed_out && b.code == Some(0) && !b.output.trim().is_empty();
+            (spoke && !n.timed_out && n.output.trim().is_empty()).then_some((b, n))
+        })
+        .collect()
+}
+
+/// The observation of a DONE refused because a script the task names prints nothing now
+/// (`output_lost`).
+pub fn output_lost_refusal(lost: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observation {
+    let mut output = String::new();
+    for (b, n) in lost {
+        output.push_str(&format!(
+            "before your change:\n{}\nnow:\n{}\n",
+            b.as_shown(),
+            n.as_shown()
+        ));
+    }
+    let names: Vec<&ProbeRun> = lost.iter().map(|(_, n)| *n).collect();
+    crate::act::Observation::error(
+        format!(
+            "DONE refused: {} printed something before your change and prints nothing now; \
+             the task does not ask for its output to go",
+            crate::probe::command_names(&names)
+        ),
+        Some(
+            "keep what the script does when it is run directly (move code under a condition \
+             instead of deleting it), then DONE",
+        ),
+    )
+    .with_output(output.trim_end().to_owned())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::testing::repo;
+
+    #[test]
+    fn a_value_the_task_gives_a_file_must_be_in_that_file() {
+        let (_dir, ws) = repo(&[
+            ("money.py", "def format_price(x):\n    return f'{x:.2f}'\n"),
+            (
+                "invoice.py",
+                "from money import format_price\nformat_price(3)\n",
+            ),
+            (
+                "receipt.py",
+                "from money import format_price\nformat_price(4)\n",
+            ),
+        ]);
+        let task = "Add a parameter currency to format_price in money.py, defaulting to \"USD\". \
+                    Then make invoice.py pass \"EUR\" and receipt.py pass \"GBP\".";
+        let lits = literals(task, &ws);
+        let shown: Vec<(&str, Vec<&str>)> = lits
+            .iter()
+            .map(|l| {
+                (
+                    l.text.as_str(),
+                    l.files.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                ("USD", vec!["money.py"]),
+                ("EUR", vec!["invoice.py"]),
+                ("GBP", vec!["receipt.py"]),
+            ]
+        );
+        assert_eq!(literal_missing(task, &ws).unwrap().text, "USD");
+        ws.write_atomic(
+            "money.py",
+            b"def format_price(x, currency=\"USD\"):\n    return f'{x:.2f} {currency}'\n",
+        )
+        .unwrap();
+        // money.py alone changed: invoice.py does not pass "EUR".
+        let missing = literal_missing(task, &ws).unwrap();
+        assert_eq!(
+            (missing.text.as_str(), missing.files),
+            ("EUR", vec!["invoice.py".to_owned()])
+        );
+        // "EUR" put in money.py instead is not in invoice.py either.
+        ws.write_atomic(
+            "invoice.py",
+            b"from money import format_price\nformat_price(3, \"EUR\")\n",
+        )
+        .unwrap();
+        assert_eq!(literal_missing(task, &ws).unwrap().text, "GBP");
+        ws.write_atomic(
+            "receipt.py",
+            b"from money import format_price\nformat_price(4, 'GBP')\n",
+        )
+        .unwrap();
+        assert_eq!(literal_missing(task, &ws), None);
+    }
+
+    #[test]
+    fn quoted_output_old_values_paths_and_negations_give_nothing() {
+        let (_dir, ws) = repo(&[("app.py", "PORT = 8080\n")]);
+        let none = |task: &str| assert_eq!(literals(task, &ws), vec![], "{task}");
+        none("`python3 app.py` prints \"Hello\" twice; make it print it once.");
+        none("`sh linecount.sh 'a b.txt'` fails with \"cat: a: No such file or directory\".");
+        none("Change the greeting in app.py so it says \"hi\".");
+        none("Write the settings to \"config.json\".");
+        none("Move the data to \"data/\".");
+        none("Do not pass \"x\" to app.py.");
+        none("Rename \"colour\" in app.py.");
+        none("Set the title to \"Hello world\" in app.py.");
+        // The old value is left out; the new one, tied to the file its sentence names, kept.
+        let lits = literals("Change the port in app.py from \"8080\" to \"9090\".", &ws);
+        assert_eq!(
+            lits,
+            vec![Literal {
+                text: "9090".to_owned(),
+                files: vec!["app.py".to_owned()]
+            }]
+        );
+        // With no file named, any file of code may hold it, prose aside.
+        ws.write_atomic("notes.md", b"use utf-8\n").unwrap();
+        let task = "Open files with `encoding=\"utf-8\"`.";
+        assert_eq!(literal_missing(task, &ws).unwrap().text, "utf-8");
+        ws.write_atomic("app.py", b"open('a', encoding='utf-8')\n")
+            .unwrap();
+        assert_eq!(literal_missing(task, &ws), None);
+    }
+
+    #[test]
+    fn a_named_file_left_alone_while_another_changed_is_told() {
+        let (_dir, ws) = repo(&[
+            ("app.py", "print('debug')\nprint(1)\n"),
+            ("test_app.py", "import app\n"),
+        ]);
+        let changed = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let task = "Remove the debug print line from app.py.";
+        assert_eq!(
+            named_unchanged(task, &ws, &changed(&["files.txt"]), &[]),
+            Some((vec!["app.py".to_owned()], vec!["files.txt".to_owned()]))
+        );
+        assert_eq!(named_unchanged(task, &ws, &changed(&["app.py"]), &[]), None);
+        assert_eq!(named_unchanged(task, &ws, &[], &[]), None);
+        // A test the task names, a command it runs, and a task a new file may do, are not.
+        let t = "test_app.py fails: fix the bug.";
+        assert_eq!(named_unchanged(t, &ws, &changed(&["lib.py"]), &[]), None);
+        let probe = Probe::to_keep(vec!["python3".into(), "app.py".into()]).unwrap();
+        let t = "`python3 app.py` crashes; fix it.";
+        assert_eq!(
+            named_unchanged(t, &ws, &changed(&["lib.py"]), &[probe]),
+            None
+        );
+        let t = "Add a unit test for app.py.";
+        assert_eq!(named_unchanged(t, &ws, &changed(&["t.py"]), &[]), None);
+    }
+
+    #[test]
+    fn scripts_the_task_names_are_run_alone_unless_output_may_go() {
+        let (_dir, ws) = repo(&[
+            ("report.py", "import textstats\nprint('report')\n"),
+            ("textstats.py", "print('words: 3')\n"),
+            ("test_report.py", "assert True\n"),
+        ]);
+        let probes = crate::probe::commands(
+            "`python3 report.py` prints stray lines because importing textstats.py runs its \
+             demo. Make the demo run only when textstats.py is run directly; test_report.py \
+             must pass.",
+            &ws,
+            None,
+        );
+        let task = "`python3 report.py` prints stray lines because importing textstats.py runs \
+                    its demo. Make the demo run only when textstats.py is run directly; \
+                    test_report.py must pass.";
+        let alone = scripts_alone(task, &ws, &probes);
+        let cmds: Vec<&str> = alone.iter().map(|p| p.command.as_str()).collect();
+        assert_eq!(cmds, ["python3 textstats.py"]);
+        assert!(alone[0].plain && !alone[0].keep);
+        assert!(scripts_alone("Remove the demo from textstats.py.", &ws, &[]).is_empty());
+
+        let run = |output: &str, code| ProbeRun {
+            command: "python3 textstats.py".to_owned(),
+            code: Some(code),
+            timed_out: false,
+            output: output.to_owned(),
+        };
+        let before = [run("words: 3\n", 0)];
+        assert_eq!(output_lost(&alone, &before, &[run("", 0)]).len(), 1);
+        assert!(output_lost(&alone, &before, &[run("words: 3\n", 0)]).is_empty());
+        // It printed nothing before: nothing to lose.
+        assert!(output_lost(&alone, &[run(" \n", 0)], &[run("", 0)]).is_empty());
+        let obs = output_lost_refusal(&output_lost(&alone, &before, &[run("", 0)]));
+        assert!(
+            obs.summary.contains("`python3 textstats.py`"),
+            "{}",
+            obs.summary
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! DONE held to what the task ties to its files ([`agent::targets`]): a quoted value it gives
+//! a file, a file it names to change, a script it names that must go on printing. Each
+//! refusal is fed back (the files stay as the model left them, nothing reverted or guessed)
+//! and the DONE after the right change is taken.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
+
+mod common;
+
+use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
+use common::{engine, have_python, prompts, refusals, repo, session};
+
+fn cfg(task: &str) -> Config {
+    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
+    c.protocol = Protocol::Whole;
+    c.max_turns = 6;
+    c.reply_reserve = 400;
+    c
+}
+
+fn read(dir: &std::path::Path, p: &str) -> String {
+    std::fs::read_to_string(dir.join(p)).unwrap()
+}
+
+const MONEY: &str = "def format_price(x):\n    return f\"{x:.2f}\"\n";
+const MONEY_NEW: &str =
+    "def format_price(x, currency=\"USD\"):\n    return f\"{x:.2f} {currency}\"\n";
+const INVOICE: &str = "from money import format_price\nprint(format_price(3))\n";
+const INVOICE_NEW: &str = "from money import format_price\nprint(format_price(3, \"EUR\"))\n";
+
+/// The 0.5B on add-param-callers: money.py changed, invoice.py not, DONE. Refused with the
+/// value and the file named; taken once invoice.py passes it.
+#[test]
+fn done_waits_for_the_value_the_task_gives_a_file() {
+    let dir = repo(
+        "targets-literal",
+        &[("money.py", MONEY), ("invoice.py", INVOICE)],
+    );
+    let first = format!("money.py\n```python\n{MONEY_NEW}```\nDONE");
+    let second = format!("invoice.py\n```python\n{INVOICE_NEW}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "Add a parameter currency to format_price in money.py, defaulting to \"USD\". \
+                Then make invoice.py pass \"EUR\".";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["literal_missing"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("the task gives invoice.py \"EUR\", and invoice.py does not have it"),
+        "{told}"
+    );
+    // The refused DONE reverted nothing: money.py as the first reply wrote it.
+    assert_eq!(read(dir.path(), "money.py"), MONEY_NEW);
+    assert_eq!(read(dir.path(), "invoice.py"), INVOICE_NEW);
+}
+
+/// The 0.5B on remove-debug-print: a new files.txt written, app.py left as it was, DONE.
+/// Refused (`named_unchanged`); the DONE after app.py changes is taken.
+#[test]
+fn done_waits_while_the_file_the_task_names_is_untouched() {
+    let app = "x = 2\nprint(\"DEBUG x =\", x)\nprint(x * 3)\n";
+    let fixed = "x = 2\nprint(x * 3)\n";
+    let dir = repo("targets-named", &[("app.py", app)]);
+    let first = "files.txt\n```\napp.py\n```\nDONE";
+    let second = format!("app.py\n```python\n{fixed}```\nDONE");
+    let e = engine(&[first, second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Remove the debug print line from app.py."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["named_unchanged"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("the task names app.py, which you left as it was; you changed files.txt"),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "app.py"), fixed);
+
+    // Changing the named file at once is no refusal.
+    let dir = repo("targets-named-ok", &[("app.py", app)]);
+    let e = engine(&[second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Remove the debug print line from app.py."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+}
+
+const TEXTSTATS: &str =
+    "def words(t):\n    return len(t.split())\n\nprint(\"words:\", words(\"a b c\"))\n";
+const REPORT: &str = "import textstats\nprint(\"report:\", textstats.words(\"x y\"))\n";
+
+/// The 0.5B on main-guard: the demo deleted instead of guarded; `python3 textstats.py` printed
+/// a line before and nothing now. Refused (`output_lost`), and the guarded demo is taken.
+#[test]
+fn done_waits_while_a_script_the_task_names_has_gone_quiet() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let dir = repo(
+        "targets-quiet",
+        &[("textstats.py", TEXTSTATS), ("report.py", REPORT)],
+    );
+    let deleted = "def words(t):\n    return len(t.split())\n";
+    let guarded = "def words(t):\n    return len(t.split())\n\nif __name__ == \"__main__\":\n    print(\"words:\", words(\"a b c\"))\n";
+    let first = format!("textstats.py\n```python\n{deleted}```\nDONE");
+    let second = format!("textstats.py\n```python\n{guarded}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "`python3 report.py` prints a stray line (\"words: 3\") before its own output, \
+                because importing textstats.py runs its demo. Make the demo run only when \
+                textstats.py is run directly.";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["output_lost"]);
+    let p = prompts(&e);
+    // The script run alone is shown before the first turn, and told after the change.
+    assert!(p[0].contains("python3 textstats.py"), "{}", p[0]);
+    assert!(
+        p[1].contains(
+            "`python3 textstats.py` printed something before your change and prints nothing now"
+        ),
+        "{}",
+        p[1]
+    );
+    assert_eq!(read(dir.path(), "textstats.py"), guarded);
+}
