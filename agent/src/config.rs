@@ -40,6 +40,12 @@ pub struct Config {
     /// the files). The two layouts solve different tasks on the agent suite, so attempts
     /// alternate them ([`crate::attempts::layout`]).
     pub files_apart: bool,
+    /// After the first turn, each prompt is the first message made again from the files as
+    /// they are now, with what came of the earlier replies told inside it, instead of the
+    /// conversation so far ([`crate::history::restated`]): nothing the model wrote or was told
+    /// stands last in the prompt for it to copy. The 0.5B answers a history with a copy of its
+    /// last observation (`changed hello.txt <output> …`).
+    pub restate: bool,
     /// Syntax-check the files the session writes ([`crate::lint`]): a failure is told after
     /// the change, and a DONE is refused while one stands.
     pub lint: bool,
@@ -77,6 +83,7 @@ impl Config {
             output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
             context_budget: None,
             files_apart: false,
+            restate: false,
             lint: true,
             probes: true,
             found_tests: true,

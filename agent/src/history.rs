@@ -26,6 +26,11 @@ pub struct TurnRecord {
     /// copies whatever its earlier replies and their answers say. Its words go at the end of
     /// the message before the next reply instead, while no later turn was shown.
     pub note: Option<String>,
+    /// What came of the turn in sentences, for a restated message
+    /// ([`crate::Config::restate`]): each result's summary, the output of those that show
+    /// something other than a diff (a check's, a command's), then what to do. No `[error]`,
+    /// `hint:` or `<output>` lines for a small model to copy back.
+    pub told: String,
 }
 
 /// A rendered prompt and how it was made to fit.
@@ -175,6 +180,51 @@ impl History {
         messages
     }
 }
+
+/// Characters of the last turn's results a restated message holds at most (head and tail).
+const RESTATED_RESULTS: usize = 2400;
+
+/// Turns a restated message lists at most (the latest).
+const RESTATED_TURNS: usize = 8;
+
+/// The history [`crate::Config::restate`] renders after the first turn: no turns, and a first
+/// message `fresh` (made again from the files as they are now) with what came of `turns` told
+/// before its closing lines (`The task again: …`, or at its end): a line per turn (its
+/// digest), then the last turn's note or results.
+pub fn restated(history: &History, fresh: &str) -> History {
+    let mut section = String::from(
+        "What came of your earlier replies (the files above are as they are now, with every \
+         change that was made):\n",
+    );
+    let skip = history.turns.len().saturating_sub(RESTATED_TURNS);
+    for t in &history.turns[skip..] {
+        section.push_str(&format!("- {}\n", t.digest));
+    }
+    if let Some(last) = history.turns.last() {
+        let told = crate::observe::head_tail(last.told.trim_end(), RESTATED_RESULTS, None);
+        section.push_str(&format!(
+            "\nWhat came of your last reply:\n{}\n",
+            told.trim_end()
+        ));
+    }
+    let task = match fresh.rfind(RESTATED_BEFORE) {
+        Some(at) => format!("{}\n{section}{}", &fresh[..at], &fresh[at..]),
+        None => format!("{}\n\n{}", fresh.trim_end(), section.trim_end()),
+    };
+    History {
+        system: history.system.clone(),
+        task,
+        turns: Vec::new(),
+        digested: 0,
+        dropped: 0,
+        tools: history.tools.clone(),
+        observation_role: history.observation_role,
+    }
+}
+
+/// Where a restated message tells the earlier replies: before the first message's closing
+/// repetition of the task.
+const RESTATED_BEFORE: &str = "\nThe task again: ";
 
 /// Tokens of the messages as the engine will see them (chat template applied). A template
 /// or tokenizer failure counts as not fitting, so the caller compacts rather than overflows.

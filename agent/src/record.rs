@@ -351,7 +351,45 @@ pub(crate) fn turn_record(
         observations: text,
         digest,
         note: unused.then(|| unused_note(&said)),
+        told: told_plainly(observations, &said),
     }
+}
+
+/// Outputs of one turn a restated message shows at most.
+const TOLD_OUTPUTS: usize = 2;
+
+/// Characters of each output [`told_plainly`] shows (head and tail).
+const TOLD_OUTPUT_CHARS: usize = 1000;
+
+/// A turn's results as [`TurnRecord::told`] holds them: a line per result (`said`), the
+/// outputs that are not a change's diff, fenced, then the last thing to do.
+fn told_plainly(observations: &[(String, Observation)], said: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (what, _) in said {
+        out.push_str(&format!("- {}\n", what.trim_end_matches('.')));
+    }
+    if said.is_empty() {
+        out.push_str("- nothing: the reply held no file block and no command\n");
+    }
+    let shown = observations
+        .iter()
+        .map(|(_, o)| o)
+        .filter(|o| {
+            let out = o.output.trim_start();
+            !out.is_empty() && !out.starts_with("--- ") && !out.starts_with("@@")
+        })
+        .take(TOLD_OUTPUTS);
+    for o in shown {
+        out.push_str(&format!(
+            "\n{}:\n```\n{}\n```\n",
+            o.summary.trim_end_matches(':'),
+            crate::observe::head_tail(o.output.trim_end(), TOLD_OUTPUT_CHARS, None).trim_end()
+        ));
+    }
+    if let Some((_, hint)) = said.iter().rev().find(|(_, h)| !h.is_empty()) {
+        out.push_str(&format!("\nWhat to do now: {hint}\n"));
+    }
+    out
 }
 
 /// The note that stands for an unused turn: what became of the last reply, then what to do,

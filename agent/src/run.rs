@@ -218,7 +218,12 @@ async fn drive(
         if cfg.interrupt.fired() {
             return s.stop(StopReason::Quit);
         }
-        let Ok(prompt) = history.render(engine, budget) else {
+        let rendered = if cfg.restate && !history.turns.is_empty() {
+            crate::history::restated(&history, &s.fresh_message()).render(engine, budget)
+        } else {
+            history.render(engine, budget)
+        };
+        let Ok(prompt) = rendered else {
             return s.stop(StopReason::Budget);
         };
         let sampling = s.tally.sampling(&cfg.sampling, cfg.stuck_temperature, turn);
@@ -322,6 +327,25 @@ enum Step {
 }
 
 impl Session<'_> {
+    /// The first message made again from the files as they are now ([`Config::restate`]),
+    /// with what the task's commands printed at the start while nothing has changed (after a
+    /// change, the last turn's results say what they print now).
+    fn fresh_message(&self) -> String {
+        let cfg = self.cfg;
+        let context = context_chars(self.engine, cfg);
+        let message = cfg
+            .protocol
+            .task_message(self.ws, &cfg.task, context, cfg.files_apart);
+        if act::tree_fingerprint(self.ws) != self.start_tree {
+            return message;
+        }
+        crate::probe::insert_after_task(
+            &message,
+            &cfg.task,
+            &crate::probe::before_section(&self.before),
+        )
+    }
+
     /// Acts on one proposal and checks a DONE: `Some` stop reason when the session ends,
     /// else its observation is added to `observations` (`checked`: the check has run).
     fn step(

@@ -115,6 +115,11 @@ pub struct BenchArgs {
     /// agent --no-tests`).
     #[arg(long)]
     pub no_tests: bool,
+    /// After the first turn, send the first message again from the files as they are now,
+    /// with what came of the earlier replies, instead of the conversation (as `bellows agent
+    /// --restate`).
+    #[arg(long)]
+    pub restate: bool,
 }
 
 /// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
@@ -274,6 +279,13 @@ pub struct RunArgs {
     /// use the other layout.
     #[arg(long)]
     pub files_apart: bool,
+    /// After the first turn, send the first message again, made from the files as they are
+    /// now and telling what came of the earlier replies, instead of the conversation so far.
+    /// Small models copy their last reply or its answer from a conversation; this leaves
+    /// nothing of the kind last in the prompt. Costs a prompt evaluation per turn (no prefix
+    /// is shared after a change).
+    #[arg(long)]
+    pub restate: bool,
     /// Do not syntax-check the files the session writes. By default a written Python
     /// (`python3`'s parser, nothing run), shell (`bash -n`) or JSON file that does not parse
     /// is told to the model with the change, and DONE is refused while one stands (a file
@@ -479,6 +491,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.reply_reserve = reply_reserve(a.reply_reserve, engine.info().n_ctx);
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
+    cfg.restate = a.restate;
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
     cfg.found_tests = !a.no_tests;
@@ -600,6 +613,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     cfg.reply_reserve = reply_reserve(b.reply_reserve, u32::MAX);
     cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, None);
     cfg.found_tests = !b.no_tests;
+    cfg.restate = b.restate;
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
