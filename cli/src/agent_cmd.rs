@@ -117,9 +117,12 @@ pub struct BenchArgs {
     pub no_tests: bool,
     /// After the first turn, send the first message again from the files as they are now,
     /// with what came of the earlier replies, instead of the conversation (as `bellows agent
-    /// --restate`).
-    #[arg(long)]
+    /// --restate`). Default: the profile's `agent_restate`.
+    #[arg(long, overrides_with = "no_restate")]
     pub restate: bool,
+    /// Send the conversation so far after each turn, whatever the profile says.
+    #[arg(long, overrides_with = "restate")]
+    pub no_restate: bool,
 }
 
 /// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
@@ -197,6 +200,15 @@ pub const AGENT_MODEL: &str = "qwen-coder-1.5b";
 /// `--protocol`, else the profile's `agent_protocol` (checked when the profile was parsed).
 fn protocol(flag: Option<&str>, profile: &models::Profile) -> agent::Protocol {
     agent::Protocol::parse(flag.unwrap_or(&profile.agent_protocol)).unwrap_or_default()
+}
+
+/// `--restate` or `--no-restate` (the last given wins), else the profile's `agent_restate`.
+fn restate(on: bool, off: bool, profile: &models::Profile) -> bool {
+    match (on, off) {
+        (true, _) => true,
+        (_, true) => false,
+        _ => profile.agent_restate,
+    }
 }
 
 /// `--grammar`, else the profile's mode.
@@ -283,9 +295,12 @@ pub struct RunArgs {
     /// now and telling what came of the earlier replies, instead of the conversation so far.
     /// Small models copy their last reply or its answer from a conversation; this leaves
     /// nothing of the kind last in the prompt. Costs a prompt evaluation per turn (no prefix
-    /// is shared after a change).
-    #[arg(long)]
+    /// is shared after a change). Default: the profile's `agent_restate`.
+    #[arg(long, overrides_with = "no_restate")]
     pub restate: bool,
+    /// Send the conversation so far after each turn, whatever the profile says.
+    #[arg(long, overrides_with = "restate")]
+    pub no_restate: bool,
     /// Do not syntax-check the files the session writes. By default a written Python
     /// (`python3`'s parser, nothing run), shell (`bash -n`) or JSON file that does not parse
     /// is told to the model with the change, and DONE is refused while one stands (a file
@@ -491,7 +506,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.reply_reserve = reply_reserve(a.reply_reserve, engine.info().n_ctx);
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
-    cfg.restate = a.restate;
+    cfg.restate = restate(a.restate, a.no_restate, profile);
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
     cfg.found_tests = !a.no_tests;
@@ -627,6 +642,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
             cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, Some(profile));
             cfg.prompt_style = prompt_style(profile);
             cfg.protocol = protocol(b.protocol.as_deref(), profile);
+            cfg.restate = restate(b.restate, b.no_restate, profile);
             cfg.reply_reserve = reply_reserve(b.reply_reserve, models::Engine::info(&engine).n_ctx);
             Some(engine)
         }
@@ -718,6 +734,23 @@ mod tests {
             panic!("not bench");
         };
         assert!(b.sandbox.unsandboxed_run && !b.sandbox.allow_net);
+    }
+
+    /// `--restate` and `--no-restate`: the last given wins; neither, the profile decides.
+    #[test]
+    fn restate_follows_the_last_flag_given_else_the_profile() {
+        let mut profile = models::Profile::generic();
+        let decided = |args: &[&str], profile: &models::Profile| {
+            let a = parse(args).expect("parse");
+            restate(a.run.restate, a.run.no_restate, profile)
+        };
+        assert!(!decided(&["task"], &profile));
+        assert!(decided(&["task", "--restate"], &profile));
+        assert!(decided(&["task", "--no-restate", "--restate"], &profile));
+        assert!(!decided(&["task", "--restate", "--no-restate"], &profile));
+        profile.agent_restate = true;
+        assert!(decided(&["task"], &profile));
+        assert!(!decided(&["task", "--no-restate"], &profile));
     }
 
     /// `--attempts` takes a positive count, makes its own isolated copies (so neither

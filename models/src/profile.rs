@@ -24,6 +24,7 @@
 //! tools = "template"      # template | system | example: how client tools are shown
 //! actions_per_turn = 1    # stop generating after this many actions (0: no limit)
 //! agent_protocol = "text" # text | whole | tools: how `bellows agent` asks the model to act
+//! agent_restate = false   # true: each agent turn after the first restates the first message
 //! reasoning = ["[THINK]", "[/THINK]"]  # this pair only; [] for none; absent: every known
 //!                                      # family's markers (`codec::KNOWN_REASONING_MARKERS`)
 //! [sampling]
@@ -163,6 +164,9 @@ pub struct Profile {
     /// `whole` (files written whole after their path) or `tools` (the model's own tool calls
     /// through its chat template). See [`AGENT_PROTOCOLS`].
     pub agent_protocol: String,
+    /// `bellows agent` sends the first message again, made from the files as they are, after
+    /// each turn instead of the conversation (`agent::Config::restate`).
+    pub agent_restate: bool,
     /// What profile tuning measured with these settings (`bellows tune --write`).
     pub measured: Measured,
 }
@@ -289,6 +293,8 @@ struct GenerationSection {
     actions_per_turn: Option<u32>,
     #[serde(default = "default_agent_protocol")]
     agent_protocol: String,
+    #[serde(default)]
+    agent_restate: bool,
 }
 
 impl Default for GenerationSection {
@@ -303,6 +309,7 @@ impl Default for GenerationSection {
             tools: default_tools(),
             actions_per_turn: None,
             agent_protocol: default_agent_protocol(),
+            agent_restate: false,
         }
     }
 }
@@ -361,6 +368,7 @@ impl Profile {
             tools: default_tools(),
             actions_per_turn: None,
             agent_protocol: default_agent_protocol(),
+            agent_restate: false,
             measured: Measured::default(),
         }
     }
@@ -498,6 +506,7 @@ impl Profile {
             tools: f.generation.tools,
             actions_per_turn: f.generation.actions_per_turn,
             agent_protocol: f.generation.agent_protocol,
+            agent_restate: f.generation.agent_restate,
             measured: f.measured,
         })
     }
