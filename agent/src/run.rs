@@ -1014,8 +1014,9 @@ impl<'a> Session<'a> {
             };
             ("literal_missing", summary, hint)
         } else {
+            let created: Vec<String> = self.tally.created.iter().cloned().collect();
             let (named, others) =
-                crate::targets::named_unchanged(task, ws, &changed, &self.probes)?;
+                crate::targets::named_unchanged(task, ws, (&changed, &created), &self.probes)?;
             (
                 "named_unchanged",
                 format!(

@@ -52,7 +52,7 @@ pub struct Literal {
     /// The text between the quotes.
     pub text: String,
     /// The repository files its clause names before it (`invoice.py` in `make invoice.py
-    /// pass "EUR" and …`), or else its sentence; empty: any file of code.
+    /// pass "EUR" and …`); empty: any file of code.
     pub files: Vec<String>,
 }
 
@@ -86,10 +86,9 @@ pub fn literals(task: &str, ws: &Workspace) -> Vec<Literal> {
                     .map(str::to_owned)
                     .collect()
             };
+            // Only the clause's own files: `In money.py, add a parameter; callers pass "EUR"`
+            // puts "EUR" in the callers, not in money.py.
             let mut files = named(clause);
-            if files.is_empty() {
-                files = named(sentence);
-            }
             files.dedup();
             out.push(Literal {
                 text: text.to_owned(),
@@ -193,17 +192,22 @@ const NEW_FILE_WORDS: &[&str] = &[
     "create", "creates", "new", "write", "add", "adds", "generate", "copy", "test", "tests",
 ];
 
-/// The files `task` names that are still in `ws`, when the session changed files (`changed`)
-/// and none of them: (the named files, the changed ones). A file a command of the task runs
-/// (`probes`) or a test is not one the task asks to change. Tasks that may be done by a new
-/// file alone ([`NEW_FILE_WORDS`]) are left out. The 0.5B, asked to remove a debug print
-/// from app.py, wrote a new files.txt, left app.py as it was and said DONE.
+/// The files of code `task` names that are still in `ws`, when all the session changed
+/// (`changed`) is new files (`created`): (the named files, the new ones). A file a command of
+/// the task runs (`probes`), a test, or a file of prose or data (a reference: `the bug BUG.md
+/// describes`, `the timeout in config.json`) is not one the task asks to change; nor does a
+/// task that may be done by a new file alone ([`NEW_FILE_WORDS`]) ask for any. The 0.5B,
+/// asked to remove a debug print from app.py, wrote a new files.txt, left app.py as it was
+/// and said DONE.
 pub fn named_unchanged(
     task: &str,
     ws: &Workspace,
-    changed: &[String],
+    (changed, created): (&[String], &[String]),
     probes: &[Probe],
 ) -> Option<(Vec<String>, Vec<String>)> {
+    if changed.iter().any(|c| !created.contains(c)) {
+        return None;
+    }
     if changed.is_empty()
         || plain_words(task)
             .iter()
@@ -214,7 +218,7 @@ pub fn named_unchanged(
     let mut named: Vec<String> = word_spans(task)
         .into_iter()
         .map(|(_, w)| bare(w))
-        .filter(|w| is_repo_file(ws, w))
+        .filter(|w| is_repo_file(ws, w) && code_file(w))
         .filter(|w| !crate::probe::is_test(&[format!("./{w}")]))
         .filter(|w| !probes.iter().any(|p| p.argv.iter().any(|a| bare(a) == *w)))
         .map(str::to_owned)
@@ -225,6 +229,18 @@ pub fn named_unchanged(
         return None;
     }
     Some((named, changed.to_vec()))
+}
+
+/// Extensions of code files, which a task names to change rather than to point at.
+const CODE: &[&str] = &[
+    "py", "sh", "bash", "js", "mjs", "ts", "tsx", "jsx", "rb", "pl", "go", "rs", "c", "h", "cc",
+    "cpp", "hpp", "java", "kt", "swift", "php", "lua", "r", "scala", "cs",
+];
+
+/// `path` is a file of code by its extension ([`CODE`]).
+fn code_file(path: &str) -> bool {
+    path.rsplit_once('.')
+        .is_some_and(|(_, e)| CODE.contains(&e.to_lowercase().as_str()))
 }
 
 /// Words that let a script print less, or nothing, after the change.
@@ -354,7 +370,7 @@ mod tests {
         assert_eq!(
             shown,
             vec![
-                ("USD", vec!["money.py"]),
+                ("USD", vec![]),
                 ("EUR", vec!["invoice.py"]),
                 ("GBP", vec!["receipt.py"]),
             ]
@@ -424,23 +440,34 @@ mod tests {
         ]);
         let changed = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         let task = "Remove the debug print line from app.py.";
+        let new = |c: &[&str]| {
+            let c = changed(c);
+            named_unchanged(task, &ws, (&c, &c), &[])
+        };
         assert_eq!(
-            named_unchanged(task, &ws, &changed(&["files.txt"]), &[]),
+            new(&["files.txt"]),
             Some((vec!["app.py".to_owned()], vec!["files.txt".to_owned()]))
         );
-        assert_eq!(named_unchanged(task, &ws, &changed(&["app.py"]), &[]), None);
-        assert_eq!(named_unchanged(task, &ws, &[], &[]), None);
-        // A test the task names, a command it runs, and a task a new file may do, are not.
-        let t = "test_app.py fails: fix the bug.";
-        assert_eq!(named_unchanged(t, &ws, &changed(&["lib.py"]), &[]), None);
+        // app.py changed, or another file that was there: no refusal.
+        let (app, lib) = (changed(&["app.py"]), changed(&["lib.py"]));
+        assert_eq!(named_unchanged(task, &ws, (&app, &[]), &[]), None);
+        assert_eq!(named_unchanged(task, &ws, (&lib, &[]), &[]), None);
+        assert_eq!(new(&[]), None);
+        // A test the task names, a command it runs, a file of prose or data, and a task a
+        // new file may do, are not.
+        let only_new = |t: &str, probes: &[Probe]| {
+            let c = changed(&["lib.py"]);
+            named_unchanged(t, &ws, (&c, &c), probes)
+        };
+        assert_eq!(only_new("test_app.py fails: fix the bug.", &[]), None);
         let probe = Probe::to_keep(vec!["python3".into(), "app.py".into()]).unwrap();
-        let t = "`python3 app.py` crashes; fix it.";
         assert_eq!(
-            named_unchanged(t, &ws, &changed(&["lib.py"]), &[probe]),
+            only_new("`python3 app.py` crashes; fix it.", &[probe]),
             None
         );
-        let t = "Add a unit test for app.py.";
-        assert_eq!(named_unchanged(t, &ws, &changed(&["t.py"]), &[]), None);
+        assert_eq!(only_new("Add a unit test for app.py.", &[]), None);
+        ws.write_atomic("BUG.md", b"app crashes\n").unwrap();
+        assert_eq!(only_new("Fix the bug BUG.md describes.", &[]), None);
     }
 
     #[test]
