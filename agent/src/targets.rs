@@ -189,16 +189,16 @@ const MAX_FILES: usize = 500;
 /// Words that let a task's change be a new file alone: a test written for a file the task
 /// names leaves that file as it was.
 const NEW_FILE_WORDS: &[&str] = &[
-    "create", "creates", "new", "write", "add", "adds", "generate", "copy", "test", "tests",
+    "create", "creates", "new", "write", "writes", "generate", "copy", "test", "tests", "module",
+    "script",
 ];
 
-/// The files of code `task` names that are still in `ws`, when all the session changed
-/// (`changed`) is new files (`created`): (the named files, the new ones). A file a command of
-/// the task runs (`probes`), a test, or a file of prose or data (a reference: `the bug BUG.md
-/// describes`, `the timeout in config.json`) is not one the task asks to change; nor does a
-/// task that may be done by a new file alone ([`NEW_FILE_WORDS`]) ask for any. The 0.5B,
+/// The files `task` names that are still in `ws`, when all the session changed (`changed`)
+/// is new files (`created`) the task does not name: (the named files, the new ones). A file a
+/// command of the task runs (`probes`) or a test is not one the task asks to change; nor does
+/// a task that may be done by a new file alone ([`NEW_FILE_WORDS`]) ask for any. The 0.5B,
 /// asked to remove a debug print from app.py, wrote a new files.txt, left app.py as it was
-/// and said DONE.
+/// and said DONE; asked to add a line to .gitignore, it wrote a README.md.
 pub fn named_unchanged(
     task: &str,
     ws: &Workspace,
@@ -215,10 +215,13 @@ pub fn named_unchanged(
     {
         return None;
     }
-    let mut named: Vec<String> = word_spans(task)
+    let words: Vec<&str> = word_spans(task).into_iter().map(|(_, w)| bare(w)).collect();
+    if changed.iter().any(|c| words.contains(&c.as_str())) {
+        return None;
+    }
+    let mut named: Vec<String> = words
         .into_iter()
-        .map(|(_, w)| bare(w))
-        .filter(|w| is_repo_file(ws, w) && code_file(w))
+        .filter(|w| is_repo_file(ws, w))
         .filter(|w| !crate::probe::is_test(&[format!("./{w}")]))
         .filter(|w| !probes.iter().any(|p| p.argv.iter().any(|a| bare(a) == *w)))
         .map(str::to_owned)
@@ -229,18 +232,6 @@ pub fn named_unchanged(
         return None;
     }
     Some((named, changed.to_vec()))
-}
-
-/// Extensions of code files, which a task names to change rather than to point at.
-const CODE: &[&str] = &[
-    "py", "sh", "bash", "js", "mjs", "ts", "tsx", "jsx", "rb", "pl", "go", "rs", "c", "h", "cc",
-    "cpp", "hpp", "java", "kt", "swift", "php", "lua", "r", "scala", "cs",
-];
-
-/// `path` is a file of code by its extension ([`CODE`]).
-fn code_file(path: &str) -> bool {
-    path.rsplit_once('.')
-        .is_some_and(|(_, e)| CODE.contains(&e.to_lowercase().as_str()))
 }
 
 /// Words that let a script print less, or nothing, after the change.
@@ -453,8 +444,7 @@ mod tests {
         assert_eq!(named_unchanged(task, &ws, (&app, &[]), &[]), None);
         assert_eq!(named_unchanged(task, &ws, (&lib, &[]), &[]), None);
         assert_eq!(new(&[]), None);
-        // A test the task names, a command it runs, a file of prose or data, and a task a
-        // new file may do, are not.
+        // A test the task names, a command it runs, and a task a new file may do, are not.
         let only_new = |t: &str, probes: &[Probe]| {
             let c = changed(&["lib.py"]);
             named_unchanged(t, &ws, (&c, &c), probes)
@@ -466,8 +456,20 @@ mod tests {
             None
         );
         assert_eq!(only_new("Add a unit test for app.py.", &[]), None);
-        ws.write_atomic("BUG.md", b"app crashes\n").unwrap();
-        assert_eq!(only_new("Fix the bug BUG.md describes.", &[]), None);
+        // A new file the task names is what it asks for.
+        assert_eq!(only_new("Move the helpers of app.py to lib.py.", &[]), None);
+        // Any file the task names counts: a line added to .gitignore is not a new README.md.
+        ws.write_atomic(".gitignore", b"build/\n").unwrap();
+        let readme = changed(&["README.md"]);
+        assert_eq!(
+            named_unchanged(
+                "Add the line *.log at the end of .gitignore.",
+                &ws,
+                (&readme, &readme),
+                &[]
+            ),
+            Some((vec![".gitignore".to_owned()], readme.clone()))
+        );
     }
 
     #[test]
