@@ -189,8 +189,9 @@ const RESTATED_TURNS: usize = 8;
 
 /// The history [`crate::Config::restate`] renders after the first turn: no turns, and a first
 /// message `fresh` (made again from the files as they are now) with what came of `turns` told
-/// before its closing lines (`The task again: …`, or at its end): a line per turn (its
-/// digest), then the last turn's note or results.
+/// before its closing lines (`The task again: …`; in the files-apart layout, at the end of
+/// the files' message; else at its end): a line per turn (its digest), then the last turn's
+/// results in sentences ([`TurnRecord::told`]).
 pub fn restated(history: &History, fresh: &str) -> History {
     let mut section = String::from(
         "What came of your earlier replies (the files above are as they are now, with every \
@@ -207,8 +208,18 @@ pub fn restated(history: &History, fresh: &str) -> History {
             told.trim_end()
         ));
     }
-    let task = match fresh.rfind(RESTATED_BEFORE) {
-        Some(at) => format!("{}\n{section}{}", &fresh[..at], &fresh[at..]),
+    // The files-apart layout: at the end of the files' message, so that the task's message
+    // stays last and alone.
+    let at = fresh
+        .find(crate::whole::TURN_BREAK)
+        .or_else(|| fresh.rfind(RESTATED_BEFORE));
+    let task = match at {
+        Some(at) => format!(
+            "{}\n\n{}{}",
+            fresh[..at].trim_end(),
+            section.trim_end(),
+            &fresh[at..]
+        ),
         None => format!("{}\n\n{}", fresh.trim_end(), section.trim_end()),
     };
     History {

@@ -117,3 +117,33 @@ fn a_resumed_session_restates_from_the_files_as_they_are() {
     );
     assert!(p[0].contains("- turn 1: "), "{}", p[0]);
 }
+
+/// In the files-apart layout the earlier replies are told with the files, and the task's
+/// message stays last and alone.
+#[test]
+fn with_the_files_apart_the_task_stays_last_and_alone() {
+    let dir = repo("restate-apart", &[("stats.py", STATS)]);
+    let wrong = format!("stats.py\n```python\n{HALF}```\n");
+    let right = format!("stats.py\n```python\n{FIXED}```\nDONE");
+    let e = engine(&[wrong.as_str(), right.as_str()]);
+    let mut c = cfg("mean in stats.py skips the first element");
+    c.files_apart = true;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    let p = prompts(&e);
+    let last_user = p[1].rsplit("<user>").next().unwrap();
+    assert!(
+        last_user.starts_with("mean in stats.py skips the first element"),
+        "{last_user}"
+    );
+    assert!(!last_user.contains("What came of"), "{last_user}");
+    let files = p[1].split("<user>").nth(1).unwrap();
+    assert!(
+        files.contains("What came of your earlier replies"),
+        "{files}"
+    );
+    assert!(
+        files.contains(&format!("stats.py\n```\n{HALF}```")),
+        "{files}"
+    );
+}
