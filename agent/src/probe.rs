@@ -110,7 +110,8 @@ pub struct Probe {
     /// The task says it fails or crashes (a symptom whose sentence says so).
     pub fails: bool,
     /// Texts the task quotes in the command's sentence and the next (in double quotes):
-    /// the error a failing command prints, when its run before the change printed one.
+    /// the error a failing command prints, when its run before the change printed one, or
+    /// the output the task calls stray ([`stray_printed`]).
     pub quoted: Vec<String>,
     /// Not named by the task: a test script of the repository the session found
     /// ([`crate::found`]).
@@ -197,12 +198,13 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
         }
         let symptom = is_symptom(task, at);
         let fails = symptom && says_it_fails(task, at);
+        let stray = symptom && says_it_is_stray(task, at);
         out.push(Probe {
             command,
             argv,
             symptom,
             fails,
-            quoted: if fails {
+            quoted: if fails || stray {
                 quoted_near(task, at)
             } else {
                 Vec::new()
@@ -603,6 +605,84 @@ fn says_it_fails(task: &str, at: usize) -> bool {
     sentence_words(task, at)
         .iter()
         .any(|w| FAIL_WORDS.contains(&w.as_str()))
+}
+
+/// Words that call output unwanted: the texts a sentence holding one quotes are what the
+/// command must stop printing ([`stray_printed`]).
+const STRAY_WORDS: &[&str] = &[
+    "stray",
+    "extra",
+    "unwanted",
+    "spurious",
+    "superfluous",
+    "leftover",
+    "debug",
+];
+
+/// The sentence holding byte `at` of `task`, or the next, calls some output unwanted.
+fn says_it_is_stray(task: &str, at: usize) -> bool {
+    sentence_words(task, at)
+        .iter()
+        .any(|w| STRAY_WORDS.contains(&w.as_str()))
+}
+
+/// `output` holds `quoted`: as it is, or — for a text ending in `...` or `…`, which stands
+/// for what varies (`"words: ..."`) — as the start of one of its lines (its part before the
+/// dots, at least three characters).
+fn prints(output: &str, quoted: &str) -> bool {
+    let pattern = quoted
+        .strip_suffix("...")
+        .or_else(|| quoted.strip_suffix('…'))
+        .map(str::trim);
+    match pattern {
+        Some(prefix) if prefix.chars().count() >= 3 => {
+            output.lines().any(|l| l.trim_start().starts_with(prefix))
+        }
+        Some(_) => false,
+        None => output.contains(quoted),
+    }
+}
+
+/// The commands whose output the task calls stray or unwanted and quotes
+/// ([`STRAY_WORDS`]), that printed a quoted text before and still print it: each with the
+/// text. The 0.5B, told `python3 report.py` prints two stray lines ("words: ..." and
+/// "longest: ..."), renamed the first line's label and said DONE.
+pub fn stray_printed<'r>(
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(&'r ProbeRun, String)> {
+    probes
+        .iter()
+        .filter(|p| p.symptom && !p.fails && !p.quoted.is_empty())
+        .filter_map(|p| {
+            let b = before.iter().find(|r| r.command == p.command)?;
+            let n = now.iter().find(|r| r.command == p.command)?;
+            let q = p
+                .quoted
+                .iter()
+                .find(|q| prints(&b.output, q) && prints(&n.output, q))?;
+            Some((n, q.clone()))
+        })
+        .collect()
+}
+
+/// The observation of a DONE refused because a command still prints what the task calls
+/// stray (`stray_output`).
+pub fn stray_refusal(stray: &[(&ProbeRun, String)]) -> crate::act::Observation {
+    let said: Vec<String> = stray
+        .iter()
+        .map(|(r, q)| format!("`{}` still prints \"{q}\"", r.command))
+        .collect();
+    runs_refusal(
+        stray.iter().map(|(r, _)| *r),
+        format!(
+            "DONE refused: {}, which the task says must not be printed",
+            said.join("; ")
+        ),
+        "change the code so that this is no longer printed (the task says why it is), then \
+         DONE",
+    )
 }
 
 /// The double-quoted texts (straight or curly quotes, 6 characters or more) of the sentence
@@ -1061,6 +1141,14 @@ pub fn after_change(
             r.command
         ));
     }
+    let stray = stray_printed(probes, before, now);
+    if let (true, Some((r, q))) = (obs.ok, stray.first()) {
+        obs.ok = false;
+        obs.hint = Some(format!(
+            "`{}` still prints \"{q}\", which the task says must not be printed",
+            r.command
+        ));
+    }
     let changed = defaults_changed(probes, before, now);
     if obs.ok && !changed.is_empty() {
         let names: Vec<&ProbeRun> = changed.iter().map(|(_, n)| *n).collect();
@@ -1493,5 +1581,47 @@ mod tests {
         )];
         assert!(now_broken(std::slice::from_ref(&cli), &before, &wanted).is_empty());
         assert!(now_broken(std::slice::from_ref(&cli), &now, &now).is_empty());
+    }
+
+    #[test]
+    fn output_the_task_calls_stray_must_stop_being_printed() {
+        let (_dir, ws) = repo(&[("report.py", "print('x')\n"), ("textstats.py", "")]);
+        let task = "`python3 report.py` prints two stray lines (\"words: ...\" and \"longest: \
+                    ...\") before its own output. Make the demo run only when textstats.py is run \
+                    directly.";
+        let probes = commands(task, &ws, None);
+        assert_eq!(probes.len(), 1);
+        assert!(probes[0].symptom && !probes[0].fails);
+        assert_eq!(probes[0].quoted, ["words: ...", "longest: ..."]);
+        let run = |output: &str| ProbeRun {
+            command: "python3 report.py".to_owned(),
+            code: Some(0),
+            timed_out: false,
+            output: output.to_owned(),
+        };
+        let before = [run("words: 4\nlongest: quick\ntotal words: 5\n")];
+        // The label renamed: "longest: quick" still starts a line.
+        let renamed = [run("total words: 4\nlongest: quick\ntotal words: 5\n")];
+        let stray = stray_printed(&probes, &before, &renamed);
+        assert_eq!(stray.len(), 1);
+        assert_eq!(stray[0].1, "longest: ...");
+        assert!(
+            stray_refusal(&stray)
+                .summary
+                .contains("still prints \"longest: ...\"")
+        );
+        let obs = after_change(&probes, &before, &renamed);
+        assert!(!obs.ok && obs.hint.unwrap().contains("longest: ..."));
+        // Fixed: neither starts a line any more ("total words: 5" holds "words:" inside).
+        assert!(stray_printed(&probes, &before, &[run("total words: 5\n")]).is_empty());
+        // Without a word calling it stray, a quoted text is no such demand.
+        let plain = commands(
+            "`python3 report.py` should print \"total words: ...\".",
+            &ws,
+            None,
+        );
+        assert!(plain[0].quoted.is_empty());
+        assert!(prints("a\n  words: 4\n", "words: ...") && !prints("a words: 4", "words: ..."));
+        assert!(!prints("ab", "..."));
     }
 }

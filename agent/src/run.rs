@@ -1085,7 +1085,8 @@ impl<'a> Session<'a> {
     /// printed before the session changed anything (`unchanged_output`), because a test that
     /// passed before fails now (`test_broken`), because one now crashes on broken code
     /// (`now_broken`), because one it says fails still fails
-    /// (`still_failing`), because a command without the option the task adds prints
+    /// (`still_failing`), because one still prints what the task calls stray
+    /// (`stray_output`), because a command without the option the task adds prints
     /// otherwise than before (`default_changed`), or because a script the task names prints
     /// nothing now (`output_lost`), counted.
     fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
@@ -1111,6 +1112,11 @@ impl<'a> Session<'a> {
         if !failing.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("still_failing", crate::probe::failing_refusal(&failing)));
+        }
+        let stray = crate::probe::stray_printed(&self.probes, &self.before, &now);
+        if !stray.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("stray_output", crate::probe::stray_refusal(&stray)));
         }
         let changed = crate::probe::defaults_changed(&self.probes, &self.before, &now);
         if !changed.is_empty() {
