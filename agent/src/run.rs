@@ -754,7 +754,11 @@ impl<'a> Session<'a> {
                 .flatten()
                 .and_then(|b| String::from_utf8(b).ok())
         {
-            let lost = crate::whole::dropped_definitions(&original, content, &self.cfg.task);
+            let lost = if self.tally.created.contains(path.as_str()) {
+                crate::whole::dropped_from_new_file(&original, content, &self.cfg.task)
+            } else {
+                crate::whole::dropped_definitions(&original, content, &self.cfg.task)
+            };
             if !lost.is_empty() {
                 self.emit(Event::Refused {
                     turn,
@@ -1123,7 +1127,7 @@ impl<'a> Session<'a> {
             self.tally.probe_refused += 1;
             return Some(("default_changed", crate::probe::default_refusal(&changed)));
         }
-        let lost = crate::targets::output_lost(&self.probes, &self.before, &now);
+        let lost = crate::targets::output_lost(&self.cfg.task, &self.probes, &self.before, &now);
         if lost.is_empty() {
             return None;
         }
@@ -1143,7 +1147,7 @@ impl<'a> Session<'a> {
         }
         let mut obs = crate::probe::after_change(&self.probes, &self.before, &now);
         let broken = crate::found::broken(&self.probes, &self.before, &now);
-        let lost = crate::targets::output_lost(&self.probes, &self.before, &now);
+        let lost = crate::targets::output_lost(&self.cfg.task, &self.probes, &self.before, &now);
         if !broken.is_empty() {
             obs.ok = false;
             obs.hint = Some(format!(

@@ -195,7 +195,8 @@ const NEW_FILE_WORDS: &[&str] = &[
 
 /// The files `task` names that are still in `ws`, when all the session changed (`changed`)
 /// is new files (`created`) the task does not name: (the named files, the new ones). A file a
-/// command of the task runs (`probes`) or a test is not one the task asks to change; nor does
+/// command the task writes runs (`probes`, not those the session adds) or a test is not one
+/// the task asks to change; nor does
 /// a task that may be done by a new file alone ([`NEW_FILE_WORDS`]) ask for any. The 0.5B,
 /// asked to remove a debug print from app.py, wrote a new files.txt, left app.py as it was
 /// and said DONE; asked to add a line to .gitignore, it wrote a README.md.
@@ -223,7 +224,12 @@ pub fn named_unchanged(
         .into_iter()
         .filter(|w| is_repo_file(ws, w))
         .filter(|w| !crate::probe::is_test(&[format!("./{w}")]))
-        .filter(|w| !probes.iter().any(|p| p.argv.iter().any(|a| bare(a) == *w)))
+        .filter(|w| {
+            !probes
+                .iter()
+                .filter(|p| !p.plain && !p.keep && !p.found)
+                .any(|p| p.argv.iter().any(|a| bare(a) == *w))
+        })
         .map(str::to_owned)
         .collect();
     named.sort();
@@ -234,10 +240,18 @@ pub fn named_unchanged(
     Some((named, changed.to_vec()))
 }
 
-/// Words that let a script print less, or nothing, after the change.
-const QUIETER: &[&str] = &[
-    "remove", "removes", "delete", "deletes", "silence", "silent", "quiet", "quieter", "suppress",
-    "mute", "drop", "stop", "stops", "nothing", "empty", "less", "fewer",
+/// Words that let a script print nothing after the change: the task asks for all its
+/// output, or all of some kind, to go. (`lines`, `prints`, `output` are not among them: a
+/// task describes what is wrong in them, `prints two stray lines`.)
+const SILENCING: &[&str] = &[
+    "silence", "silent", "quiet", "quieter", "suppress", "mute", "all", "every",
+];
+
+/// Words that let a script print less after the change: then only a script that printed
+/// two different lines or more must print something still (the one line it printed may be
+/// the one to go).
+const LESSENING: &[&str] = &[
+    "remove", "removes", "delete", "deletes", "drop", "stop", "stops", "less", "fewer", "strip",
 ];
 
 /// Scripts at most this many are run alone.
@@ -247,12 +261,12 @@ const MAX_SCRIPTS: usize = 2;
 /// interpreter (`python3 textstats.py`), as probes whose output must not go
 /// ([`Probe::plain`]): asked to make a demo run only when its module is run directly, the
 /// 0.5B deleted the demo, and `python3 textstats.py` printed nothing. None when the task's
-/// words let output go ([`QUIETER`]). A run that fails or prints nothing before is dropped
-/// ([`crate::found::keep_useful`]).
+/// words let all output go ([`SILENCING`]). A run that fails or prints nothing before is
+/// dropped ([`crate::found::keep_useful`]).
 pub fn scripts_alone(task: &str, ws: &Workspace, probes: &[Probe]) -> Vec<Probe> {
     if plain_words(task)
         .iter()
-        .any(|w| QUIETER.contains(&w.as_str()))
+        .any(|w| SILENCING.contains(&w.as_str()))
     {
         return Vec::new();
     }
@@ -283,19 +297,37 @@ pub fn scripts_alone(task: &str, ws: &Workspace, probes: &[Probe]) -> Vec<Probe>
 }
 
 /// The scripts run alone ([`scripts_alone`]) that printed something and exited 0 before and
-/// print nothing now: each with its runs before and now.
+/// print nothing now: each with its runs before and now. Where `task` lets output lessen
+/// ([`LESSENING`]), only a script that printed two different lines or more: the 0.5B, asked
+/// to remove a debug print from app.py, removed the call that printed its result too.
 pub fn output_lost<'r>(
+    task: &str,
     probes: &[Probe],
     before: &'r [ProbeRun],
     now: &'r [ProbeRun],
 ) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
+    let lessening = plain_words(task)
+        .iter()
+        .any(|w| LESSENING.contains(&w.as_str()));
+    let distinct = |out: &str| {
+        let mut lines: Vec<&str> = out
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines.len()
+    };
     probes
         .iter()
         .filter(|p| p.plain)
         .filter_map(|p| {
             let b = before.iter().find(|r| r.command == p.command)?;
             let n = now.iter().find(|r| r.command == p.command)?;
-            let spoke = !b.timed_out && b.code == Some(0) && !b.output.trim().is_empty();
+            let spoke = !b.timed_out
+                && b.code == Some(0)
+                && distinct(&b.output) >= if lessening { 2 } else { 1 };
             (spoke && !n.timed_out && n.output.trim().is_empty()).then_some((b, n))
         })
         .collect()
@@ -450,11 +482,12 @@ mod tests {
             named_unchanged(t, &ws, (&c, &c), probes)
         };
         assert_eq!(only_new("test_app.py fails: fix the bug.", &[]), None);
-        let probe = Probe::to_keep(vec!["python3".into(), "app.py".into()]).unwrap();
-        assert_eq!(
-            only_new("`python3 app.py` crashes; fix it.", &[probe]),
-            None
-        );
+        let t = "`python3 app.py` crashes; fix it.";
+        let probes = crate::probe::commands(t, &ws, None);
+        assert_eq!(only_new(t, &probes), None);
+        // A script the session runs of its own accord is still a file the task names.
+        let alone = Probe::to_keep(vec!["python3".into(), "app.py".into()]).unwrap();
+        assert!(only_new("Fix app.py.", &[alone]).is_some());
         assert_eq!(only_new("Add a unit test for app.py.", &[]), None);
         // A new file the task names is what it asks for.
         assert_eq!(only_new("Move the helpers of app.py to lib.py.", &[]), None);
@@ -493,7 +526,7 @@ mod tests {
         let cmds: Vec<&str> = alone.iter().map(|p| p.command.as_str()).collect();
         assert_eq!(cmds, ["python3 textstats.py"]);
         assert!(alone[0].plain && !alone[0].keep);
-        assert!(scripts_alone("Remove the demo from textstats.py.", &ws, &[]).is_empty());
+        assert!(scripts_alone("Silence textstats.py.", &ws, &[]).is_empty());
 
         let run = |output: &str, code| ProbeRun {
             command: "python3 textstats.py".to_owned(),
@@ -502,11 +535,17 @@ mod tests {
             output: output.to_owned(),
         };
         let before = [run("words: 3\n", 0)];
-        assert_eq!(output_lost(&alone, &before, &[run("", 0)]).len(), 1);
-        assert!(output_lost(&alone, &before, &[run("words: 3\n", 0)]).is_empty());
+        assert_eq!(output_lost(task, &alone, &before, &[run("", 0)]).len(), 1);
+        assert!(output_lost(task, &alone, &before, &[run("words: 3\n", 0)]).is_empty());
         // It printed nothing before: nothing to lose.
-        assert!(output_lost(&alone, &[run(" \n", 0)], &[run("", 0)]).is_empty());
-        let obs = output_lost_refusal(&output_lost(&alone, &before, &[run("", 0)]));
+        assert!(output_lost(task, &alone, &[run(" \n", 0)], &[run("", 0)]).is_empty());
+        // A task that removes something may take a script's one line, not all of two.
+        let remove = "Remove the debug print from textstats.py.";
+        assert!(output_lost(remove, &alone, &before, &[run("", 0)]).is_empty());
+        let two = [run("debug: 3\n3\n", 0)];
+        assert_eq!(output_lost(remove, &alone, &two, &[run("", 0)]).len(), 1);
+        assert!(output_lost(remove, &alone, &two, &[run("3\n", 0)]).is_empty());
+        let obs = output_lost_refusal(&output_lost(task, &alone, &before, &[run("", 0)]));
         assert!(
             obs.summary.contains("`python3 textstats.py`"),
             "{}",

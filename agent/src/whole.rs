@@ -356,6 +356,22 @@ pub fn dropped_definitions(original: &str, content: &str, task: &str) -> Vec<Str
     {
         return Vec::new();
     }
+    dropped_unnamed(original, content, &task_words)
+}
+
+/// [`dropped_definitions`] for a file the session itself created: no task asked for code to
+/// go from a file that was not there, whatever its words. The 0.5B, asked to move helpers.py
+/// into lib/, wrote the copy, deleted the original, then wrote a comment over the copy.
+pub fn dropped_from_new_file(original: &str, content: &str, task: &str) -> Vec<String> {
+    let task_words: Vec<String> = task
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map(str::to_lowercase)
+        .collect();
+    dropped_unnamed(original, content, &task_words)
+}
+
+/// The definitions of `original` that `content` lacks and `task_words` do not name.
+fn dropped_unnamed(original: &str, content: &str, task_words: &[String]) -> Vec<String> {
     let kept = definitions(content);
     definitions(original)
         .into_iter()

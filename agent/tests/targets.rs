@@ -129,3 +129,53 @@ fn done_waits_while_a_script_the_task_names_has_gone_quiet() {
     );
     assert_eq!(read(dir.path(), "textstats.py"), guarded);
 }
+
+/// The 0.5B on remove-debug-print: the debug print gone, and the call that printed the
+/// result with it. `python3 app.py` printed two lines and prints none: refused
+/// (`output_lost`); the fix that keeps the result is taken.
+#[test]
+fn a_removal_may_not_take_all_of_a_scripts_output() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let app = "def run():\n    value = 6 * 7\n    print(\"debug: value =\", value)\n    return value\n\n\nprint(run())\n";
+    let too_much = "def run():\n    value = 6 * 7\n    return value\n";
+    let right = "def run():\n    value = 6 * 7\n    return value\n\n\nprint(run())\n";
+    let dir = repo("targets-removal", &[("app.py", app)]);
+    let first = format!("app.py\n```python\n{too_much}```\nDONE");
+    let second = format!("app.py\n```python\n{right}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Remove the debug print line from app.py."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["output_lost"]);
+    assert_eq!(read(dir.path(), "app.py"), right);
+}
+
+/// The 0.5B on move-file: the copy written, the original deleted, then a comment written over
+/// the copy. A file the session created may not lose its definitions, whatever the task's
+/// words ("move" lets code go from the files that were there): refused, the copy kept.
+#[test]
+fn a_file_the_session_created_keeps_its_definitions() {
+    let helpers = "def helper():\n    return 42\n";
+    let dir = repo(
+        "targets-move",
+        &[("helpers.py", helpers), ("main.py", "print('main')\n")],
+    );
+    let first = format!("lib/helpers.py\n```python\n{helpers}```\nDELETE helpers.py");
+    let second = "lib/helpers.py\n```python\n# Move helpers.py into lib/\n```\nDONE";
+    let e = engine(&[first.as_str(), second, "DONE"]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Move helpers.py into a new directory lib/ (as lib/helpers.py)."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["dropped_code"]);
+    assert_eq!(read(dir.path(), "lib/helpers.py"), helpers);
+    assert!(!dir.path().join("helpers.py").exists());
+}
