@@ -94,6 +94,48 @@ fn argv_for(ws: &Workspace, path: &str) -> Option<Vec<String>> {
     None
 }
 
+/// The Python test file a command runs as a script (`python3 test_slug.py`) when it defines
+/// tests (`def test_…`, a `TestCase` class) and runs none of them: no `unittest.main()`,
+/// `pytest.main(`, `__main__` block, top-level `assert` or top-level call. Such a script
+/// exits 0 whatever the code does, so a check made of it passes on anything: the 0.5B wrote
+/// test_slug.py as a TestCase without `unittest.main()`, the check `python3 test_slug.py`
+/// passed, and the test caught no broken slugify.
+pub fn runs_no_tests(ws: &Workspace, argv: &[String]) -> Option<String> {
+    let (program, args) = argv.split_first()?;
+    if !program.starts_with("python") {
+        return None;
+    }
+    let file = args.iter().find(|a| !a.starts_with('-'))?;
+    if !file.ends_with(".py") || !crate::probe::is_test(argv) {
+        return None;
+    }
+    let text = String::from_utf8(ws.read(file).ok()??).ok()?;
+    let defines_tests = text.lines().any(|l| {
+        let t = l.trim_start();
+        t.starts_with("def test") || (t.starts_with("class ") && t.contains("TestCase"))
+    });
+    let runs = text.contains("unittest.main(")
+        || text.contains("pytest.main(")
+        || text.lines().any(|l| {
+            let top = !l.starts_with([' ', '\t']);
+            let call = l
+                .split_once('(')
+                .is_some_and(|(head, _)| callee(head.trim()));
+            top && (l.starts_with("if __name__")
+                || l.starts_with("assert ")
+                || (call && !l.starts_with("def ") && !l.starts_with("class ")))
+        });
+    (defines_tests && !runs).then(|| file.clone())
+}
+
+/// A name a call could start with: `main`, `test_a`, `suite.run`.
+fn callee(head: &str) -> bool {
+    head.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && head
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
+}
+
 /// A Python file that tests something when run as `python3 FILE`: a top-level `assert` or a
 /// `__main__` block, and no pytest import.
 fn runs_as_script(text: &str) -> bool {

@@ -705,6 +705,7 @@ impl<'a> Session<'a> {
                 .or_else(|| self.copy_refusal())
                 .or_else(|| self.asks_refusal())
                 .or_else(|| self.check_changed_refusal())
+                .or_else(|| self.tests_not_run_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
@@ -936,7 +937,8 @@ impl<'a> Session<'a> {
     /// it asks for not done (`rename_incomplete`), a function it deletes still defined
     /// (`definition_left`), the text it gives a file not in it
     /// (`content_missing`), a function or option it adds in no changed file
-    /// (`name_missing`), a value it gives a file not in it (`literal_missing`), or only
+    /// (`name_missing`), a value it gives a file not in it (`literal_missing`), a file it
+    /// says to update left as it was (`object_unchanged`), or only
     /// files it does not name changed (`named_unchanged`, [`crate::targets`]). Counted; off
     /// with the probes.
     fn asks_refusal(&mut self) -> Option<(&'static str, Observation)> {
@@ -1017,6 +1019,15 @@ impl<'a> Session<'a> {
                 }
             };
             ("literal_missing", summary, hint)
+        } else if let Some(file) = crate::targets::object_unchanged(task, ws, &changed) {
+            (
+                "object_unchanged",
+                format!("the task says to change {file}, and you have not changed it"),
+                format!(
+                    "write {file} with the change the task asks: its path on a line by itself, \
+                     then its complete new content in a fenced code block"
+                ),
+            )
         } else {
             let created: Vec<String> = self.tally.created.iter().cloned().collect();
             let (named, others) =
@@ -1062,6 +1073,32 @@ impl<'a> Session<'a> {
             Observation::error(
                 format!("DONE refused: {}", describe_copies(&copies)),
                 Some(&copy_hint(&copies)),
+            ),
+        ))
+    }
+
+    /// A DONE refused because the check, or a command of the task, runs a Python test
+    /// script that runs none of the tests it defines ([`crate::found::runs_no_tests`]):
+    /// `tests_not_run`, counted.
+    fn tests_not_run_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let file = self
+            .cfg
+            .verify
+            .iter()
+            .chain(self.probes.iter().map(|p| &p.argv))
+            .find_map(|argv| crate::found::runs_no_tests(self.ws, argv))?;
+        self.tally.check_file_refused += 1;
+        Some((
+            "tests_not_run",
+            Observation::error(
+                format!(
+                    "DONE refused: {file} defines tests, and `python3 {file}` runs none of them \
+                     (a script runs only what it calls), so it passes whatever the code does"
+                ),
+                Some(&format!(
+                    "write {file} again ending with `if __name__ == \"__main__\":` and \
+                     `unittest.main()` under it (or call each test function at the end), then DONE"
+                )),
             ),
         ))
     }

@@ -240,6 +240,42 @@ pub fn named_unchanged(
     Some((named, changed.to_vec()))
 }
 
+/// Verbs whose direct object is a file the task asks to change: `Update README.md …`.
+const CHANGE_VERBS: &[&str] = &[
+    "update", "edit", "modify", "change", "fix", "correct", "amend", "rewrite", "refactor",
+];
+
+/// Words between such a verb and its file that do not stop the search: `Update the file
+/// README.md`.
+const BEFORE_OBJECT: &[&str] = &["the", "file", "script", "module", "your", "this"];
+
+/// The first file `task` names as the direct object of a change verb ([`CHANGE_VERBS`]:
+/// the verb, then at most [`BEFORE_OBJECT`] words, then a repository file) that the session
+/// has not changed (`changed`). `Fix the typo in README.md` names none (the object is the
+/// typo). The 0.5B, told to update README.md to match the options resize.py accepts, rewrote
+/// resize.py's description and said DONE.
+pub fn object_unchanged(task: &str, ws: &Workspace, changed: &[String]) -> Option<String> {
+    let words: Vec<&str> = word_spans(task).into_iter().map(|(_, w)| bare(w)).collect();
+    for (k, w) in words.iter().enumerate() {
+        let lower = w.to_lowercase();
+        let negated = k > 0 && NEGATIONS.contains(&words[k - 1].to_lowercase().as_str());
+        if negated || !CHANGE_VERBS.contains(&lower.as_str()) {
+            continue;
+        }
+        let object = words[k + 1..]
+            .iter()
+            .take(3)
+            .find(|o| !BEFORE_OBJECT.contains(&o.to_lowercase().as_str()));
+        if let Some(file) = object
+            && is_repo_file(ws, file)
+            && !changed.iter().any(|c| c == file)
+        {
+            return Some((*file).to_owned());
+        }
+    }
+    None
+}
+
 /// Words that let a script print nothing after the change: the task asks for all its
 /// output, or all of some kind, to go. (`lines`, `prints`, `output` are not among them: a
 /// task describes what is wrong in them, `prints two stray lines`.)
@@ -550,6 +586,31 @@ mod tests {
             obs.summary.contains("`python3 textstats.py`"),
             "{}",
             obs.summary
+        );
+    }
+
+    #[test]
+    fn a_file_the_task_says_to_update_must_change() {
+        let (_dir, ws) = repo(&[("README.md", "# r\n"), ("resize.py", "print(1)\n")]);
+        let changed = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let task = "The usage section of README.md is out of date. Update README.md to match \
+                    the options resize.py accepts.";
+        assert_eq!(
+            object_unchanged(task, &ws, &changed(&["resize.py"])),
+            Some("README.md".to_owned())
+        );
+        assert_eq!(object_unchanged(task, &ws, &changed(&["README.md"])), None);
+        let none = |t: &str| object_unchanged(t, &ws, &changed(&["resize.py"]));
+        assert_eq!(
+            none("Update the file README.md."),
+            Some("README.md".to_owned())
+        );
+        assert_eq!(none("Fix the typo in README.md."), None);
+        assert_eq!(none("Do not edit README.md; fix resize.py."), None);
+        assert_eq!(
+            none("Update docs.md."),
+            None,
+            "not a file of the repository"
         );
     }
 }

@@ -179,3 +179,35 @@ fn a_file_the_session_created_keeps_its_definitions() {
     assert_eq!(read(dir.path(), "lib/helpers.py"), helpers);
     assert!(!dir.path().join("helpers.py").exists());
 }
+
+/// The 0.5B on write-unit-test: a TestCase without `unittest.main()`, so the check
+/// `python3 test_slug.py` ran no test and passed. Refused (`tests_not_run`) before the check
+/// could take it; the file that runs its tests is verified.
+#[test]
+fn a_test_script_that_runs_no_tests_is_no_check() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let slug = "def slugify(t):\n    return '-'.join(t.lower().split())\n";
+    let idle = "import unittest\nfrom slug import slugify\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify(\"A b\"), \"a-b\")\n";
+    let runs = format!("{idle}\n\nif __name__ == \"__main__\":\n    unittest.main()\n");
+    let dir = repo("targets-idle-test", &[("slug.py", slug)]);
+    let first = format!("test_slug.py\n```python\n{idle}```\nDONE");
+    let second = format!("test_slug.py\n```python\n{runs}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let mut c = cfg(
+        "Write a unit test file test_slug.py for slugify in slug.py, runnable with \
+                     python3 test_slug.py.",
+    );
+    c.verify = Some(vec!["python3".into(), "test_slug.py".into()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(refusals(dir.path(), &out.session), ["tests_not_run"]);
+    assert!(
+        prompts(&e)[1].contains("test_slug.py defines tests, and `python3 test_slug.py` runs none"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(read(dir.path(), "test_slug.py"), runs);
+}
