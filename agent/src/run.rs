@@ -703,8 +703,10 @@ impl<'a> Session<'a> {
             let refusal = refusal
                 .or_else(|| self.lint_refusal())
                 .or_else(|| self.copy_refusal())
-                .or_else(|| self.asks_refusal())
+                // A check a command tampered with first: whatever else is said, it is put
+                // back before anything is judged by it.
                 .or_else(|| self.check_changed_refusal())
+                .or_else(|| self.asks_refusal())
                 .or_else(|| self.tests_not_run_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {

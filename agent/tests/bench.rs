@@ -242,6 +242,11 @@ const FIX: &str =
 /// repository is untouched is refused before any check runs).
 const NOTE: &str = "CREATE notes.txt\n<<<<<<< SEARCH\n=======\nlooked at it\n>>>>>>> REPLACE\n";
 
+/// A change of greet.sh that fixes nothing: the DONE after it reaches the check (one after
+/// a new file alone, with greet.sh untouched, is refused before: `object_unchanged`).
+const WRONG_FIX: &str =
+    "EDIT greet.sh\n<<<<<<< SEARCH\necho helo\n=======\necho helo\n# greets\n>>>>>>> REPLACE\n";
+
 /// No copy of the task folder `task` is left under the system temp dir.
 fn no_copies_left(task: &Path) {
     let name = task.file_name().unwrap().to_string_lossy().into_owned();
@@ -258,7 +263,7 @@ fn no_copies_left(task: &Path) {
 
 #[test]
 fn a_tasks_check_feeds_a_premature_done_back_and_the_session_then_solves_it() {
-    let oracle = [NOTE, "DONE it greets\n", FIX, "DONE fixed the typo\n"];
+    let oracle = [WRONG_FIX, "DONE it greets\n", FIX, "DONE fixed the typo\n"];
     let (dir, task) = greet_task(Some("sh test_greet.sh"), Some(&oracle));
     assert_eq!(
         task.check.as_deref(),
@@ -339,7 +344,7 @@ fn attempts_stop_at_the_first_passing_check_and_report_pass_at_1_apart() {
     let engine =
         models::ScriptedEngine::new("model", models::Script::chunked("hmm\n", 4)).with_slots(1);
     for reply in [
-        NOTE,
+        WRONG_FIX,
         "DONE looks fine\n",
         "hmm\n",
         "hmm\n",
