@@ -3,7 +3,7 @@
 //! (`crate::resume`, from the journal) both go through these, so a resumed session reads and
 //! counts as the uninterrupted one would have.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::act::Observation;
 use crate::config::Config;
@@ -46,6 +46,9 @@ pub struct Tally {
     /// wrote them (never held against the model): what [`Tally::lint`] checks.
     pub(crate) changed: BTreeSet<String>,
     pub(crate) lint_exempt: BTreeSet<String>,
+    /// What each changed file held before the session first wrote it (`None`: it was not
+    /// there), up to [`ORIGINAL_BYTES`]; a larger one is left out.
+    pub(crate) originals: BTreeMap<String, Option<Vec<u8>>>,
     /// DONE proposals refused because a file the session wrote does not parse.
     pub(crate) lint_refused: u32,
     /// DONE proposals refused because the task's commands print what they printed before
@@ -70,6 +73,59 @@ pub struct Tally {
     pub(crate) stuck: u32,
 }
 
+/// Bytes of a changed file's original [`Tally::originals`] keeps at most.
+const ORIGINAL_BYTES: usize = 256 * 1024;
+
+/// Words of a task that ask for a change of whitespace alone.
+const WHITESPACE_WORDS: &[&str] = &[
+    "whitespace",
+    "blank",
+    "indent",
+    "indentation",
+    "newline",
+    "newlines",
+    "trailing",
+    "format",
+    "formatting",
+    "reformat",
+    "spaces",
+    "tabs",
+    "empty",
+];
+
+/// `text` without what whitespace alone changes: each line's trailing spaces, blank lines.
+fn substance(text: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(text)
+        .lines()
+        .map(|l| l.trim_end().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// The files the session changed, when every change it made is whitespace alone (blank lines,
+/// trailing spaces) and `task` asks for no such change: a DONE then is no fix. The 0.5B, told
+/// to fix a spelling mistake in README.md, added a blank line at its end, and its implied DONE
+/// won the vote. `None` when some change has substance, or one cannot be told (a file too
+/// large to keep, a file made or deleted).
+pub(crate) fn whitespace_only(tally: &Tally, ws: &Workspace, task: &str) -> Option<Vec<String>> {
+    let asks = task
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| WHITESPACE_WORDS.contains(&w.to_lowercase().as_str()));
+    if asks || tally.changed.is_empty() {
+        return None;
+    }
+    for path in &tally.changed {
+        let Some(Some(before)) = tally.originals.get(path) else {
+            return None;
+        };
+        let now = ws.read(path).ok().flatten()?;
+        if substance(before) != substance(&now) {
+            return None;
+        }
+    }
+    Some(tally.changed.iter().cloned().collect())
+}
+
 /// What an echo is told.
 pub(crate) const ECHO_SUMMARY: &str =
     "that line is the example from the instructions, not a command";
@@ -81,6 +137,10 @@ impl Tally {
     /// Notes that the session wrote `path`, whose content before was `pre` (`None`: new).
     pub(crate) fn note_change(&mut self, path: &str, pre: Option<&[u8]>) {
         if self.changed.insert(path.to_owned()) {
+            if pre.is_none_or(|b| b.len() <= ORIGINAL_BYTES) {
+                self.originals
+                    .insert(path.to_owned(), pre.map(<[u8]>::to_vec));
+            }
             match pre {
                 None => {
                     self.created.insert(path.to_owned());

@@ -701,6 +701,7 @@ impl<'a> Session<'a> {
                 })
             };
             let refusal = refusal
+                .or_else(|| self.whitespace_refusal())
                 .or_else(|| self.lint_refusal())
                 .or_else(|| self.copy_refusal())
                 // A check a command tampered with first: whatever else is said, it is put
@@ -1075,6 +1076,30 @@ impl<'a> Session<'a> {
             Observation::error(
                 format!("DONE refused: {}", describe_copies(&copies)),
                 Some(&copy_hint(&copies)),
+            ),
+        ))
+    }
+
+    /// A DONE refused because every change the session made is whitespace alone
+    /// ([`crate::record::whitespace_only`]): `whitespace_only`, counted as no change.
+    fn whitespace_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if self.cfg.policy.mode == ApprovalMode::Plan {
+            return None;
+        }
+        let files = crate::record::whitespace_only(&self.tally, self.ws, &self.cfg.task)?;
+        self.tally.no_change += 1;
+        Some((
+            "whitespace_only",
+            Observation::error(
+                format!(
+                    "DONE refused: your changes to {} only add or remove blank lines or \
+                     spaces; the task asks for a change of the text itself",
+                    files.join(", ")
+                ),
+                Some(
+                    "find the words or code the task is about and write the file with them \
+                     changed, then DONE",
+                ),
             ),
         ))
     }

@@ -211,3 +211,35 @@ fn a_test_script_that_runs_no_tests_is_no_check() {
     );
     assert_eq!(read(dir.path(), "test_slug.py"), runs);
 }
+
+/// The 0.5B on fix-typo: a blank line added to README.md, then DONE — taken by the vote.
+/// Refused (`whitespace_only`); the DONE after the word is fixed is taken.
+#[test]
+fn a_change_of_whitespace_alone_is_no_fix() {
+    let readme = "# mailer\n\nThe mailer will recieve messages.\n";
+    let blank = "# mailer\n\nThe mailer will recieve messages.\n\n";
+    let fixed = "# mailer\n\nThe mailer will receive messages.\n";
+    let dir = repo("targets-blank", &[("README.md", readme)]);
+    let first = format!("README.md\n```\n{blank}```\nDONE");
+    let second = format!("README.md\n```\n{fixed}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Fix the spelling mistake in README.md."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["whitespace_only"]);
+    assert_eq!(read(dir.path(), "README.md"), fixed);
+
+    // A task about blank lines may change them alone.
+    let dir = repo("targets-blank-asked", &[("README.md", readme)]);
+    let e = engine(&[first.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Add a blank line at the end of README.md."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+}
