@@ -346,17 +346,23 @@ pub fn defaults_changed<'r>(
         .collect()
 }
 
-/// The observation of a DONE refused because a command without the option the task adds
-/// does not do what it did (`default_changed`).
-pub fn default_refusal(changed: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observation {
+/// Each (run before, run now) pair shown one after the other, as a refusal's output.
+pub(crate) fn before_and_now(pairs: &[(&ProbeRun, &ProbeRun)]) -> String {
     let mut output = String::new();
-    for (b, n) in changed {
+    for (b, n) in pairs {
         output.push_str(&format!(
             "before your change:\n{}\nnow:\n{}\n",
             b.as_shown(),
             n.as_shown()
         ));
     }
+    output.trim_end().to_owned()
+}
+
+/// The observation of a DONE refused because a command without the option the task adds
+/// does not do what it did (`default_changed`).
+pub fn default_refusal(changed: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observation {
+    let output = before_and_now(changed);
     let names: Vec<&ProbeRun> = changed.iter().map(|(_, n)| *n).collect();
     crate::act::Observation::error(
         format!(
@@ -366,7 +372,7 @@ pub fn default_refusal(changed: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observ
         ),
         Some("make the new behaviour happen only when the option is given, then DONE"),
     )
-    .with_output(output.trim_end().to_owned())
+    .with_output(output)
 }
 
 /// The calls `task` writes of a top-level Python function of the repository, with literal

@@ -372,14 +372,7 @@ pub fn output_lost<'r>(
 /// The observation of a DONE refused because a script the task names prints nothing now
 /// (`output_lost`).
 pub fn output_lost_refusal(lost: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observation {
-    let mut output = String::new();
-    for (b, n) in lost {
-        output.push_str(&format!(
-            "before your change:\n{}\nnow:\n{}\n",
-            b.as_shown(),
-            n.as_shown()
-        ));
-    }
+    let output = crate::probe::before_and_now(lost);
     let names: Vec<&ProbeRun> = lost.iter().map(|(_, n)| *n).collect();
     crate::act::Observation::error(
         format!(
@@ -392,7 +385,7 @@ pub fn output_lost_refusal(lost: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Obser
              instead of deleting it), then DONE",
         ),
     )
-    .with_output(output.trim_end().to_owned())
+    .with_output(output)
 }
 
 #[cfg(test)]
