@@ -6,7 +6,7 @@
 
 mod common;
 
-use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
+use agent::{Config, StopReason};
 use common::{engine, prompts, repo, resume, session};
 
 const STATS: &str = "def mean(xs):\n    total = 0\n    for i in range(1, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
@@ -14,10 +14,8 @@ const HALF: &str = "def mean(xs):\n    total = 0\n    for i in range(1, len(xs))
 const FIXED: &str = "def mean(xs):\n    total = 0\n    for i in range(0, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
 
 fn cfg(task: &str) -> Config {
-    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
-    c.protocol = Protocol::Whole;
+    let mut c = common::whole_cfg(task);
     c.max_turns = 6;
-    c.reply_reserve = 400;
     c.restate = true;
     c
 }

@@ -7,14 +7,12 @@
 
 mod common;
 
-use agent::{ApprovalMode, Config, Policy, Protocol, StopReason};
+use agent::{Config, StopReason};
 use common::{engine, have_python, prompts, refusals, repo, session};
 
 fn cfg(task: &str) -> Config {
-    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
-    c.protocol = Protocol::Whole;
+    let mut c = common::whole_cfg(task);
     c.max_turns = 6;
-    c.reply_reserve = 400;
     c
 }
 

@@ -7,17 +7,15 @@
 
 mod common;
 
-use agent::{ApprovalMode, Config, Event, Policy, Protocol, StopReason};
+use agent::{Config, Event, Protocol, StopReason};
 use common::{engine, events, prompts, refusals, repo, resume, session};
 
 const STATS: &str = "def mean(xs):\n    total = 0\n    for i in range(1, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
 const FIXED: &str = "def mean(xs):\n    total = 0\n    for i in range(0, len(xs)):\n        total += xs[i]\n    return total / len(xs)\n";
 
 fn cfg(task: &str) -> Config {
-    let mut c = Config::new(task, Policy::new(ApprovalMode::Auto));
-    c.protocol = Protocol::Whole;
+    let mut c = common::whole_cfg(task);
     c.max_turns = 6;
-    c.reply_reserve = 400;
     c
 }
 
