@@ -402,11 +402,13 @@ def start_pair(a, slots, per_seq, port_base):
     port = free_port(port_base)
     bellows = Server("bellows", [a.bellows, "serve", "--model", a.model, "--host", "127.0.0.1",
                                  "--port", str(port), "--threads", t, "--parallel", str(slots),
-                                 "--ctx", str(total), "--ctx-per-seq", str(per_seq)], port)
+                                 "--ctx", str(total), "--ctx-per-seq", str(per_seq),
+                                 "--gpu-layers", str(a.gpu_layers)], port)
     port = free_port(port + 1)
     peer = Server("llama-server", [a.peer, "-m", a.model, "--host", "127.0.0.1", "--port", str(port),
                                    "-t", t, "-tb", t, "-np", str(slots), "-c", str(total),
-                                   "--kv-unified", "-cb", "--jinja", "--no-webui"]
+                                   "--kv-unified", "-cb", "--jinja", "--no-webui",
+                                   "-ngl", str(a.gpu_layers)]
                   + shlex.split(a.peer_args), port)
     servers = [bellows, peer]
     for s in servers:  # warm-up: first-request costs are not what is measured
@@ -515,6 +517,8 @@ def main():
     ap.add_argument("--peer-args", default="", help="more llama-server flags, one string")
     ap.add_argument("--model", default="smollm2", help=f"a GGUF path or one of {', '.join(MODELS)}")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--gpu-layers", type=int, default=0,
+                    help="layers offloaded to the GPU on both servers (bellows --gpu-layers, llama-server -ngl)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--streams", default="1,2,4,8,16", help="concurrency levels of section 1 ('' skips it)")
     ap.add_argument("--ctx-per-seq", type=int, default=1024,
@@ -621,7 +625,9 @@ def print_command_and_cpu():
 def print_report(a, raw, streams, n_choices, load_start):
     B, P = "bellows", "llama-server"
     cpu = print_command_and_cpu()
-    print(f"Model `{os.path.basename(a.model)}`, {a.threads} threads, {a.reps} rep{'s' if a.reps != 1 else ''} (medians), "
+    print(f"Model `{os.path.basename(a.model)}`, {a.threads} threads, "
+          + (f"{a.gpu_layers} layers on the GPU, " if a.gpu_layers else "")
+          + f"{a.reps} rep{'s' if a.reps != 1 else ''} (medians), "
           f"max_tokens {a.max_tokens}; {cpu}, {os.cpu_count()} CPUs; load average "
           f"{load_start[0]:.2f} at start, {os.getloadavg()[0]:.2f} at end; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.")

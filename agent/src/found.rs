@@ -65,6 +65,7 @@ pub fn tests(ws: &Workspace, named: &[Probe]) -> Vec<Probe> {
             found: true,
             keep: false,
             plain: false,
+            sibling: false,
         })
         .collect()
 }
@@ -267,6 +268,7 @@ mod tests {
             found: true,
             keep: false,
             plain: false,
+            sibling: false,
         }
     }
 
@@ -299,6 +301,7 @@ mod tests {
             found: false,
             keep: false,
             plain: false,
+            sibling: false,
             ..found("python3 app.py")
         };
         let before = [run("python3 app.py", 0, "")];
@@ -330,6 +333,7 @@ mod tests {
             found: false,
             keep: false,
             plain: false,
+            sibling: false,
             ..test.clone()
         };
         assert!(!crate::probe::must_pass(
@@ -348,6 +352,7 @@ mod tests {
                 found: false,
                 keep: false,
                 plain: false,
+                sibling: false,
                 ..found("python3 app.py")
             },
         ];
@@ -381,6 +386,7 @@ mod tests {
             found: false,
             keep: true,
             plain: false,
+            sibling: false,
             ..found(c)
         };
         let probes = vec![derived("python3 cli.py 3"), derived("python3 greet.py bob")];

@@ -38,6 +38,7 @@ pub mod targets;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod testing;
+pub mod usage;
 pub mod view;
 pub mod whole;
 pub mod workspace;

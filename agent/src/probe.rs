@@ -124,6 +124,10 @@ pub struct Probe {
     /// ([`crate::targets::scripts_alone`]). If it printed something before the session, it
     /// must print something after (`output_lost`).
     pub plain: bool,
+    /// Not named by the task: a command it says fails, run on another file of the
+    /// repository ([`siblings`]); also [`Probe::keep`]. What it printed before the session,
+    /// it must print after (`regressed`).
+    pub sibling: bool,
 }
 
 impl Probe {
@@ -140,6 +144,7 @@ impl Probe {
             found: false,
             keep: true,
             plain: false,
+            sibling: false,
         })
     }
 }
@@ -212,6 +217,7 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
             found: false,
             keep: false,
             plain: false,
+            sibling: false,
         });
     };
     // In backticks: the whole span, split as a shell would split words.
@@ -258,7 +264,72 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
     // Each command without an option the task adds: the behaviour it must keep.
     let derived = without_new_options(task, ws, &out);
     out.extend(derived);
+    let derived = siblings(ws, &out);
+    out.extend(derived);
     out
+}
+
+/// For each command the task says fails (`sh linecount.sh 'shopping list.txt'` fails with
+/// …) and that takes a file of the repository besides its script, the same command on
+/// another file beside it with the same extension (`sh linecount.sh todo.txt`): a case that
+/// may have worked all along. If it did, a fix leaves what it prints as it was
+/// ([`Probe::sibling`], refused as `regressed`): asked to make linecount.sh work with names
+/// that contain spaces, the 0.5B rewrote it into a script that no longer printed the quoted
+/// error and printed something else for every file. One that does not succeed before the
+/// session is dropped after its first run ([`crate::found::keep_useful`]).
+fn siblings(ws: &Workspace, probes: &[Probe]) -> Vec<Probe> {
+    let mut out: Vec<Probe> = Vec::new();
+    for p in probes.iter().filter(|p| p.fails && !p.found && !p.keep) {
+        let Some(program) = p.argv.first() else {
+            continue;
+        };
+        // The script: the program itself (`./x.sh`), or an interpreter's first file.
+        let first_data = if INTERPRETERS.contains(&program.as_str()) {
+            2
+        } else {
+            1
+        };
+        let Some((i, file)) = p
+            .argv
+            .iter()
+            .enumerate()
+            .skip(first_data)
+            .find(|(_, a)| is_repo_file(ws, a))
+        else {
+            continue;
+        };
+        let Some(other) = sibling_file(ws, file) else {
+            continue;
+        };
+        let mut argv = p.argv.clone();
+        argv[i] = other;
+        if probes.iter().chain(&out).any(|q| q.argv == argv) {
+            continue;
+        }
+        out.extend(Probe::to_keep(argv).map(|q| Probe { sibling: true, ..q }));
+    }
+    out
+}
+
+/// The first file (by name) in the directory of `file` with its extension, other than it;
+/// `None` when `file` has no extension or no such file is there.
+fn sibling_file(ws: &Workspace, file: &str) -> Option<String> {
+    let path = Path::new(file);
+    let ext = path.extension()?.to_str()?;
+    let dir = path
+        .parent()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let listed = ws.files(if dir.is_empty() { "." } else { &dir }).ok()?;
+    listed.into_iter().find(|f| {
+        let p = Path::new(f);
+        f != file
+            && p.parent()
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_default()
+                == dir
+            && p.extension().and_then(|e| e.to_str()) == Some(ext)
+    })
 }
 
 /// Words of a task that add something to a program.
@@ -337,7 +408,7 @@ pub fn defaults_changed<'r>(
 ) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
     probes
         .iter()
-        .filter(|p| p.keep)
+        .filter(|p| p.keep && !p.sibling)
         .filter_map(|p| {
             let b = before.iter().find(|r| r.command == p.command)?;
             let n = now.iter().find(|r| r.command == p.command)?;
@@ -373,6 +444,39 @@ pub fn default_refusal(changed: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observ
         Some("make the new behaviour happen only when the option is given, then DONE"),
     )
     .with_output(output)
+}
+
+/// The commands run on another file than the failing one ([`Probe::sibling`]) that worked
+/// before the session and print otherwise now: each with its run before and now.
+pub fn regressed<'r>(
+    probes: &[Probe],
+    before: &'r [ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
+    probes
+        .iter()
+        .filter(|p| p.sibling)
+        .filter_map(|p| {
+            let b = before.iter().find(|r| r.command == p.command)?;
+            let n = now.iter().find(|r| r.command == p.command)?;
+            (!b.timed_out && b.code == Some(0) && !n.same_as(b)).then_some((b, n))
+        })
+        .collect()
+}
+
+/// The observation of a DONE refused because a case that worked before the session prints
+/// otherwise now (`regressed`).
+pub fn regressed_refusal(changed: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Observation {
+    let names: Vec<&ProbeRun> = changed.iter().map(|(_, n)| *n).collect();
+    crate::act::Observation::error(
+        format!(
+            "DONE refused: {} worked before your change and prints otherwise now; a fix for \
+             the failing case must leave the cases that worked as they were",
+            command_names(&names)
+        ),
+        Some("change only what makes the failing case fail, keeping the rest of the program, then DONE"),
+    )
+    .with_output(before_and_now(changed))
 }
 
 /// The calls `task` writes of a top-level Python function of the repository, with literal
@@ -1349,6 +1453,7 @@ mod tests {
             found: false,
             keep: false,
             plain: false,
+            sibling: false,
         };
         let run = |c: &str, out: &str| ProbeRun {
             command: c.to_owned(),
@@ -1471,6 +1576,7 @@ mod tests {
             found: false,
             keep: false,
             plain: false,
+            sibling: false,
         };
         let run = |p: &Probe, code: i32, out: &str| ProbeRun {
             command: p.command.clone(),
@@ -1559,6 +1665,7 @@ mod tests {
             found: false,
             keep: false,
             plain: false,
+            sibling: false,
         };
         let run = |c: &str, code: i32, out: &str| ProbeRun {
             command: c.to_owned(),

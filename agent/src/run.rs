@@ -941,9 +941,10 @@ impl<'a> Session<'a> {
     /// (`definition_left`), the text it gives a file not in it
     /// (`content_missing`), a function or option it adds in no changed file
     /// (`name_missing`), a value it gives a file not in it (`literal_missing`), a file it
-    /// says to update left as it was (`object_unchanged`), or only
-    /// files it does not name changed (`named_unchanged`, [`crate::targets`]). Counted; off
-    /// with the probes.
+    /// says to update left as it was (`object_unchanged`), a document whose options are not
+    /// its program's (`usage_mismatch`, [`crate::usage`]), only files it does not name changed
+    /// (`named_unchanged`, [`crate::targets`]), or a line it removes still there
+    /// (`removal_left`). Counted; off with the probes.
     fn asks_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if !self.cfg.probes {
             return None;
@@ -1031,10 +1032,25 @@ impl<'a> Session<'a> {
                      then its complete new content in a fenced code block"
                 ),
             )
-        } else {
-            let created: Vec<String> = self.tally.created.iter().cloned().collect();
-            let (named, others) =
-                crate::targets::named_unchanged(task, ws, (&changed, &created), &self.probes)?;
+        } else if let Some(m) = crate::usage::mismatch(task, ws) {
+            let doc = m.doc().to_owned();
+            (
+                "usage_mismatch",
+                m.summary(),
+                format!(
+                    "read the program's options in its source, then write {doc}: its path on a \
+                     line by itself, then its complete new content in a fenced code block"
+                ),
+            )
+        } else if let Some((named, others)) = crate::targets::named_unchanged(
+            task,
+            ws,
+            (
+                &changed,
+                &self.tally.created.iter().cloned().collect::<Vec<_>>(),
+            ),
+            &self.probes,
+        ) {
             (
                 "named_unchanged",
                 format!(
@@ -1048,6 +1064,23 @@ impl<'a> Session<'a> {
                     named.join(" or ")
                 ),
             )
+        } else if let Some(left) =
+            crate::targets::removal_left(task, ws, &changed, &self.tally.originals)
+        {
+            let file = &left.file;
+            (
+                "removal_left",
+                format!(
+                    "the task says to remove the {} from {file}, and {file} still has `{}`",
+                    left.what, left.line
+                ),
+                format!(
+                    "write {file} without that line: its path on a line by itself, then its \
+                     complete new content, everything else kept, in a fenced code block"
+                ),
+            )
+        } else {
+            return None;
         };
         self.tally.file_left_refused += 1;
         Some((
@@ -1155,8 +1188,9 @@ impl<'a> Session<'a> {
     /// (`now_broken`), because one it says fails still fails
     /// (`still_failing`), because one still prints what the task calls stray
     /// (`stray_output`), because a command without the option the task adds prints
-    /// otherwise than before (`default_changed`), or because a script the task names prints
-    /// nothing now (`output_lost`), counted.
+    /// otherwise than before (`default_changed`), because the failing command run on another
+    /// file prints otherwise than before (`regressed`), or because a script the task names
+    /// prints nothing now (`output_lost`), counted.
     fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if self.before.is_empty() {
             return None;
@@ -1190,6 +1224,11 @@ impl<'a> Session<'a> {
         if !changed.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("default_changed", crate::probe::default_refusal(&changed)));
+        }
+        let regressed = crate::probe::regressed(&self.probes, &self.before, &now);
+        if !regressed.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("regressed", crate::probe::regressed_refusal(&regressed)));
         }
         let lost = crate::targets::output_lost(&self.cfg.task, &self.probes, &self.before, &now);
         if lost.is_empty() {

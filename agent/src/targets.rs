@@ -276,6 +276,161 @@ pub fn object_unchanged(task: &str, ws: &Workspace, changed: &[String]) -> Optio
     None
 }
 
+/// Verbs that ask for lines of a file to go.
+const REMOVING: &[&str] = &["remove", "delete", "drop", "strip"];
+
+/// Words between such a verb and what it removes that say how many: `all` and its kin make
+/// it every line the description fits.
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "this", "that", "these", "those", "all", "every", "each", "any",
+];
+
+/// Nouns that end the description of what goes: `the debug print line`.
+const LINE_NOUNS: &[&str] = &[
+    "line",
+    "lines",
+    "statement",
+    "statements",
+    "call",
+    "calls",
+    "comment",
+    "comments",
+];
+
+/// Words of a description at most, before its noun or its file.
+const MAX_DESCRIPTION: usize = 4;
+
+/// The lower-cased runs of letters and digits of `text`: `print("debug: x")` gives print,
+/// debug, x.
+fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Lines the task asks to remove that are still there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Left {
+    /// The file the task names.
+    pub file: String,
+    /// What the task calls the line(s), as it writes it: `debug print line`.
+    pub what: String,
+    /// The first line of the file now that fits the description.
+    pub line: String,
+}
+
+/// A line `task` asks to remove that is still in its file: the task says `remove the debug
+/// print line from app.py` (a verb of [`REMOVING`], a description of at most
+/// [`MAX_DESCRIPTION`] words, a noun of [`LINE_NOUNS`] or none, and a repository file in the
+/// same sentence), the description's words (`debug`, `print`) all appear in exactly one line
+/// of the file as it was before the session (in one line or more after `all`, `every` or a
+/// plural noun), and a line with all of them is there now. The 0.5B, asked to remove the
+/// debug print line, rewrote app.py around it (`value` renamed, the debug print kept) and
+/// said DONE. `originals` holds the first content of each file the session changed (as
+/// [`crate::record::Tally`] keeps it); a file the session made, deleted, or whose first
+/// content is not kept is not judged.
+pub fn removal_left(
+    task: &str,
+    ws: &Workspace,
+    changed: &[String],
+    originals: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
+) -> Option<Left> {
+    for range in sentence_bounds(task) {
+        let sentence = &task[range];
+        let words: Vec<&str> = word_spans(sentence).into_iter().map(|(_, w)| w).collect();
+        for (k, verb) in words.iter().enumerate() {
+            let lower = bare(verb).to_lowercase();
+            if !REMOVING.contains(&lower.as_str()) {
+                continue;
+            }
+            if k > 0 && NEGATIONS.contains(&bare(words[k - 1]).to_lowercase().as_str()) {
+                continue;
+            }
+            let mut every = false;
+            let mut j = k + 1;
+            while let Some(w) = words.get(j)
+                && DETERMINERS.contains(&bare(w).to_lowercase().as_str())
+            {
+                every |= matches!(
+                    bare(w).to_lowercase().as_str(),
+                    "all" | "every" | "each" | "any" | "these" | "those"
+                );
+                j += 1;
+            }
+            let start = j;
+            let mut description: Vec<String> = Vec::new();
+            let mut plural_noun = false;
+            let mut end = j;
+            while let Some(w) = words.get(j) {
+                let b = bare(w);
+                let lw = b.to_lowercase();
+                if LINE_NOUNS.contains(&lw.as_str()) {
+                    plural_noun = lw.ends_with('s');
+                    end = j + 1;
+                    break;
+                }
+                if matches!(lw.as_str(), "from" | "in" | "of" | "and" | "then")
+                    || is_repo_file(ws, b)
+                    || j - start >= MAX_DESCRIPTION
+                {
+                    break;
+                }
+                description.extend(tokens(b));
+                j += 1;
+                end = j;
+            }
+            description.sort();
+            description.dedup();
+            if description.is_empty() {
+                continue;
+            }
+            let what = words[start..end]
+                .iter()
+                .map(|w| bare(w))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let files = words
+                .iter()
+                .map(|w| bare(w))
+                .filter(|w| is_repo_file(ws, w));
+            for file in files {
+                let fits = |line: &str| {
+                    let t = tokens(line);
+                    description.iter().all(|d| t.contains(d))
+                };
+                let before = if changed.iter().any(|c| c == file) {
+                    match originals.get(file) {
+                        Some(Some(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+                        _ => continue,
+                    }
+                } else {
+                    match ws.read(file).ok().flatten() {
+                        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                        None => continue,
+                    }
+                };
+                let n = before.lines().filter(|l| fits(l)).count();
+                if n == 0 || (n > 1 && !(every || plural_noun)) {
+                    continue;
+                }
+                let Some(now) = ws.read(file).ok().flatten() else {
+                    continue;
+                };
+                let now = String::from_utf8_lossy(&now).into_owned();
+                if let Some(line) = now.lines().find(|l| fits(l)) {
+                    return Some(Left {
+                        file: file.to_owned(),
+                        what: what.clone(),
+                        line: line.trim().to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Words that let a script print nothing after the change: the task asks for all its
 /// output, or all of some kind, to go. (`lines`, `prints`, `output` are not among them: a
 /// task describes what is wrong in them, `prints two stray lines`.)
@@ -393,6 +548,70 @@ pub fn output_lost_refusal(lost: &[(&ProbeRun, &ProbeRun)]) -> crate::act::Obser
 mod tests {
     use super::*;
     use crate::testing::repo;
+
+    const APP: &str = "def run():\n    value = 6 * 7\n    print(\"debug: value =\", value)\n    return value\n\n\nprint(run())\n";
+
+    #[test]
+    fn a_line_the_task_removes_must_be_gone() {
+        let (_dir, ws) = repo(&[("app.py", APP)]);
+        let task = "Remove the debug print line from app.py.";
+        let changed = vec!["app.py".to_owned()];
+        let originals = std::collections::BTreeMap::from([(
+            "app.py".to_owned(),
+            Some(APP.as_bytes().to_vec()),
+        )]);
+        // Renamed around it, the debug print kept: refused, the line shown.
+        ws.write_atomic(
+            "app.py",
+            b"def run():\n    result = 6 * 7\n    print(\"debug: result =\", result)\n    return result\n\n\nprint(run())\n",
+        )
+        .unwrap();
+        let left = removal_left(task, &ws, &changed, &originals).unwrap();
+        assert_eq!(left.file, "app.py");
+        assert_eq!(left.what, "debug print line");
+        assert_eq!(left.line, "print(\"debug: result =\", result)");
+        // Gone, the result's print kept: taken.
+        ws.write_atomic(
+            "app.py",
+            b"def run():\n    value = 6 * 7\n    return value\n\n\nprint(run())\n",
+        )
+        .unwrap();
+        assert_eq!(removal_left(task, &ws, &changed, &originals), None);
+
+        // One word fitting two lines, with a singular noun: which one is meant is not
+        // known, so nothing is judged; with `all`, every such line must go.
+        let (_dir, ws) = repo(&[("app.py", APP)]);
+        let none = std::collections::BTreeMap::new();
+        assert_eq!(
+            removal_left("Remove the print line from app.py.", &ws, &[], &none),
+            None
+        );
+        let all = removal_left("Remove all print calls from app.py.", &ws, &[], &none).unwrap();
+        assert_eq!(
+            (all.what.as_str(), all.line.as_str()),
+            ("print calls", "print(\"debug: value =\", value)")
+        );
+        // Not asked to remove, a description no line fits, a negated verb, no file named:
+        // nothing.
+        for task in [
+            "Keep the debug print line in app.py.",
+            "Remove the logging line from app.py.",
+            "Do not remove the debug print line from app.py.",
+            "Remove the debug print line.",
+        ] {
+            assert_eq!(removal_left(task, &ws, &[], &none), None, "{task}");
+        }
+        // A changed file whose first content is not kept is not judged.
+        assert_eq!(
+            removal_left(
+                "Remove the debug print line from app.py.",
+                &ws,
+                &changed,
+                &none
+            ),
+            None
+        );
+    }
 
     #[test]
     fn a_value_the_task_gives_a_file_must_be_in_that_file() {

@@ -343,6 +343,68 @@ fn done_is_refused_while_the_command_without_the_new_option_prints_otherwise() {
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
 
+const LINECOUNT: &str =
+    "#!/bin/sh\nfor f in $@; do\n  n=$(cat $f | wc -l)\n  echo \"$n $f\"\ndone\n";
+const COUNTS_ONLY: &str = "#!/bin/sh\nfor f in \"$@\"; do\n  wc -l < \"$f\"\ndone\n";
+const QUOTED: &str =
+    "#!/bin/sh\nfor f in \"$@\"; do\n  n=$(wc -l < \"$f\")\n  echo \"$n $f\"\ndone\n";
+const SPACES_TASK: &str = "`sh linecount.sh 'shopping list.txt'` fails with \"cat: shopping: No such file or directory\". Make linecount.sh work with file names that contain spaces.";
+
+/// A command the task says fails, run on another file beside the failing one: that case
+/// worked before, so a rewrite that stops the error but prints otherwise for it is refused
+/// (`regressed`; the 0.5B on quote-filenames-sh), with both runs shown, the files left as the
+/// model wrote them; the fix that keeps it is taken.
+#[test]
+fn a_fix_that_changes_what_a_working_case_prints_is_refused() {
+    if matches!(
+        agent::sandbox::Confinement::default(),
+        agent::sandbox::Confinement::Refused(_)
+    ) {
+        return;
+    }
+    let files = [
+        ("linecount.sh", LINECOUNT),
+        ("shopping list.txt", "milk\neggs\nbread\n"),
+        ("todo.txt", "one\ntwo\n"),
+    ];
+    let dir = repo("probe-sibling", &files);
+    let block = |text: &str| format!("linecount.sh\n```sh\n{text}```\nDONE");
+    let (wrong, right) = (block(COUNTS_ONLY), block(QUOTED));
+    let e = engine(&[wrong.as_str(), right.as_str()]);
+    let out = session(&e, dir.path(), &whole_cfg(SPACES_TASK));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["regressed"]);
+    let p = prompts(&e);
+    assert!(
+        p[0].contains("Running `sh linecount.sh todo.txt` on the files as they are now (exit 0):\n```\n2 todo.txt\n```"),
+        "{}",
+        p[0]
+    );
+    assert!(
+        p[1].contains("DONE refused: `sh linecount.sh todo.txt` worked before your change and prints otherwise now"),
+        "{}",
+        p[1]
+    );
+    assert!(
+        p[1].contains("now:\n$ sh linecount.sh todo.txt (exit 0)\n```\n2\n```"),
+        "{}",
+        p[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("linecount.sh")).unwrap(),
+        QUOTED
+    );
+
+    // A command the task does not say fails has no sibling: the same rewrite is taken.
+    let dir = repo("probe-sibling-none", &files);
+    let e = engine(&[wrong.as_str()]);
+    let task = "`sh linecount.sh 'shopping list.txt'` should print only the number of lines.";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+    assert!(!prompts(&e)[0].contains("todo.txt`"));
+}
+
 const GREET_PY: &str = "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"name\")\nargs = parser.parse_args()\nprint(f\"Hello, {args.name}\")\n";
 const SHOUTS_ALWAYS: &str = "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"name\")\nparser.add_argument(\"--shout\", action=\"store_true\")\nargs = parser.parse_args()\nprint(f\"HELLO, {args.name.upper()}\")\n";
 const SHOUTS_WHEN_ASKED: &str = "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"name\")\nparser.add_argument(\"--shout\", action=\"store_true\")\nargs = parser.parse_args()\ng = f\"Hello, {args.name}\"\nprint(g.upper() if args.shout else g)\n";

@@ -241,3 +241,75 @@ fn a_change_of_whitespace_alone_is_no_fix() {
     assert_eq!(out.reason, StopReason::Done);
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
+
+/// The 0.5B on remove-debug-print: app.py rewritten around the debug print (a name changed),
+/// the print kept, DONE. Refused (`removal_left`, the line shown), app.py left as written;
+/// the DONE once the line is gone is taken.
+#[test]
+fn done_waits_while_the_line_the_task_removes_is_there() {
+    let app = "def run():\n    value = 6 * 7\n    print(\"debug: value =\", value)\n    return value\n\n\nprint(run())\n";
+    let renamed = "def run():\n    result = 6 * 7\n    print(\"debug: result =\", result)\n    return result\n\n\nprint(run())\n";
+    let fixed = "def run():\n    result = 6 * 7\n    return result\n\n\nprint(run())\n";
+    let dir = repo("targets-removal", &[("app.py", app)]);
+    let first = format!("app.py\n```python\n{renamed}```\nDONE");
+    let second = format!("app.py\n```python\n{fixed}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Remove the debug print line from app.py."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["removal_left"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(
+            "the task says to remove the debug print line from app.py, and app.py still has `print(\"debug: result =\", result)`"
+        ),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "app.py"), fixed);
+}
+
+/// The 0.5B on update-readme-usage: README.md rewritten with an option resize.py does not
+/// have, DONE. Refused (`usage_mismatch`, the option named); then one real option left out,
+/// refused again; the DONE once README.md names exactly resize.py's options is taken.
+#[test]
+fn done_waits_until_the_document_names_the_programs_options() {
+    let resize = "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"image\")\nparser.add_argument(\"--width\", type=int, required=True)\nparser.add_argument(\"--keep-aspect\", action=\"store_true\")\n";
+    let old = "# resize\n\n    python3 resize.py -w 800 photo.jpg\n";
+    let dir = repo(
+        "targets-usage",
+        &[("README.md", old), ("resize.py", resize)],
+    );
+    let replies = [
+        "README.md\n```\n# resize\n\n    python3 resize.py --width 800 --scale 50 photo.jpg\n```\nDONE",
+        "README.md\n```\n# resize\n\n    python3 resize.py --width 800 photo.jpg\n```\nDONE",
+        "README.md\n```\n# resize\n\n    python3 resize.py --width 800 --keep-aspect photo.jpg\n```\nDONE",
+    ];
+    let e = engine(&replies);
+    let task = "README.md shows options that no longer exist. Update README.md to match the \
+                options resize.py accepts.";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        refusals(dir.path(), &out.session),
+        ["usage_mismatch", "usage_mismatch"]
+    );
+    let p = prompts(&e);
+    assert!(
+        p[1].contains("README.md names --scale, which resize.py does not have"),
+        "{}",
+        p[1]
+    );
+    assert!(
+        p[2].contains("resize.py has --keep-aspect, which README.md does not name"),
+        "{}",
+        p[2]
+    );
+    assert_eq!(
+        read(dir.path(), "README.md"),
+        "# resize\n\n    python3 resize.py --width 800 --keep-aspect photo.jpg\n"
+    );
+    assert_eq!(read(dir.path(), "resize.py"), resize);
+}
