@@ -998,6 +998,11 @@ pub fn still_failing<'r>(
             Some(format!("the test still fails ({})", n.status()))
         } else if b.output.contains(TRACEBACK) && n.output.contains(TRACEBACK) {
             Some("it still ends in a Python traceback".to_owned())
+        } else if let Some(line) = shell_error(&p.argv, &n.output) {
+            Some(format!(
+                "it now stops on a shell error: \"{}\"",
+                line.trim_end()
+            ))
         } else {
             p.quoted
                 .iter()
@@ -1024,6 +1029,25 @@ pub fn still_failing<'r>(
 /// The part of a quoted error message after its last `: ` (the reason, as `strerror` and
 /// most tools put it last), when it is long enough to name an error: `No such file or
 /// directory`, `Permission denied`. Empty otherwise.
+/// A line of `output` in which the shell reports an error in the command's script
+/// (`linecount.sh: 6: [: Illegal number:` from dash, `./x.sh: line 6: …` from bash): the
+/// 1.5B's rewrite of quote-filenames-sh no longer printed the quoted error, printed this for
+/// the file with spaces, and exited 0.
+fn shell_error<'o>(argv: &[String], output: &'o str) -> Option<&'o str> {
+    let script = argv.iter().take(2).find(|a| a.ends_with(".sh"))?;
+    output.lines().find(|l| {
+        let Some(rest) = l
+            .strip_prefix(script.as_str())
+            .and_then(|r| r.strip_prefix(": "))
+        else {
+            return false;
+        };
+        let rest = rest.strip_prefix("line ").unwrap_or(rest);
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with(':')
+    })
+}
+
 fn error_tail(quoted: &str) -> &str {
     match quoted.rsplit_once(": ") {
         Some((_, tail)) if tail.trim().len() >= 12 && tail.contains(' ') => tail.trim(),
@@ -1297,6 +1321,32 @@ mod tests {
             .iter()
             .map(|p| (p.argv.join(" | "), p.symptom))
             .collect()
+    }
+
+    #[test]
+    fn shell_errors_of_the_commands_script_are_seen() {
+        let argv = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        let dash = "linecount.sh: 6: [: Illegal number: \n2 todo.txt\n";
+        assert_eq!(
+            shell_error(&argv("sh linecount.sh x.txt"), dash),
+            Some("linecount.sh: 6: [: Illegal number: ")
+        );
+        let bash = "./count.sh: line 3: n: unbound variable\n";
+        assert_eq!(
+            shell_error(&argv("./count.sh a"), bash),
+            Some("./count.sh: line 3: n: unbound variable")
+        );
+        // Another program's message, the script's own words, a Python command: none.
+        for (cmd, out) in [
+            (
+                "sh linecount.sh x.txt",
+                "cat: shopping: No such file or directory\n",
+            ),
+            ("sh linecount.sh x.txt", "linecount.sh: counts lines: 3\n"),
+            ("python3 app.py", "app.py: 3: oops\n"),
+        ] {
+            assert_eq!(shell_error(&argv(cmd), out), None, "{out}");
+        }
     }
 
     #[test]

@@ -1186,7 +1186,8 @@ impl<'a> Session<'a> {
     /// printed before the session changed anything (`unchanged_output`), because a test that
     /// passed before fails now (`test_broken`), because one now crashes on broken code
     /// (`now_broken`), because one it says fails still fails
-    /// (`still_failing`), because one still prints what the task calls stray
+    /// (`still_failing`), because one does not print what the task says it prints
+    /// (`expected_output`, [`crate::expect`]), because one still prints what the task calls stray
     /// (`stray_output`), because a command without the option the task adds prints
     /// otherwise than before (`default_changed`), because the failing command run on another
     /// file prints otherwise than before (`regressed`), or because a script the task names
@@ -1214,6 +1215,11 @@ impl<'a> Session<'a> {
         if !failing.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("still_failing", crate::probe::failing_refusal(&failing)));
+        }
+        let unmet = crate::expect::unmet(&self.cfg.task, &self.probes, &now);
+        if !unmet.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("expected_output", crate::expect::refusal(&unmet)));
         }
         let stray = crate::probe::stray_printed(&self.probes, &self.before, &now);
         if !stray.is_empty() {

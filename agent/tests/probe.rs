@@ -343,17 +343,57 @@ fn done_is_refused_while_the_command_without_the_new_option_prints_otherwise() {
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
 
+const COUNTS_ALL_LINES: &str =
+    "#!/bin/sh\nif [ \"$1\" = -c ]; then\n  wc -l < \"$2\"\nelse\n  grep -n TODO \"$1\"\nfi\n";
+
+/// A task that says what its command prints once done (`(2 for notes.txt)`): a change whose
+/// run prints something else is refused (`expected_output`; the 1.5B on add-flag-sh printed
+/// 1), the run shown, the script left as written; the change that prints 2 is taken.
+#[test]
+fn done_is_refused_while_the_command_does_not_print_what_the_task_says() {
+    if matches!(
+        agent::sandbox::Confinement::default(),
+        agent::sandbox::Confinement::Refused(_)
+    ) {
+        return;
+    }
+    let dir = repo("probe-expected", &[("todo.sh", TODO), ("notes.txt", NOTES)]);
+    let block = |text: &str| format!("todo.sh\n```sh\n{text}```\nDONE");
+    let (wrong, right) = (block(COUNTS_ALL_LINES), block(COUNTS_WITH_C));
+    let e = engine(&[wrong.as_str(), right.as_str()]);
+    let task = "Add a -c option to todo.sh: `sh todo.sh -c notes.txt` should print only the \
+                number of TODO lines (2 for notes.txt).";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["expected_output"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("DONE refused: the task says `sh todo.sh -c notes.txt` should print only \"2\", and it does not"),
+        "{told}"
+    );
+    assert!(
+        told.contains("$ sh todo.sh -c notes.txt (exit 0)\n```\n4\n```"),
+        "{told}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("todo.sh")).unwrap(),
+        COUNTS_WITH_C
+    );
+}
+
 const LINECOUNT: &str =
     "#!/bin/sh\nfor f in $@; do\n  n=$(cat $f | wc -l)\n  echo \"$n $f\"\ndone\n";
 const COUNTS_ONLY: &str = "#!/bin/sh\nfor f in \"$@\"; do\n  wc -l < \"$f\"\ndone\n";
 const QUOTED: &str =
     "#!/bin/sh\nfor f in \"$@\"; do\n  n=$(wc -l < \"$f\")\n  echo \"$n $f\"\ndone\n";
+const SHELL_ERROR: &str = "#!/bin/sh\nfor f in $@; do n=$(wc -l \"$f\" 2>/dev/null | cut -d' ' -f1)\n  if [ \"$n\" -gt 0 ]; then echo \"$n $f\"; fi\ndone\n";
 const SPACES_TASK: &str = "`sh linecount.sh 'shopping list.txt'` fails with \"cat: shopping: No such file or directory\". Make linecount.sh work with file names that contain spaces.";
 
-/// A command the task says fails, run on another file beside the failing one: that case
-/// worked before, so a rewrite that stops the error but prints otherwise for it is refused
-/// (`regressed`; the 0.5B on quote-filenames-sh), with both runs shown, the files left as the
-/// model wrote them; the fix that keeps it is taken.
+/// A command the task says fails: a rewrite that stops the quoted error but stops on a shell
+/// error instead is still failing (the 1.5B on quote-filenames-sh); run on another file
+/// beside the failing one, a case that worked before, a rewrite that prints otherwise for
+/// it is refused (`regressed`; the 0.5B on quote-filenames-sh), with both runs shown, the
+/// files left as the model wrote them; the fix that keeps it is taken.
 #[test]
 fn a_fix_that_changes_what_a_working_case_prints_is_refused() {
     if matches!(
@@ -369,12 +409,21 @@ fn a_fix_that_changes_what_a_working_case_prints_is_refused() {
     ];
     let dir = repo("probe-sibling", &files);
     let block = |text: &str| format!("linecount.sh\n```sh\n{text}```\nDONE");
-    let (wrong, right) = (block(COUNTS_ONLY), block(QUOTED));
-    let e = engine(&[wrong.as_str(), right.as_str()]);
+    let (erring, wrong, right) = (block(SHELL_ERROR), block(COUNTS_ONLY), block(QUOTED));
+    let e = engine(&[erring.as_str(), wrong.as_str(), right.as_str()]);
     let out = session(&e, dir.path(), &whole_cfg(SPACES_TASK));
     assert_eq!(out.reason, StopReason::Done);
-    assert_eq!(refusals(dir.path(), &out.session), ["regressed"]);
+    assert_eq!(
+        refusals(dir.path(), &out.session),
+        ["still_failing", "regressed"]
+    );
     let p = prompts(&e);
+    assert!(
+        p[1].contains("it now stops on a shell error: \"linecount.sh: 3: [: Illegal number:"),
+        "{}",
+        p[1]
+    );
+    let p = &p[1..];
     assert!(
         p[0].contains("Running `sh linecount.sh todo.txt` on the files as they are now (exit 0):\n```\n2 todo.txt\n```"),
         "{}",

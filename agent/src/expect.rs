@@ -1,0 +1,319 @@
+//! What the task says one of its commands prints once the work is done, checked at DONE:
+//! `` `sh todo.sh -c notes.txt` should print only the number of TODO lines (2 for
+//! notes.txt)`` gives `2`, the whole output; `` `python3 count.py` should print 3`` gives `3`,
+//! somewhere in the output.
+//!
+//! The value is read off the task's words, never guessed: a number or a quoted text right
+//! after a word that says what a command prints, or a number in brackets naming the command's
+//! own file (`(2 for notes.txt)`), in the sentence that writes the command, after it. Like
+//! the rest of [`crate::asks`], the check only refuses a DONE (fed back, never a stop).
+
+use crate::probe::{Probe, ProbeRun, sentence_bounds, word_spans};
+
+/// Words after which a sentence says what a command prints.
+const PRINT_WORDS: &[&str] = &[
+    "print", "prints", "printing", "output", "outputs", "show", "shows", "say", "says", "display",
+    "displays", "echo", "echoes",
+];
+
+/// Words before a print word that make what follows what the command should print (not
+/// what it prints now, the symptom).
+const MODALS: &[&str] = &["should", "must", "shall", "will", "would", "to", "always"];
+
+/// Words between a print word and its value that make the value the whole output.
+const WHOLE_WORDS: &[&str] = &["only", "just", "exactly"];
+
+/// Words that say what follows is not printed.
+const NOT_WORDS: &[&str] = &[
+    "not", "no", "never", "nothing", "instead", "of", "than", "doesn't", "don't", "isn't",
+];
+
+/// A value the task says a command prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub command: String,
+    pub value: String,
+    /// The value is all the command prints (`only`, `just`, `exactly`), blanks aside.
+    pub whole: bool,
+}
+
+/// A number as a task writes one: digits, one inner dot, a leading minus.
+fn number(word: &str) -> Option<&str> {
+    let w = word.trim_end_matches([',', '.', ';', ':', '!', '?', ')']);
+    let digits = w.strip_prefix('-').unwrap_or(w);
+    let ok = !digits.is_empty()
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.ends_with(|c: char| c.is_ascii_digit())
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && digits.matches('.').count() <= 1;
+    ok.then_some(w)
+}
+
+/// A text in double quotes or backticks that starts `rest` (after blanks).
+fn quoted_start(rest: &str) -> Option<&str> {
+    let rest = rest.trim_start();
+    let close = match rest.chars().next()? {
+        '"' => '"',
+        '`' => '`',
+        _ => return None,
+    };
+    let inner = &rest[1..];
+    let end = inner.find(close)?;
+    let text = &inner[..end];
+    (!text.trim().is_empty() && !text.contains('\n')).then_some(text)
+}
+
+/// What `task` says `probe`'s command prints when done, if it says it in the sentence that
+/// writes the command (see the module's documentation). Only the task's own commands (not
+/// found tests or derived runs) are read.
+pub fn expected(task: &str, probe: &Probe) -> Option<Expected> {
+    if probe.found || probe.keep || probe.plain || probe.sibling {
+        return None;
+    }
+    let at = task.find(&probe.command)?;
+    let sentence = sentence_bounds(task)
+        .into_iter()
+        .find(|r| r.contains(&at))?;
+    let after_command = at + probe.command.len();
+    let rest = &task[after_command..sentence.end];
+    let offset = after_command;
+    let lower = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+            .to_lowercase()
+    };
+    // Without marks standing alone (the backtick that closes the command).
+    let words: Vec<(usize, &str)> = word_spans(rest)
+        .into_iter()
+        .filter(|(_, w)| !lower(w).is_empty())
+        .collect();
+    // What it should print, not what it prints now (the symptom): a print word after a
+    // modal, or `make COMMAND print …`; not after a negation.
+    let makes = task[sentence.start..at]
+        .split_whitespace()
+        .rfind(|w| !lower(w).is_empty())
+        .is_some_and(|w| lower(w) == "make");
+    let k = (0..words.len()).find(|&k| {
+        PRINT_WORDS.contains(&lower(words[k].1).as_str())
+            && match k {
+                0 => makes,
+                _ => MODALS.contains(&lower(words[k - 1].1).as_str()),
+            }
+    })?;
+    if k > 1 && NOT_WORDS.contains(&lower(words[k - 2].1).as_str()) {
+        return None;
+    }
+    let mut whole = false;
+    let mut j = k + 1;
+    while let Some((_, w)) = words.get(j)
+        && WHOLE_WORDS.contains(&lower(w).as_str())
+    {
+        whole = true;
+        j += 1;
+    }
+    let make = |value: &str, whole: bool| Expected {
+        command: probe.command.clone(),
+        value: value.to_owned(),
+        whole,
+    };
+    // Right after the print word: a number or a quoted text.
+    if let Some((at_value, w)) = words.get(j) {
+        if NOT_WORDS.contains(&lower(w).as_str()) {
+            return None;
+        }
+        if let Some(n) = number(w) {
+            return Some(make(n, whole));
+        }
+        if let Some(text) = quoted_start(&task[offset + at_value..sentence.end]) {
+            return Some(make(text, whole));
+        }
+    }
+    // Later in the sentence: `(N)` or `(N for FILE)`, FILE one of the command's words.
+    let from = words.get(k).map_or(0, |(a, _)| *a);
+    let tail = &rest[from..];
+    let mut search = tail;
+    while let Some(open) = search.find('(') {
+        let inside = &search[open + 1..];
+        let Some(close) = inside.find(')') else { break };
+        let group: Vec<&str> = inside[..close].split_whitespace().collect();
+        let names_command = |f: &str| {
+            let f = f.trim_matches(|c: char| matches!(c, '`' | '"' | '\''));
+            probe.argv.iter().any(|a| a == f)
+        };
+        match group.as_slice() {
+            [n] | [n, "for", _] | [n, "with", _] | [n, "on", _]
+                if number(n).is_some()
+                    && (group.len() == 1 || names_command(group[group.len() - 1])) =>
+            {
+                return number(n).map(|n| make(n, whole));
+            }
+            _ => {}
+        }
+        search = &inside[close + 1..];
+    }
+    None
+}
+
+/// Whether `output` shows `e`: all of it, blanks aside, when whole; else somewhere, a number
+/// standing alone (not part of a longer number).
+pub fn shows(output: &str, e: &Expected) -> bool {
+    let out = output.trim();
+    if e.whole {
+        return out == e.value
+            || out.split_whitespace().collect::<Vec<_>>()
+                == e.value.split_whitespace().collect::<Vec<_>>();
+    }
+    if number(&e.value).is_none() {
+        return output.contains(&e.value);
+    }
+    let bytes = output.as_bytes();
+    let digit = |b: Option<&u8>| b.is_some_and(u8::is_ascii_digit);
+    output.match_indices(&e.value).any(|(i, _)| {
+        let end = i + e.value.len();
+        let glued_before = i > 0
+            && (bytes[i - 1].is_ascii_digit()
+                || (bytes[i - 1] == b'.' && i > 1 && bytes[i - 2].is_ascii_digit()));
+        let glued_after =
+            digit(bytes.get(end)) || (bytes.get(end) == Some(&b'.') && digit(bytes.get(end + 1)));
+        !glued_before && !glued_after
+    })
+}
+
+/// The task's commands whose run now does not show what the task says they print: each with
+/// what was expected and the run.
+pub fn unmet<'r>(
+    task: &str,
+    probes: &[Probe],
+    now: &'r [ProbeRun],
+) -> Vec<(Expected, &'r ProbeRun)> {
+    probes
+        .iter()
+        .filter_map(|p| {
+            let e = expected(task, p)?;
+            let run = now.iter().find(|r| r.command == p.command)?;
+            (run.timed_out || !shows(&run.output, &e)).then_some((e, run))
+        })
+        .collect()
+}
+
+/// The observation of a DONE refused because a command does not print what the task says it
+/// prints (`expected_output`).
+pub fn refusal(unmet: &[(Expected, &ProbeRun)]) -> crate::act::Observation {
+    let said: Vec<String> = unmet
+        .iter()
+        .map(|(e, _)| {
+            format!(
+                "`{}` should print {}\"{}\"",
+                e.command,
+                if e.whole { "only " } else { "" },
+                e.value
+            )
+        })
+        .collect();
+    let output = unmet
+        .iter()
+        .map(|(_, r)| r.as_shown())
+        .collect::<Vec<_>>()
+        .join("\n");
+    crate::act::Observation::error(
+        format!(
+            "DONE refused: the task says {}, and it does not",
+            said.join(" and ")
+        ),
+        Some("change the code until the command prints what the task says, then DONE"),
+    )
+    .with_output(output)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn probe(command: &str) -> Probe {
+        Probe {
+            command: command.to_owned(),
+            argv: shlex::split(command).unwrap(),
+            symptom: true,
+            fails: false,
+            quoted: Vec::new(),
+            found: false,
+            keep: false,
+            plain: false,
+            sibling: false,
+        }
+    }
+
+    fn got(task: &str, command: &str) -> Option<(String, bool)> {
+        expected(task, &probe(command)).map(|e| (e.value, e.whole))
+    }
+
+    #[test]
+    fn values_are_read_after_print_words() {
+        let task = "Add a -c option to todo.sh: `sh todo.sh -c notes.txt` should print only the number of TODO lines (2 for notes.txt). Without -c it must keep working as now.";
+        assert_eq!(
+            got(task, "sh todo.sh -c notes.txt"),
+            Some(("2".into(), true))
+        );
+        assert_eq!(
+            got(
+                "`python3 count.py a.txt` should print 3 but prints 4.",
+                "python3 count.py a.txt"
+            ),
+            Some(("3".into(), false))
+        );
+        assert_eq!(
+            got(
+                "Make `python3 hi.py` print \"Hello, Ann\" again.",
+                "python3 hi.py"
+            ),
+            Some(("Hello, Ann".into(), false))
+        );
+        assert_eq!(
+            got(
+                "`python3 avg.py` should print exactly `2.5`.",
+                "python3 avg.py"
+            ),
+            Some(("2.5".into(), true))
+        );
+        // Not a value: negated, a bracket about another file, nothing after the command,
+        // a number that is not what it prints.
+        for (task, cmd) in [
+            ("`python3 count.py` should not print 3.", "python3 count.py"),
+            (
+                "`sh todo.sh -c notes.txt` should print the count (2 for other.txt).",
+                "sh todo.sh -c notes.txt",
+            ),
+            (
+                "It should print 3 when you run `python3 count.py`.",
+                "python3 count.py",
+            ),
+            (
+                "`python3 count.py` prints the wrong count for 3 files.",
+                "python3 count.py",
+            ),
+            (
+                "`python3 count.py` prints nothing instead of 3.",
+                "python3 count.py",
+            ),
+        ] {
+            assert_eq!(got(task, cmd), None, "{task}");
+        }
+    }
+
+    #[test]
+    fn output_shows_a_value_whole_or_standing_alone() {
+        let e = |value: &str, whole| Expected {
+            command: "c".into(),
+            value: value.into(),
+            whole,
+        };
+        assert!(shows("      2\n", &e("2", true)));
+        assert!(!shows("2 notes.txt\n", &e("2", true)));
+        assert!(!shows("1\n", &e("2", true)));
+        assert!(shows("count: 2 lines\n", &e("2", false)));
+        assert!(shows("total 2.\n", &e("2", false)));
+        assert!(!shows("count: 12\n", &e("2", false)));
+        assert!(!shows("count: 2.5\n", &e("2", false)));
+        assert!(shows("Hello, Ann!\n", &e("Hello, Ann", false)));
+    }
+}
