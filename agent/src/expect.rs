@@ -209,19 +209,14 @@ pub fn refusal(unmet: &[(Expected, &ProbeRun)]) -> crate::act::Observation {
             )
         })
         .collect();
-    let output = unmet
-        .iter()
-        .map(|(_, r)| r.as_shown())
-        .collect::<Vec<_>>()
-        .join("\n");
-    crate::act::Observation::error(
+    crate::probe::runs_refusal(
+        unmet.iter().map(|(_, r)| *r),
         format!(
             "DONE refused: the task says {}, and it does not",
             said.join(" and ")
         ),
-        Some("change the code until the command prints what the task says, then DONE"),
+        "change the code until the command prints what the task says, then DONE",
     )
-    .with_output(output)
 }
 
 #[cfg(test)]

@@ -406,9 +406,17 @@ pub fn defaults_changed<'r>(
     before: &'r [ProbeRun],
     now: &'r [ProbeRun],
 ) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
+    printed_otherwise(probes.iter().filter(|p| p.keep && !p.sibling), before, now)
+}
+
+/// Each of `probes` that succeeded before the session and prints otherwise now, with its
+/// run before and now.
+fn printed_otherwise<'p, 'r>(
+    probes: impl Iterator<Item = &'p Probe>,
+    before: &'r [ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
     probes
-        .iter()
-        .filter(|p| p.keep && !p.sibling)
         .filter_map(|p| {
             let b = before.iter().find(|r| r.command == p.command)?;
             let n = now.iter().find(|r| r.command == p.command)?;
@@ -453,15 +461,7 @@ pub fn regressed<'r>(
     before: &'r [ProbeRun],
     now: &'r [ProbeRun],
 ) -> Vec<(&'r ProbeRun, &'r ProbeRun)> {
-    probes
-        .iter()
-        .filter(|p| p.sibling)
-        .filter_map(|p| {
-            let b = before.iter().find(|r| r.command == p.command)?;
-            let n = now.iter().find(|r| r.command == p.command)?;
-            (!b.timed_out && b.code == Some(0) && !n.same_as(b)).then_some((b, n))
-        })
-        .collect()
+    printed_otherwise(probes.iter().filter(|p| p.sibling), before, now)
 }
 
 /// The observation of a DONE refused because a case that worked before the session prints

@@ -19,7 +19,7 @@ fn plain_words(text: &str) -> Vec<String> {
 
 /// A word of `text` as a path could be written in it: without quotes, brackets and the
 /// punctuation after it.
-fn bare(word: &str) -> &str {
+pub(crate) fn bare(word: &str) -> &str {
     let w = word
         .trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')' | '*'))
         .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\'']);
@@ -151,7 +151,7 @@ fn clause_before(before: &str) -> &str {
 }
 
 /// File extensions of prose, where a value is documented, not given to the code.
-const PROSE: &[&str] = &["md", "txt", "rst", "markdown", "adoc"];
+pub(crate) const PROSE: &[&str] = &["md", "txt", "rst", "markdown", "adoc"];
 
 /// The first of [`literals`] that no file it names holds (with none named: no file of code
 /// in `ws`), with the files it looked in.

@@ -8,6 +8,7 @@
 //! [`crate::asks`], the check only refuses a DONE (fed back, never a stop) and never acts.
 
 use crate::probe::{is_repo_file, word_spans};
+use crate::targets::{PROSE, bare};
 use crate::workspace::Workspace;
 
 /// Words that make a task about a program's options.
@@ -36,9 +37,6 @@ const EVERY_WORDS: &[&str] = &[
     "document",
     "documents",
 ];
-
-/// Extensions of documents.
-const PROSE: &[&str] = &["md", "txt", "rst", "markdown", "adoc"];
 
 /// Programs whose options a document may show beside the one it documents.
 const OTHER_PROGRAMS: &[&str] = &[
@@ -97,14 +95,7 @@ impl Mismatch {
     }
 }
 
-/// A word of a task as a file could be written in it.
-fn bare(word: &str) -> &str {
-    let w = word
-        .trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')' | '*'))
-        .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\'']);
-    w.strip_prefix("./").unwrap_or(w)
-}
-
+/// A document: a file with a prose extension ([`PROSE`]), or a README without one.
 fn is_prose(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     match name.rsplit_once('.') {
