@@ -23,6 +23,13 @@ const MODALS: &[&str] = &["should", "must", "shall", "will", "would", "to", "alw
 /// Words between a print word and its value that make the value the whole output.
 const WHOLE_WORDS: &[&str] = &["only", "just", "exactly"];
 
+/// Words that may follow a printed number without making it a count of something: `should
+/// print 2 for notes.txt`, `3 again`, `3 but prints 4`.
+const AFTER_VALUE: &[&str] = &[
+    "for", "with", "on", "when", "if", "and", "but", "again", "now", "instead", "then", "as",
+    "once", "here", "there", "not", "or",
+];
+
 /// Words that say what follows is not printed.
 const NOT_WORDS: &[&str] = &[
     "not", "no", "never", "nothing", "instead", "of", "than", "doesn't", "don't", "isn't",
@@ -120,7 +127,16 @@ pub fn expected(task: &str, probe: &Probe) -> Option<Expected> {
         if NOT_WORDS.contains(&lower(w).as_str()) {
             return None;
         }
-        if let Some(n) = number(w) {
+        // A number, unless a noun counts by it (`should print 3 lines`: how many, not what).
+        let counts = words.get(j + 1).is_some_and(|(_, next)| {
+            let next = lower(next);
+            !w.ends_with([',', '.', ';', ':', '!', '?'])
+                && next.chars().all(char::is_alphabetic)
+                && !AFTER_VALUE.contains(&next.as_str())
+        });
+        if let Some(n) = number(w)
+            && !counts
+        {
             return Some(make(n, whole));
         }
         if let Some(text) = quoted_start(&task[offset + at_value..sentence.end]) {

@@ -175,6 +175,35 @@ pub fn keep_useful(probes: Vec<Probe>, before: Vec<ProbeRun>) -> (Vec<Probe>, Ve
     (kept, before)
 }
 
+/// The probes whose output must stay as it was ([`Probe::keep`]), run a second time on the
+/// same files: one that prints otherwise (a time, a process id, a random number) tells
+/// nothing about a change and is dropped with its run.
+pub fn steady(
+    ws: &crate::workspace::Workspace,
+    probes: Vec<Probe>,
+    before: Vec<ProbeRun>,
+) -> (Vec<Probe>, Vec<ProbeRun>) {
+    let kept: Vec<Probe> = probes.iter().filter(|p| p.keep).cloned().collect();
+    if kept.is_empty() {
+        return (probes, before);
+    }
+    let again = crate::probe::run_all(ws, &kept);
+    let find = |runs: &[ProbeRun], p: &Probe| runs.iter().find(|r| r.command == p.command).cloned();
+    let unsteady = |p: &Probe| {
+        p.keep
+            && match (find(&before, p), find(&again, p)) {
+                (Some(a), Some(b)) => !a.same_as(&b),
+                _ => false,
+            }
+    };
+    let (dropped, kept): (Vec<Probe>, Vec<Probe>) = probes.into_iter().partition(unsteady);
+    let before = before
+        .into_iter()
+        .filter(|r| !dropped.iter().any(|p| p.command == r.command))
+        .collect();
+    (kept, before)
+}
+
 /// The tests (named by the task or found) that passed before the session and do not now,
 /// each with its run now.
 pub fn broken<'r>(probes: &[Probe], before: &[ProbeRun], now: &'r [ProbeRun]) -> Vec<&'r ProbeRun> {
@@ -378,6 +407,31 @@ mod tests {
         assert_eq!(commands(&kept), ["sh test.sh", "python3 app.py"]);
         let ran: Vec<&str> = runs.iter().map(|r| r.command.as_str()).collect();
         assert_eq!(ran, ["sh test.sh", "python3 app.py"]);
+    }
+
+    #[test]
+    fn a_command_to_keep_that_prints_otherwise_each_run_is_dropped() {
+        if matches!(
+            crate::sandbox::Confinement::default(),
+            crate::sandbox::Confinement::Refused(_)
+        ) {
+            return;
+        }
+        let (_dir, ws) =
+            crate::testing::repo(&[("pid.sh", "echo $$\n"), ("same.sh", "echo same\n")]);
+        let derived = |c: &str| Probe {
+            found: false,
+            keep: true,
+            plain: false,
+            sibling: true,
+            ..found(c)
+        };
+        let probes = vec![derived("sh pid.sh"), derived("sh same.sh")];
+        let before = crate::probe::run_all(&ws, &probes);
+        assert_eq!(before.len(), 2);
+        let (kept, runs) = steady(&ws, probes, before);
+        assert_eq!(commands(&kept), ["sh same.sh"]);
+        assert_eq!(runs.len(), 1);
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub async fn run(
     let probes = session_probes(ws, cfg);
     let before = crate::probe::run_all(ws, &probes);
     let (probes, before) = crate::found::keep_useful(probes, before);
+    let (probes, before) = crate::found::steady(ws, probes, before);
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,

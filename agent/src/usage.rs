@@ -146,8 +146,13 @@ fn options_in(text: &str) -> Vec<String> {
     out
 }
 
-/// The options a document names: on lines that run no other program ([`OTHER_PROGRAMS`]).
-fn named_options(doc: &str) -> Vec<String> {
+/// The options a document names for `program` (a repository path): on a line that writes
+/// the program's file name, those after it (`python3 resize.py -w 800`, `Usage: resize.py
+/// [--width W]`), and on a line that starts with an option, as an option list's entries do
+/// (`- \`-w N\`: the new width`, `--scale P  scale by P percent`); a line that runs another
+/// program ([`OTHER_PROGRAMS`]: `pip install --user`) names none.
+fn named_options(doc: &str, program: &str) -> Vec<String> {
+    let name = program.rsplit('/').next().unwrap_or(program);
     let mut out: Vec<String> = Vec::new();
     for line in doc.lines() {
         let other = line
@@ -156,7 +161,23 @@ fn named_options(doc: &str) -> Vec<String> {
         if other {
             continue;
         }
-        for o in options_in(line) {
+        let text = match line.find(name) {
+            Some(i) => &line[i + name.len()..],
+            None => {
+                let t = line.trim_start();
+                // A list's bullet or a table's bar, then blanks.
+                let entry = match t.strip_prefix(['-', '*', '+', '|']) {
+                    Some(r) if r.starts_with(char::is_whitespace) => r.trim_start(),
+                    _ => t,
+                }
+                .trim_start_matches('`');
+                if !entry.starts_with('-') {
+                    continue;
+                }
+                line
+            }
+        };
+        for o in options_in(text) {
             if !out.contains(&o) {
                 out.push(o);
             }
@@ -201,7 +222,7 @@ pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
     };
     let (doc_text, source) = (read(doc)?, read(program)?);
     let has = program_options(&source);
-    let named = named_options(&doc_text);
+    let named = named_options(&doc_text, program);
     if let Some(option) = named
         .iter()
         .find(|o| !ALWAYS.contains(&o.as_str()) && !has.contains(o))
@@ -246,10 +267,14 @@ mod tests {
             ),
             ["--keep-aspect", "-w", "--a-b", "-q", "--no-x"]
         );
-        // Another program's options are not the documented one's.
+        // Another program's options are not the documented one's, nor the interpreter's, nor
+        // a dash in prose.
         assert_eq!(
-            named_options("    pip install --user x\n    python3 resize.py --width 3\n"),
-            ["--width"]
+            named_options(
+                "    pip install --user x\n    python3 -B resize.py --width 3\n- `-h N`: the height\n--scale P  by P percent\nRun `python3 -m pytest -q` for the tests.\nA well-known -x in prose.\n",
+                "resize.py"
+            ),
+            ["--width", "-h", "--scale"]
         );
     }
 
