@@ -998,11 +998,6 @@ pub fn still_failing<'r>(
             Some(format!("the test still fails ({})", n.status()))
         } else if b.output.contains(TRACEBACK) && n.output.contains(TRACEBACK) {
             Some("it still ends in a Python traceback".to_owned())
-        } else if let Some(line) = shell_error(&p.argv, &n.output) {
-            Some(format!(
-                "it now stops on a shell error: \"{}\"",
-                line.trim_end()
-            ))
         } else {
             p.quoted
                 .iter()
@@ -1018,6 +1013,10 @@ pub fn still_failing<'r>(
                     error_tail_in(error_tail(q), &n.output)
                 })
                 .map(|t| format!("it still prints \"{t}\""))
+                .or_else(|| {
+                    shell_error(&p.argv, &n.output)
+                        .map(|l| format!("it now stops on a shell error: \"{}\"", l.trim_end()))
+                })
         };
         if let Some(why) = why {
             out.push((n, why));

@@ -203,7 +203,9 @@ pub async fn send_raw(addr: SocketAddr, bytes: &[u8]) -> Resp {
     // then expected, and the answer is still readable.
     let _ = s.write_all(bytes).await;
     let mut buf = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut buf)).await;
+    // Long enough for a real model's non-streamed reply on a loaded 2-core machine (a 0.5B
+    // writing code took over 30 s beside a benchmark); the servers close every answer.
+    let _ = tokio::time::timeout(Duration::from_secs(120), s.read_to_end(&mut buf)).await;
     parse_response(&buf)
 }
 
