@@ -1017,6 +1017,10 @@ pub fn still_failing<'r>(
                     shell_error(&p.argv, &n.output)
                         .map(|l| format!("it now stops on a shell error: \"{}\"", l.trim_end()))
                 })
+                .or_else(|| {
+                    failure_about_input(&p.argv, &n.output)
+                        .map(|l| format!("it still reports a failure: \"{}\"", l.trim()))
+                })
         };
         if let Some(why) = why {
             out.push((n, why));
@@ -1028,6 +1032,48 @@ pub fn still_failing<'r>(
 /// The part of a quoted error message after its last `: ` (the reason, as `strerror` and
 /// most tools put it last), when it is long enough to name an error: `No such file or
 /// directory`, `Permission denied`. Empty otherwise.
+/// Phrases with which programs (and small models' rewrites of them) report a failure.
+const FAILURE_PHRASES: &[&str] = &[
+    "not found",
+    "no such file",
+    "cannot open",
+    "can't open",
+    "does not exist",
+    "doesn't exist",
+    "permission denied",
+    "failed to",
+    "unable to",
+    "illegal",
+    "invalid",
+    "unbound variable",
+    "syntax error",
+];
+
+/// A line of `output` that reports a failure ([`FAILURE_PHRASES`]) about one of the command's
+/// arguments (a word of three letters or more of one, the script's own name aside): the 1.5B
+/// made linecount.sh print `File not found: shopping` for `'shopping list.txt'`, exit 0, and
+/// said DONE.
+fn failure_about_input<'o>(argv: &[String], output: &'o str) -> Option<&'o str> {
+    let words: Vec<String> = argv
+        .iter()
+        .skip(2)
+        .filter(|a| !a.starts_with('-'))
+        .flat_map(|a| {
+            a.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.chars().count() >= 3)
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    output.lines().find(|l| {
+        let lower = l.to_lowercase();
+        FAILURE_PHRASES.iter().any(|f| lower.contains(f))
+            && lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| words.iter().any(|x| x == w))
+    })
+}
+
 /// A line of `output` in which the shell reports an error in the command's script
 /// (`linecount.sh: 6: [: Illegal number:` from dash, `./x.sh: line 6: …` from bash): the
 /// 1.5B's rewrite of quote-filenames-sh no longer printed the quoted error, printed this for
@@ -1320,6 +1366,26 @@ mod tests {
             .iter()
             .map(|p| (p.argv.join(" | "), p.symptom))
             .collect()
+    }
+
+    #[test]
+    fn a_failure_reported_about_the_commands_input_is_seen() {
+        let argv: Vec<String> = ["sh", "linecount.sh", "shopping list.txt"]
+            .map(str::to_owned)
+            .to_vec();
+        let out = "File not found: shopping\nFile not found: list.txt\n";
+        assert_eq!(
+            failure_about_input(&argv, out),
+            Some("File not found: shopping")
+        );
+        // The fix's output, a failure about something else, a word of the script's name: none.
+        for out in [
+            "3 shopping list.txt\n",
+            "warning: config not found\n",
+            "linecount: 3 lines\n",
+        ] {
+            assert_eq!(failure_about_input(&argv, out), None, "{out}");
+        }
     }
 
     #[test]

@@ -387,10 +387,12 @@ const COUNTS_ONLY: &str = "#!/bin/sh\nfor f in \"$@\"; do\n  wc -l < \"$f\"\ndon
 const QUOTED: &str =
     "#!/bin/sh\nfor f in \"$@\"; do\n  n=$(wc -l < \"$f\")\n  echo \"$n $f\"\ndone\n";
 const SHELL_ERROR: &str = "#!/bin/sh\nfor f in $@; do n=$(wc -l \"$f\" 2>/dev/null | cut -d' ' -f1)\n  if [ \"$n\" -gt 0 ]; then echo \"$n $f\"; fi\ndone\n";
+const NOT_FOUND: &str = "#!/bin/sh\nfor f in $@; do\n  if [ -f \"$f\" ]; then\n    echo \"$(wc -l < \"$f\") $f\"\n  else\n    echo \"File not found: $f\"\n  fi\ndone\n";
 const SPACES_TASK: &str = "`sh linecount.sh 'shopping list.txt'` fails with \"cat: shopping: No such file or directory\". Make linecount.sh work with file names that contain spaces.";
 
 /// A command the task says fails: a rewrite that stops the quoted error but stops on a shell
-/// error instead is still failing (the 1.5B on quote-filenames-sh); run on another file
+/// error instead, or reports the input not found in its own words, is still failing (the
+/// 1.5B on quote-filenames-sh, twice); run on another file
 /// beside the failing one, a case that worked before, a rewrite that prints otherwise for
 /// it is refused (`regressed`; the 0.5B on quote-filenames-sh), with both runs shown, the
 /// files left as the model wrote them; the fix that keeps it is taken.
@@ -409,13 +411,19 @@ fn a_fix_that_changes_what_a_working_case_prints_is_refused() {
     ];
     let dir = repo("probe-sibling", &files);
     let block = |text: &str| format!("linecount.sh\n```sh\n{text}```\nDONE");
-    let (erring, wrong, right) = (block(SHELL_ERROR), block(COUNTS_ONLY), block(QUOTED));
-    let e = engine(&[erring.as_str(), wrong.as_str(), right.as_str()]);
+    let (erring, masking) = (block(SHELL_ERROR), block(NOT_FOUND));
+    let (wrong, right) = (block(COUNTS_ONLY), block(QUOTED));
+    let e = engine(&[
+        erring.as_str(),
+        masking.as_str(),
+        wrong.as_str(),
+        right.as_str(),
+    ]);
     let out = session(&e, dir.path(), &whole_cfg(SPACES_TASK));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(
         refusals(dir.path(), &out.session),
-        ["still_failing", "regressed"]
+        ["still_failing", "still_failing", "regressed"]
     );
     let p = prompts(&e);
     assert!(
@@ -423,7 +431,12 @@ fn a_fix_that_changes_what_a_working_case_prints_is_refused() {
         "{}",
         p[1]
     );
-    let p = &p[1..];
+    assert!(
+        p[2].contains("it still reports a failure: \"File not found: shopping\""),
+        "{}",
+        p[2]
+    );
+    let p = &p[2..];
     assert!(
         p[0].contains("Running `sh linecount.sh todo.txt` on the files as they are now (exit 0):\n```\n2 todo.txt\n```"),
         "{}",
