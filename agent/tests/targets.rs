@@ -8,7 +8,7 @@
 mod common;
 
 use agent::{Config, StopReason};
-use common::{engine, have_python, prompts, refusals, repo, session};
+use common::{engine, have_python, prompts, python_block, refusals, repo, session};
 
 fn cfg(task: &str) -> Config {
     let mut c = common::whole_cfg(task);
@@ -34,8 +34,8 @@ fn done_waits_for_the_value_the_task_gives_a_file() {
         "targets-literal",
         &[("money.py", MONEY), ("invoice.py", INVOICE)],
     );
-    let first = format!("money.py\n```python\n{MONEY_NEW}```\nDONE");
-    let second = format!("invoice.py\n```python\n{INVOICE_NEW}```\nDONE");
+    let first = format!("{}DONE", python_block("money.py", MONEY_NEW));
+    let second = format!("{}DONE", python_block("invoice.py", INVOICE_NEW));
     let e = engine(&[first.as_str(), second.as_str()]);
     let task = "Add a parameter currency to format_price in money.py, defaulting to \"USD\". \
                 Then make invoice.py pass \"EUR\".";
@@ -60,7 +60,7 @@ fn done_waits_while_the_file_the_task_names_is_untouched() {
     let fixed = "x = 2\nprint(x * 3)\n";
     let dir = repo("targets-named", &[("app.py", app)]);
     let first = "files.txt\n```\napp.py\n```\nDONE";
-    let second = format!("app.py\n```python\n{fixed}```\nDONE");
+    let second = format!("{}DONE", python_block("app.py", fixed));
     let e = engine(&[first, second.as_str()]);
     let out = session(
         &e,
@@ -106,8 +106,8 @@ fn done_waits_while_a_script_the_task_names_has_gone_quiet() {
     );
     let deleted = "def words(t):\n    return len(t.split())\n";
     let guarded = "def words(t):\n    return len(t.split())\n\nif __name__ == \"__main__\":\n    print(\"words:\", words(\"a b c\"))\n";
-    let first = format!("textstats.py\n```python\n{deleted}```\nDONE");
-    let second = format!("textstats.py\n```python\n{guarded}```\nDONE");
+    let first = format!("{}DONE", python_block("textstats.py", deleted));
+    let second = format!("{}DONE", python_block("textstats.py", guarded));
     let e = engine(&[first.as_str(), second.as_str()]);
     let task = "`python3 report.py` prints a stray line (\"words: 3\") before its own output, \
                 because importing textstats.py runs its demo. Make the demo run only when \
@@ -141,8 +141,8 @@ fn a_removal_may_not_take_all_of_a_scripts_output() {
     let too_much = "def run():\n    value = 6 * 7\n    return value\n";
     let right = "def run():\n    value = 6 * 7\n    return value\n\n\nprint(run())\n";
     let dir = repo("targets-removal", &[("app.py", app)]);
-    let first = format!("app.py\n```python\n{too_much}```\nDONE");
-    let second = format!("app.py\n```python\n{right}```\nDONE");
+    let first = format!("{}DONE", python_block("app.py", too_much));
+    let second = format!("{}DONE", python_block("app.py", right));
     let e = engine(&[first.as_str(), second.as_str()]);
     let out = session(
         &e,
@@ -191,8 +191,8 @@ fn a_test_script_that_runs_no_tests_is_no_check() {
     let idle = "import unittest\nfrom slug import slugify\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify(\"A b\"), \"a-b\")\n";
     let runs = format!("{idle}\n\nif __name__ == \"__main__\":\n    unittest.main()\n");
     let dir = repo("targets-idle-test", &[("slug.py", slug)]);
-    let first = format!("test_slug.py\n```python\n{idle}```\nDONE");
-    let second = format!("test_slug.py\n```python\n{runs}```\nDONE");
+    let first = format!("{}DONE", python_block("test_slug.py", idle));
+    let second = format!("{}DONE", python_block("test_slug.py", &runs));
     let e = engine(&[first.as_str(), second.as_str()]);
     let mut c = cfg(
         "Write a unit test file test_slug.py for slugify in slug.py, runnable with \
@@ -251,8 +251,8 @@ fn done_waits_while_the_line_the_task_removes_is_there() {
     let renamed = "def run():\n    result = 6 * 7\n    print(\"debug: result =\", result)\n    return result\n\n\nprint(run())\n";
     let fixed = "def run():\n    result = 6 * 7\n    return result\n\n\nprint(run())\n";
     let dir = repo("targets-removal", &[("app.py", app)]);
-    let first = format!("app.py\n```python\n{renamed}```\nDONE");
-    let second = format!("app.py\n```python\n{fixed}```\nDONE");
+    let first = format!("{}DONE", python_block("app.py", renamed));
+    let second = format!("{}DONE", python_block("app.py", fixed));
     let e = engine(&[first.as_str(), second.as_str()]);
     let out = session(
         &e,
