@@ -186,12 +186,6 @@ fn named_options(doc: &str, program: &str) -> Vec<String> {
     out
 }
 
-/// The options a program's source holds in quotes (`"--width"`, `'-w'`), as an argument
-/// parser is given them; a shell script's `-c)` and `= -c` count too.
-fn program_options(source: &str) -> Vec<String> {
-    options_in(source)
-}
-
 /// How the document and the program that `task` names disagree, when it asks for them to
 /// agree: the task has a word of [`OPTION_WORDS`] and names a document and a program of the
 /// repository (the first of each). Every option the document names must be in the program's
@@ -221,7 +215,9 @@ pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     };
     let (doc_text, source) = (read(doc)?, read(program)?);
-    let has = program_options(&source);
+    // The program's options: any written in its source (`"--width"` as a parser is given
+    // it, a shell script's `-c)` and `= -c`).
+    let has = options_in(&source);
     let named = named_options(&doc_text, program);
     if let Some(option) = named
         .iter()
