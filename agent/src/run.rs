@@ -941,7 +941,8 @@ impl<'a> Session<'a> {
     /// it asks for not done (`rename_incomplete`), a function it deletes still defined
     /// (`definition_left`), the text it gives a file not in it
     /// (`content_missing`), a function or option it adds in no changed file
-    /// (`name_missing`), a value it gives a file not in it (`literal_missing`), a file it
+    /// (`name_missing`), a value it gives a file not in it (`literal_missing`) or not passed
+    /// by that file's calls of the function it gives a parameter (`value_not_passed`), a file it
     /// says to update left as it was (`object_unchanged`), a document whose options are not
     /// its program's (`usage_mismatch`, [`crate::usage`]), only files it does not name changed
     /// (`named_unchanged`, [`crate::targets`]), or a line it removes still there
@@ -1024,6 +1025,21 @@ impl<'a> Session<'a> {
                 }
             };
             ("literal_missing", summary, hint)
+        } else if let Some(np) = crate::targets::value_not_passed(task, ws) {
+            let (file, function, text) = (&np.file, &np.function, &np.text);
+            (
+                "value_not_passed",
+                format!(
+                    "the task says {file} passes \"{text}\" to {function}, and {file} calls \
+                     `{}` without it",
+                    np.call
+                ),
+                format!(
+                    "write {file} so that its calls of {function} pass \"{text}\" themselves: \
+                     its path on a line by itself, then its complete new content in a fenced \
+                     code block"
+                ),
+            )
         } else if let Some(file) = crate::targets::object_unchanged(task, ws, &changed) {
             (
                 "object_unchanged",

@@ -183,6 +183,231 @@ pub fn literal_missing(task: &str, ws: &Workspace) -> Option<Literal> {
     })
 }
 
+/// A value the task says a file passes to a function, and the call in that file that does
+/// not pass it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotPassed {
+    /// The file the task says passes the value.
+    pub file: String,
+    /// The function the task gives a parameter.
+    pub function: String,
+    /// The value (the text between the task's quotes).
+    pub text: String,
+    /// The first call of `function` in `file` without the value, as written.
+    pub call: String,
+}
+
+/// Words of a sentence that make it give a function a parameter.
+const PARAMETER_WORDS: &[&str] = &[
+    "parameter",
+    "parameters",
+    "argument",
+    "arguments",
+    "arg",
+    "param",
+    "keyword",
+];
+
+/// Verbs before a quoted value that make it an argument: `make invoice.py pass "EUR"`.
+const PASS_WORDS: &[&str] = &["pass", "passes", "passing"];
+
+/// A value the task says a file passes (`make invoice.py pass "EUR"`) to a function the task
+/// gives a parameter (`Add a parameter currency to format_price …`), and a call of that
+/// function in that file that does not carry it. A call carries it when the value is between its brackets,
+/// or a name the file binds to the value (`CURRENCY = "EUR"`) is. Judged only when the file
+/// calls the function, and only where the task's sentence with a parameter word names it.
+/// The 1.5B, asked this, gave `invoice_line` a `currency="USD"` parameter of its own, passed
+/// it on (`format_price(amount, currency)`), and put "EUR" in the demo alone: invoice.py held
+/// "EUR", its check passed, and every other caller of `invoice_line` still printed USD.
+pub fn value_not_passed(task: &str, ws: &Workspace) -> Option<NotPassed> {
+    let functions: Vec<String> = sentence_bounds(task)
+        .into_iter()
+        .map(|r| &task[r])
+        .filter(|s| {
+            plain_words(s)
+                .iter()
+                .any(|w| PARAMETER_WORDS.contains(&w.as_str()))
+        })
+        .flat_map(|s| word_spans(s).into_iter().map(|(_, w)| bare(w).to_owned()))
+        .filter(|w| is_identifier(w))
+        .collect();
+    if functions.is_empty() {
+        return None;
+    }
+    let passed: Vec<Literal> = literals(task, ws)
+        .into_iter()
+        .filter(|l| !l.files.is_empty())
+        .collect();
+    for lit in passed {
+        if !passes_clause(task, &lit) {
+            continue;
+        }
+        for file in &lit.files {
+            let Some(text) = ws
+                .read(file)
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+            else {
+                continue;
+            };
+            let bound = names_bound_to(&text, &lit.text);
+            for function in &functions {
+                let calls = calls_of(&text, function);
+                if calls.is_empty() {
+                    continue;
+                }
+                let carries = |args: &str| {
+                    args.contains(&lit.text)
+                        || ident_words(args).any(|w| bound.iter().any(|b| b == w))
+                };
+                if let Some((call, _)) = calls.iter().find(|(_, args)| !carries(args)) {
+                    return Some(NotPassed {
+                        file: file.clone(),
+                        function: function.clone(),
+                        text: lit.text.clone(),
+                        call: call.clone(),
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The word right before the value's opening quote in `task` is one of [`PASS_WORDS`].
+fn passes_clause(task: &str, lit: &Literal) -> bool {
+    quote_pairs(task).into_iter().any(|(open, close)| {
+        task[open + 1..close] == lit.text
+            && task[..open]
+                .split_whitespace()
+                .next_back()
+                .is_some_and(|w| PASS_WORDS.contains(&bare(w).to_lowercase().as_str()))
+    })
+}
+
+/// A name a program could call: letters, digits and `_`, not starting with a digit, with a
+/// `_` or a capital inside (`format_price`, `formatPrice`) so plain English words are not
+/// taken for functions.
+fn is_identifier(w: &str) -> bool {
+    let mut chars = w.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && (w.contains('_') || w.chars().skip(1).any(|c| c.is_ascii_uppercase()))
+}
+
+/// The identifier-like words of `text`.
+fn ident_words(text: &str) -> impl DoubleEndedIterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+/// Names `text` binds to the quoted `value`: an assignment on a line of its own
+/// (`CURRENCY = "EUR"`) or a parameter's default on a definition's line (`def
+/// invoice_line(item, amount, currency="EUR"):`). A keyword argument of a call
+/// (`invoice_line("widget", 3.5, currency="EUR")`) binds nothing beyond that call.
+fn names_bound_to(text: &str, value: &str) -> Vec<String> {
+    let quoted = [format!("\"{value}\""), format!("'{value}'")];
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim_start();
+        let definition = ["def ", "async def ", "function ", "fn ", "func "]
+            .iter()
+            .any(|k| l.starts_with(k));
+        if definition {
+            // Every `name = value` inside the line.
+            for q in &quoted {
+                let mut from = 0;
+                while let Some(i) = l[from..].find(q.as_str()).map(|i| i + from) {
+                    from = i + q.len();
+                    let Some(before) = l[..i].trim_end().strip_suffix('=') else {
+                        continue;
+                    };
+                    if before.ends_with(['=', '!', '<', '>']) {
+                        continue;
+                    }
+                    if let Some(name) = ident_words(before.trim_end()).next_back()
+                        && before.trim_end().ends_with(name)
+                    {
+                        out.push(name.to_owned());
+                    }
+                }
+            }
+            continue;
+        }
+        let Some((name, rhs)) = l.split_once('=') else {
+            continue;
+        };
+        let name = ["const ", "let ", "var ", "export "]
+            .iter()
+            .fold(name.trim(), |n, k| n.strip_prefix(k).unwrap_or(n))
+            .trim();
+        if quoted.contains(&rhs.trim().trim_end_matches(';').to_owned())
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
+/// Each call of `function` in `text` (not its definition): the call as written, up to 120
+/// bytes, and the text between its brackets. A call whose brackets do not close is taken to
+/// the end of the text.
+fn calls_of(text: &str, function: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(function).map(|i| i + from) {
+        from = i + function.len();
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &text[from..];
+        let Some(after) = rest.strip_prefix('(') else {
+            continue;
+        };
+        let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+        let head = text[line_start..i].trim_start();
+        if ["def ", "function ", "fn ", "func ", "async def "]
+            .iter()
+            .any(|k| head.starts_with(k) && head[k.len()..].trim().is_empty())
+        {
+            continue;
+        }
+        let mut depth = 1usize;
+        let mut end = after.len();
+        for (j, c) in after.char_indices() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let args = after[..end].to_owned();
+        let mut call = format!("{function}({args})");
+        if call.len() > 120 {
+            let mut cut = 117;
+            while !call.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            call.truncate(cut);
+            call.push_str("...");
+        }
+        out.push((call, args));
+    }
+    out
+}
+
 /// Files of code a search for a value reads at most.
 const MAX_FILES: usize = 500;
 
@@ -550,6 +775,70 @@ mod tests {
     use crate::testing::repo;
 
     const APP: &str = "def run():\n    value = 6 * 7\n    print(\"debug: value =\", value)\n    return value\n\n\nprint(run())\n";
+
+    const PARAM_TASK: &str = "Add a parameter currency to format_price in money.py, defaulting to \"USD\". Then make invoice.py pass \"EUR\" and receipt.py pass \"GBP\".";
+    const MONEY_NEW: &str =
+        "def format_price(amount, currency=\"USD\"):\n    return f\"{amount:.2f} {currency}\"\n";
+    const RECEIPT_NEW: &str = "import money\n\n\ndef total_line(amounts):\n    return \"Total \" + money.format_price(sum(amounts), \"GBP\")\n";
+
+    #[test]
+    fn a_value_the_task_says_a_file_passes_must_be_in_its_calls() {
+        // The 1.5B's reading: invoice_line grew a parameter of its own, and "EUR" went to
+        // the demo's call of invoice_line alone. Refused, the call that lacks it shown.
+        let wrong = "from money import format_price\n\n\ndef invoice_line(item, amount, currency=\"USD\"):\n    return f\"{item}: {format_price(amount, currency)}\"\n\n\nif __name__ == \"__main__\":\n    print(invoice_line(\"widget\", 3.5, currency=\"EUR\"))\n";
+        let (_dir, ws) = repo(&[
+            ("money.py", MONEY_NEW),
+            ("invoice.py", wrong),
+            ("receipt.py", RECEIPT_NEW),
+        ]);
+        let np = value_not_passed(PARAM_TASK, &ws).unwrap();
+        assert_eq!(np.file, "invoice.py");
+        assert_eq!(np.function, "format_price");
+        assert_eq!(np.text, "EUR");
+        assert_eq!(np.call, "format_price(amount, currency)");
+
+        // Passed in the call, by a module constant, or by a default of the enclosing
+        // function's own signature: each carries it.
+        for right in [
+            "from money import format_price\n\n\ndef invoice_line(item, amount):\n    return f\"{item}: {format_price(amount, 'EUR')}\"\n",
+            "from money import format_price\n\nCURRENCY = \"EUR\"\n\n\ndef invoice_line(item, amount):\n    return f\"{item}: {format_price(amount, currency=CURRENCY)}\"\n",
+            "from money import format_price\n\n\ndef invoice_line(item, amount, currency=\"EUR\"):\n    return f\"{item}: {format_price(amount, currency)}\"\n",
+        ] {
+            ws.write_atomic("invoice.py", right.as_bytes()).unwrap();
+            assert_eq!(value_not_passed(PARAM_TASK, &ws), None, "{right}");
+        }
+
+        // receipt.py's call through the module, still without "GBP": refused.
+        ws.write_atomic(
+            "receipt.py",
+            b"import money\n\n\ndef total_line(amounts):\n    return \"Total \" + money.format_price(sum(amounts))\n",
+        )
+        .unwrap();
+        let np = value_not_passed(PARAM_TASK, &ws).unwrap();
+        assert_eq!(
+            (np.file.as_str(), np.call.as_str()),
+            ("receipt.py", "format_price(sum(amounts))")
+        );
+    }
+
+    #[test]
+    fn no_call_is_judged_without_a_parameter_a_function_and_a_pass() {
+        let invoice = "from money import format_price\nprint(format_price(3))\n";
+        let (_dir, ws) = repo(&[("money.py", MONEY_NEW), ("invoice.py", invoice)]);
+        for task in [
+            // No parameter word: which function the value is for is not said.
+            "Make invoice.py pass \"EUR\" to the price formatter.",
+            // No function named where the parameter is.
+            "Add a currency parameter in money.py. Then make invoice.py pass \"EUR\".",
+            // The value is given, not passed: literal_missing's business.
+            "Add a parameter currency to format_price in money.py. Then make invoice.py use \"EUR\".",
+            // The file named does not call the function.
+            "Add a parameter currency to format_price in money.py. Then make money.py pass \"EUR\".",
+        ] {
+            assert_eq!(value_not_passed(task, &ws), None, "{task}");
+        }
+        assert!(value_not_passed(PARAM_TASK, &ws).is_some());
+    }
 
     #[test]
     fn a_line_the_task_removes_must_be_gone() {

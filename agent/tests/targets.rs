@@ -52,6 +52,39 @@ fn done_waits_for_the_value_the_task_gives_a_file() {
     assert_eq!(read(dir.path(), "invoice.py"), INVOICE_NEW);
 }
 
+/// The 1.5B on add-param-callers: invoice.py holds "EUR", but only in its demo, through a
+/// parameter of its own that `format_price` receives unnamed. Refused (`value_not_passed`,
+/// the call shown), the files left as written; the DONE after that parameter defaults to "EUR"
+/// is taken.
+#[test]
+fn done_waits_for_the_value_a_file_passes_to_the_function() {
+    let dir = repo(
+        "targets-passed",
+        &[("money.py", MONEY_NEW), ("invoice.py", INVOICE)],
+    );
+    let own = "from money import format_price\n\n\ndef line(x, currency=\"USD\"):\n    return format_price(x, currency)\n\n\nprint(line(3, currency=\"EUR\"))\n";
+    // Its own parameter defaulting to "EUR": every call of format_price gets "EUR".
+    let fixed = "from money import format_price\n\n\ndef line(x, currency=\"EUR\"):\n    return format_price(x, currency)\n\n\nprint(line(3))\n";
+    let first = format!("{}DONE", python_block("invoice.py", own));
+    let second = format!("{}DONE", python_block("invoice.py", fixed));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "Add a parameter currency to format_price in money.py, defaulting to \"USD\". \
+                Then make invoice.py pass \"EUR\".";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["value_not_passed"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(
+            "the task says invoice.py passes \"EUR\" to format_price, and invoice.py calls \
+             `format_price(x, currency)` without it"
+        ),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "money.py"), MONEY_NEW);
+    assert_eq!(read(dir.path(), "invoice.py"), fixed);
+}
+
 /// The 0.5B on remove-debug-print: a new files.txt written, app.py left as it was, DONE.
 /// Refused (`named_unchanged`); the DONE after app.py changes is taken.
 #[test]
