@@ -1,10 +1,15 @@
 //! Codec throughput and scaling.
 //!
 //! * `throughput/*`: replies of 64 KiB (prose only, edit-dense, Hermes tool-call stream, and the
-//!   native formats InternLM, Llama 4 `<|python_start|>`, Olmo 3 `<function_calls>`, MiniMax-M2
-//!   and GLM-4.5, one builtin call per construct) decoded
-//!   whole and in token-sized chunks (3–8 bytes, deterministic pseudo-random sizes, cut on
-//!   character boundaries, as a model's detokenised stream arrives).
+//!   native formats InternLM, Llama 4 `<|python_start|>`, Olmo 3 `<function_calls>`, MiniMax-M2,
+//!   GLM-4.5, Qwen3-Coder, Seed-OSS, bare JSON call objects, xLAM-2 call lists, xLAM-1
+//!   `{"tool_calls": […]}` envelopes, Llama 3 `<|python_tag|>`, Mistral `[TOOL_CALLS]` (list and
+//!   v11), pythonic lists, the marker-list rows of Jamba, Nemotron, Apertus, Command R7B,
+//!   Granite 3.0, Phi-4-mini and LFM2, Hermes drift `<tools>`, FunctionGemma, Gemma 4, gpt-oss
+//!   harmony, DeepSeek R1 and V3.1, and Kimi K2, one builtin call per construct; and GLM-4-9B,
+//!   whose one call is the whole reply: an `edit` with as many blocks as the size takes)
+//!   decoded whole and in token-sized chunks (3–8 bytes, deterministic pseudo-random sizes,
+//!   cut on character boundaries, as a model's detokenised stream arrives).
 //! * `scaling/*`: the same replies at 4, 16 and 64 KiB in token-sized chunks, decoded
 //!   incrementally by one `TurnDecoder`, and by the baseline servers use: a fresh decoder over
 //!   the whole accumulated buffer at every chunk (timed over the reply's last 64 chunks).
@@ -12,10 +17,12 @@
 //!   inverse the cost of one chunk: flat for the incremental decoder as the reply grows, and
 //!   growing with the reply for the baseline (linear versus quadratic in total).
 //!
-//! * `adversarial/*`: every trigger (native openers, the text protocol's marker, verb line,
-//!   fence, path line and EDIT header, and a reasoning opener) followed by 64 KiB, 256 KiB and 1 MiB of filler (spaces, or a non-blank
-//!   letter), fed in 4-byte chunks. Throughput is in chunks: the cost of one chunk must not
-//!   grow with the filler, whatever a detector holds or a body reads.
+//! * `adversarial/*`: every trigger (native openers, some with the start of a call's body after
+//!   them, the text protocol's marker, verb line, fence, path line and EDIT header, and the
+//!   reasoning openers `<think>` and harmony's `analysis` channel) followed by 64 KiB, 256 KiB
+//!   and 1 MiB of filler (spaces, or a non-blank letter), fed in 4-byte chunks (on character
+//!   boundaries). Throughput is in chunks: the cost of one chunk must not grow with the filler,
+//!   whatever a detector holds or a body reads.
 //!
 //! Run: `cargo bench --bench codec -- --warm-up-time 1 --measurement-time 3`.
 
@@ -218,13 +225,7 @@ fn argv_json(argv: &[String; 4]) -> String {
 /// InternLM: `<|action_start|><|plugin|>` and one JSON call object (`marker_list`).
 fn internlm(size: usize) -> String {
     native(size, |c| {
-        let (name, args) = match c {
-            Call::Read { path, start, end } => (
-                "read",
-                format!("{{\"path\": \"{path}\", \"start\": {start}, \"end\": {end}}}"),
-            ),
-            Call::Run { argv } => ("run", format!("{{\"argv\": {}}}", argv_json(argv))),
-        };
+        let (name, args) = json_args(c);
         format!(
             "<|action_start|><|plugin|>\n{{\"name\": \"{name}\", \"parameters\": {args}}}<|action_end|>"
         )
@@ -297,6 +298,282 @@ fn glm45(size: usize) -> String {
         }
         s.push_str("</tool_call>");
         s
+    })
+}
+
+/// Qwen3-Coder: `<tool_call>`, `<function=f>`, one `<parameter=p>` per argument with its value
+/// on lines of its own, `</function>`, `</tool_call>` (`qwen3_xml`; sources: Qwen3-Coder's chat
+/// template, vLLM's `qwen3_xml` tool parser and llama.cpp's `QWEN3_CODER_XML` chat format).
+fn qwen3_coder(size: usize) -> String {
+    native(size, |c| {
+        let (name, params) = xml_params(c);
+        let mut s = format!("<tool_call>\n<function={name}>\n");
+        for (k, v) in params {
+            s.push_str(&format!("<parameter={k}>\n{v}\n</parameter>\n"));
+        }
+        s.push_str("</function>\n</tool_call>");
+        s
+    })
+}
+
+/// Seed-OSS: the Qwen3-Coder call in `<seed:tool_call>…</seed:tool_call>` (`xml_wrapped`;
+/// sources: the chat template of ByteDance-Seed/Seed-OSS-36B-Instruct, llama.cpp's `SEED_OSS`
+/// chat format).
+fn seed_oss(size: usize) -> String {
+    native(size, |c| {
+        let (name, params) = xml_params(c);
+        let mut s = format!("<seed:tool_call>\n<function={name}>\n");
+        for (k, v) in params {
+            s.push_str(&format!("<parameter={k}>{v}</parameter>\n"));
+        }
+        s.push_str("</function>\n</seed:tool_call>");
+        s
+    })
+}
+
+/// A call's name and its arguments as a JSON object.
+fn json_args(c: &Call) -> (&'static str, String) {
+    match c {
+        Call::Read { path, start, end } => (
+            "read",
+            format!("{{\"path\": \"{path}\", \"start\": {start}, \"end\": {end}}}"),
+        ),
+        Call::Run { argv } => ("run", format!("{{\"argv\": {}}}", argv_json(argv))),
+    }
+}
+
+/// A call object, `{"name": "read", "arguments": {…}}`.
+fn json_call(c: &Call) -> String {
+    let (name, args) = json_args(c);
+    format!("{{\"name\": \"{name}\", \"arguments\": {args}}}")
+}
+
+/// A bare call object on a line of its own (`bare_json`; the shape most small models fall
+/// back to, and llama.cpp's generic format's single call without its envelope).
+fn bare_object(size: usize) -> String {
+    native(size, json_call)
+}
+
+/// xLAM-2 / Hammer: a JSON list of call objects at the start of a line (`json_list`; sources:
+/// the Salesforce xLAM-2 and MadeAgents Hammer 2.x model cards, vLLM's `xlam` tool parser).
+fn xlam2(size: usize) -> String {
+    native(size, |c| format!("[{}]", json_call(c)))
+}
+
+/// xLAM-1: the `{"tool_calls": […]}` envelope, also llama.cpp's generic format with parallel
+/// calls (`json_list`; sources: the xLAM-1 model card, `common_chat_parse_generic` in
+/// llama.cpp's `common/chat.cpp`).
+fn xlam1(size: usize) -> String {
+    native(size, |c| format!("{{\"tool_calls\": [{}]}}", json_call(c)))
+}
+
+/// GLM-4-9B: the whole reply is the tool's name on its first line and the JSON arguments on the
+/// next, so one call per reply: an `edit` whose blocks fill `size` (`name_line`; sources: the
+/// chat template and function-call example of THUDM/glm-4-9b-chat).
+fn glm4(size: usize) -> String {
+    let mut rng = Rng(0x6A09_E667_F3BC_C908);
+    let mut s = String::with_capacity(size + 1024);
+    let name = WORDS[rng.below(WORDS.len())];
+    s.push_str(&format!(
+        "edit\n{{\"path\": \"src/{name}.py\", \"blocks\": ["
+    ));
+    let mut first = true;
+    while s.len() < size {
+        let (mut search, mut replace) = (String::new(), String::new());
+        for _ in 0..(1 + rng.below(4)) {
+            code_line(&mut rng, &mut search);
+        }
+        for _ in 0..(1 + rng.below(5)) {
+            code_line(&mut rng, &mut replace);
+        }
+        if !first {
+            s.push_str(", ");
+        }
+        first = false;
+        s.push_str(&format!(
+            "{{\"search\": {}, \"replace\": {}}}",
+            json_string(&search),
+            json_string(&replace)
+        ));
+    }
+    s.push_str("]}\n");
+    s
+}
+
+/// Llama 3.x: `<|python_tag|>` and a call object with `"parameters"`, ended by `<|eom_id|>`
+/// (`llama3`; sources: Meta's Llama 3.1 prompt-format documentation, vLLM's `llama3_json` tool
+/// parser, which takes the object after an optional `<|python_tag|>`).
+fn llama3(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!("<|python_tag|>{{\"name\": \"{name}\", \"parameters\": {args}}}<|eom_id|>")
+    })
+}
+
+/// Mistral: `[TOOL_CALLS]` and a JSON list of call objects (`mistral`; sources: Mistral's
+/// tokenizer documentation, llama.cpp's Mistral Nemo chat format).
+fn mistral(size: usize) -> String {
+    native(size, |c| format!("[TOOL_CALLS][{}]", json_call(c)))
+}
+
+/// Mistral v11 (Magistral, Devstral): `[TOOL_CALLS]f[ARGS]{json}` (`mistral`; sources:
+/// mistral-common's v11 tokenizer, llama.cpp's Magistral chat format).
+fn mistral_v11(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!("[TOOL_CALLS]{name}[ARGS]{args}")
+    })
+}
+
+/// Pythonic: a list of calls at the start of a line, `[read(path="…", start=1)]` (`pythonic`;
+/// sources: Llama 3.2's and ToolACE's model cards, vLLM's `pythonic` tool parser).
+fn pythonic(size: usize) -> String {
+    native(size, |c| format!("[{}]", pythonic_call(c)))
+}
+
+/// Jamba / Hunyuan-A13B / Apriel 1.5: `<tool_calls>[{…}]</tool_calls>` (`marker_list`;
+/// sources: vLLM's `jamba`, `hunyuan_a13b` and `apriel` tool parsers).
+fn jamba(size: usize) -> String {
+    native(size, |c| {
+        format!("<tool_calls>[{}]</tool_calls>", json_call(c))
+    })
+}
+
+/// Nemotron Nano v2: `<TOOLCALL>[{…}]</TOOLCALL>` (`marker_list`; source: llama.cpp's Nemotron
+/// v2 chat format).
+fn nemotron(size: usize) -> String {
+    native(size, |c| format!("<TOOLCALL>[{}]</TOOLCALL>", json_call(c)))
+}
+
+/// Apertus: `<|tools_prefix|>[{"f": {…}}]<|tools_suffix|>`, each element keyed by the tool's
+/// name (`marker_list`; source: vLLM's `apertus` tool parser).
+fn apertus(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!("<|tools_prefix|>[{{\"{name}\": {args}}}]<|tools_suffix|>")
+    })
+}
+
+/// Command R7B: `<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>`
+/// (`marker_list`; sources: vLLM's `command` tool parser, llama.cpp's Command R7B chat format).
+fn command_r7b(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!(
+            "<|START_ACTION|>[{{\"tool_call_id\": \"0\", \"tool_name\": \"{name}\", \"parameters\": {args}}}]<|END_ACTION|>"
+        )
+    })
+}
+
+/// Granite 3.0: `<|tool_call|>[{…}]`, no end marker (`marker_list`; source: vLLM's `granite`
+/// tool parser).
+fn granite3(size: usize) -> String {
+    native(size, |c| format!("<|tool_call|>[{}]", json_call(c)))
+}
+
+/// Phi-4-mini: `functools[{…}]` at the start of a line, no end marker (`marker_list`; source:
+/// vLLM's `phi4_mini_json` tool parser).
+fn phi4_mini(size: usize) -> String {
+    native(size, |c| format!("functools[{}]", json_call(c)))
+}
+
+/// LFM2: a pythonic list in `<|tool_call_start|>…<|tool_call_end|>` (`marker_list`; sources:
+/// LFM2's chat template, vLLM's `lfm2` tool parser).
+fn lfm2(size: usize) -> String {
+    native(size, |c| {
+        format!("<|tool_call_start|>[{}]<|tool_call_end|>", pythonic_call(c))
+    })
+}
+
+/// Hermes drift: the Hermes call object in the `<tools>` wrapper small models drift to, one of
+/// the open tags of llama.cpp's Hermes 2 Pro parser (`common_chat_parse_hermes_2_pro`)
+/// (`hermes_drift`, decoded in the `hermes` mode).
+fn hermes_drift(size: usize) -> String {
+    native(size, |c| format!("<tools>\n{}\n</tools>", json_call(c)))
+}
+
+/// A call's arguments in Gemma's `call:` syntax: bare keys, strings between `quote` tokens,
+/// numbers and lists bare.
+fn gemma_args(c: &Call, quote: &str) -> (&'static str, String) {
+    match c {
+        Call::Read { path, start, end } => (
+            "read",
+            format!("path:{quote}{path}{quote},start:{start},end:{end}"),
+        ),
+        Call::Run { argv } => {
+            let items: Vec<String> = argv.iter().map(|a| format!("{quote}{a}{quote}")).collect();
+            ("run", format!("argv:[{}]", items.join(",")))
+        }
+    }
+}
+
+/// FunctionGemma: `<start_function_call>call:f{a:<escape>v<escape>,n:3}<end_function_call>`
+/// (`gemma_call`; sources: Google's FunctionGemma model card and its formatting guide, vLLM's
+/// `functiongemma` tool parser).
+fn functiongemma(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = gemma_args(c, "<escape>");
+        format!("<start_function_call>call:{name}{{{args}}}<end_function_call>")
+    })
+}
+
+/// Gemma 4: `<|tool_call>call:f{a:<|"|>v<|"|>,n:3}<tool_call|>` (`gemma_call`; source: vLLM's
+/// `gemma4` tool parser).
+fn gemma4(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = gemma_args(c, "<|\"|>");
+        format!("<|tool_call>call:{name}{{{args}}}<tool_call|>")
+    })
+}
+
+/// gpt-oss harmony: `<|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>`
+/// (`harmony`; sources: OpenAI's harmony response format guide, llama.cpp's
+/// `common_chat_parse_gpt_oss`).
+fn gpt_oss(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!(
+            "<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{args}<|call|>"
+        )
+    })
+}
+
+/// DeepSeek's section markers (U+FF5C, U+2581 between ASCII `<` and `>`).
+const DS_CALLS_BEGIN: &str = "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}>";
+const DS_CALL_BEGIN: &str = "<\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>";
+const DS_SEP: &str = "<\u{ff5c}tool\u{2581}sep\u{ff5c}>";
+const DS_CALL_END: &str = "<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}>";
+const DS_CALLS_END: &str = "<\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>";
+
+/// DeepSeek R1 / V3: `function<｜tool▁sep｜>f`, then the arguments in a ```` ```json ```` fence,
+/// inside the section and call markers (`section`; sources: vLLM's `deepseekv3` tool parser,
+/// llama.cpp's `common_chat_parse_deepseek_r1`).
+fn deepseek_r1(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!(
+            "{DS_CALLS_BEGIN}{DS_CALL_BEGIN}function{DS_SEP}{name}\n```json\n{args}\n```{DS_CALL_END}{DS_CALLS_END}"
+        )
+    })
+}
+
+/// DeepSeek V3.1: `f<｜tool▁sep｜>{…}` inside the same markers (`section`; sources: vLLM's
+/// `deepseek_v31` tool parser, llama.cpp's `common_chat_parse_deepseek_v3_1`).
+fn deepseek_v31(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!("{DS_CALLS_BEGIN}{DS_CALL_BEGIN}{name}{DS_SEP}{args}{DS_CALL_END}{DS_CALLS_END}")
+    })
+}
+
+/// Kimi K2: `<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}<|tool_call_end|><|tool_calls_section_end|>`
+/// (`section`; sources: vLLM's `kimi_k2` tool parser, llama.cpp's `common_chat_parse_kimi_k2`).
+fn kimi_k2(size: usize) -> String {
+    native(size, |c| {
+        let (name, args) = json_args(c);
+        format!(
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{args}<|tool_call_end|><|tool_calls_section_end|>"
+        )
     })
 }
 
@@ -404,6 +681,151 @@ const KINDS: &[Kind] = &[
         make: glm45,
         construct: Some("<tool_call>"),
     },
+    Kind {
+        name: "qwen3_coder",
+        mode: Mode::Only(FormatId::Qwen3Xml),
+        make: qwen3_coder,
+        construct: Some("<tool_call>"),
+    },
+    Kind {
+        name: "seed_oss",
+        mode: Mode::Only(FormatId::Qwen3Xml),
+        make: seed_oss,
+        construct: Some("<seed:tool_call>"),
+    },
+    Kind {
+        name: "bare_object",
+        mode: Mode::Only(FormatId::BareJson),
+        make: bare_object,
+        construct: Some("{\"name\""),
+    },
+    Kind {
+        name: "xlam2",
+        mode: Mode::Only(FormatId::BareJson),
+        make: xlam2,
+        construct: Some("[{\"name\""),
+    },
+    Kind {
+        name: "xlam1",
+        mode: Mode::Only(FormatId::BareJson),
+        make: xlam1,
+        construct: Some("{\"tool_calls\""),
+    },
+    Kind {
+        name: "glm4",
+        mode: Mode::Only(FormatId::BareJson),
+        make: glm4,
+        construct: Some("edit\n{"),
+    },
+    Kind {
+        name: "llama3",
+        mode: Mode::Only(FormatId::Llama3),
+        make: llama3,
+        construct: Some("<|python_tag|>"),
+    },
+    Kind {
+        name: "mistral",
+        mode: Mode::Only(FormatId::Mistral),
+        make: mistral,
+        construct: Some("[TOOL_CALLS]"),
+    },
+    Kind {
+        name: "mistral_v11",
+        mode: Mode::Only(FormatId::Mistral),
+        make: mistral_v11,
+        construct: Some("[TOOL_CALLS]"),
+    },
+    // Every construct starts a line; the `[` of a `run` argv is never at one.
+    Kind {
+        name: "pythonic",
+        mode: Mode::Only(FormatId::Pythonic),
+        make: pythonic,
+        construct: Some("\n["),
+    },
+    Kind {
+        name: "jamba",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: jamba,
+        construct: Some("<tool_calls>"),
+    },
+    Kind {
+        name: "nemotron",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: nemotron,
+        construct: Some("<TOOLCALL>"),
+    },
+    Kind {
+        name: "apertus",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: apertus,
+        construct: Some("<|tools_prefix|>"),
+    },
+    Kind {
+        name: "command_r7b",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: command_r7b,
+        construct: Some("<|START_ACTION|>"),
+    },
+    Kind {
+        name: "granite3",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: granite3,
+        construct: Some("<|tool_call|>"),
+    },
+    Kind {
+        name: "phi4_mini",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: phi4_mini,
+        construct: Some("functools["),
+    },
+    Kind {
+        name: "lfm2",
+        mode: Mode::Only(FormatId::MarkerList),
+        make: lfm2,
+        construct: Some("<|tool_call_start|>"),
+    },
+    Kind {
+        name: "hermes_drift",
+        mode: Mode::Only(FormatId::Hermes),
+        make: hermes_drift,
+        construct: Some("<tools>"),
+    },
+    Kind {
+        name: "functiongemma",
+        mode: Mode::Only(FormatId::GemmaCall),
+        make: functiongemma,
+        construct: Some("<start_function_call>"),
+    },
+    Kind {
+        name: "gemma4",
+        mode: Mode::Only(FormatId::GemmaCall),
+        make: gemma4,
+        construct: Some("<|tool_call>"),
+    },
+    Kind {
+        name: "gpt_oss",
+        mode: Mode::Only(FormatId::Harmony),
+        make: gpt_oss,
+        construct: Some("<|channel|>"),
+    },
+    Kind {
+        name: "deepseek_r1",
+        mode: Mode::Only(FormatId::SectionCalls),
+        make: deepseek_r1,
+        construct: Some(DS_CALLS_BEGIN),
+    },
+    Kind {
+        name: "deepseek_v31",
+        mode: Mode::Only(FormatId::SectionCalls),
+        make: deepseek_v31,
+        construct: Some(DS_CALLS_BEGIN),
+    },
+    Kind {
+        name: "kimi_k2",
+        mode: Mode::Only(FormatId::SectionCalls),
+        make: kimi_k2,
+        construct: Some("<|tool_calls_section_begin|>"),
+    },
 ];
 
 fn throughput(c: &mut Criterion) {
@@ -487,6 +909,65 @@ const TRIGGERS: &[(&str, &str, Mode)] = &[
     ),
     ("glm_name", "<tool_call>read", Mode::Auto),
     ("mistral_v11_name", "[TOOL_CALLS]read", Mode::Auto),
+    (
+        "mistral_value",
+        "[TOOL_CALLS][{\"name\": \"read\", \"arguments\": {\"path\": \"",
+        Mode::Auto,
+    ),
+    ("json_list", "[{\"name\":", Mode::Auto),
+    ("fenced_json_list", "```json\n[", Mode::Auto),
+    ("tool_calls_envelope", "{\"tool_calls\":", Mode::Auto),
+    ("tool_call_envelope", "{\"tool_call\":", Mode::Auto),
+    ("name_line", "read\n{", Mode::Auto),
+    ("name_line_object", "read\n{\"path\": \"a\"}", Mode::Auto),
+    ("tool_calls_marker", "<tool_calls>", Mode::Auto),
+    (
+        "tool_calls_marker_list",
+        "<tool_calls>[{\"name\": \"x\", \"arguments\": {}}, ",
+        Mode::Auto,
+    ),
+    ("toolcall", "<TOOLCALL>", Mode::Auto),
+    ("tools_prefix", "<|tools_prefix|>[{\"x\": ", Mode::Auto),
+    ("start_action", "<|START_ACTION|>[", Mode::Auto),
+    ("granite_tool_call", "<|tool_call|>", Mode::Auto),
+    ("functools", "functools[", Mode::Only(FormatId::MarkerList)),
+    ("tools_drift", "<tools>", Mode::Auto),
+    (
+        "tools_drift_value",
+        "<tools>{\"name\": \"read\", \"arguments\": {\"path\": \"",
+        Mode::Auto,
+    ),
+    ("start_function_call", "<start_function_call>", Mode::Auto),
+    (
+        "functiongemma_value",
+        "<start_function_call>call:read{path:<escape>",
+        Mode::Auto,
+    ),
+    (
+        "gemma4_call",
+        "<|tool_call>call:read{",
+        Mode::Only(FormatId::GemmaCall),
+    ),
+    ("channel", "<|channel|>", Mode::Auto),
+    ("start_assistant", "<|start|>assistant", Mode::Auto),
+    ("analysis", "<|channel|>analysis<|message|>", Mode::Auto),
+    (
+        "harmony_value",
+        "<|channel|>commentary to=functions.read<|message|>{\"path\": \"",
+        Mode::Only(FormatId::Harmony),
+    ),
+    ("deepseek_section", DS_CALLS_BEGIN, Mode::Auto),
+    (
+        "deepseek_value",
+        "<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>read<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"path\": \"",
+        Mode::Only(FormatId::SectionCalls),
+    ),
+    ("kimi_section", "<|tool_calls_section_begin|>", Mode::Auto),
+    (
+        "kimi_value",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{\"path\": \"",
+        Mode::Only(FormatId::SectionCalls),
+    ),
 ];
 
 /// `opener` then `size` bytes of `filler`, cut into 4-byte chunks.
@@ -497,12 +978,21 @@ fn adversarial_input(opener: &str, filler: char, size: usize) -> String {
     s
 }
 
+/// Cuts `s` into 4-byte pieces; a cut inside a character moves to its end (only DeepSeek's
+/// markers are not ASCII), so every piece is a whole number of characters.
 fn four_byte_chunks(s: &str) -> Vec<&str> {
-    // The inputs are ASCII, so every 4-byte cut is a character boundary.
-    s.as_bytes()
-        .chunks(4)
-        .map(|c| std::str::from_utf8(c).expect("ASCII input"))
-        .collect()
+    let mut out = Vec::with_capacity(s.len() / 4 + 1);
+    let mut rest = s;
+    while !rest.is_empty() {
+        let mut end = 4.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        out.push(piece);
+        rest = tail;
+    }
+    out
 }
 
 fn adversarial(c: &mut Criterion) {
@@ -549,6 +1039,12 @@ fn sanity(_: &mut Criterion) {
             .filter(|e| matches!(e, Event::Failure { .. }))
             .count();
         let constructs = k.construct.map_or(0, |m| reply.matches(m).count());
+        // A construct string the generator never writes would make the check vacuous.
+        assert!(
+            k.construct.is_none() || constructs > 0,
+            "{} input holds its constructs",
+            k.name
+        );
         assert_eq!(
             (proposals, failures),
             (constructs, 0),
