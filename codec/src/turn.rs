@@ -50,6 +50,11 @@ use crate::format::{
 };
 use crate::registry::Registry;
 
+/// Bytes of what follows that held text is read again with (see `TurnDecoder::run`): larger than
+/// any marker or candidate a format decides on, small enough that re-reading held text at
+/// every construct stays linear in the input.
+const JOIN_WINDOW: usize = 4096;
+
 const SWAR_LO: u64 = 0x0101_0101_0101_0101;
 const SWAR_HI: u64 = 0x8080_8080_8080_8080;
 
@@ -514,6 +519,9 @@ impl TurnDecoder {
     }
 
     /// Reads `input` (and any text pushed back while reading it) to the end.
+    ///
+    /// Text held at a candidate is read again joined with at most [`JOIN_WINDOW`] bytes of
+    /// what follows.
     fn run(&mut self, input: &str, eos: bool, out: &mut Vec<Event>) {
         // Pushed-back text is read before the rest of whatever was being read when it came
         // back; the stack keeps that order without copying the input. Each piece also keeps
@@ -540,8 +548,15 @@ impl TurnDecoder {
                 _ => None,
             };
             if let Some(mut joined) = held {
-                joined.push_str(&piece[p..]);
-                let end = piece.len();
+                // Only a window of what follows is joined: the rest is read as it comes, as if
+                // the input had been cut there (which decodes the same, the codec's contract).
+                // Joining all of it copied the rest of the input at every construct that hands
+                // text back (Llama 3's `<|eom_id|>` after each call): quadratic in one feed.
+                let mut end = (p + JOIN_WINDOW).min(piece.len());
+                while !piece.is_char_boundary(end) {
+                    end += 1;
+                }
+                joined.push_str(&piece[p..end]);
                 match stack.last_mut() {
                     Some(top) => top.1 = end,
                     None => pos = end,

@@ -319,3 +319,51 @@ fn overlong_fails_as_too_long(head: &str) {
         "every byte comes back as failure text or prose"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Replies longer than the window of following text that held bytes are re-read with
+    /// (4 KiB): the window's edges fall at every kind of place, and still cost nothing.
+    #[test]
+    fn long_replies_give_the_whole_trace(
+        mode in modes(),
+        s in proptest::collection::vec(fragment(), 800..1600).prop_map(|v| v.concat()),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+    ) {
+        let whole = trace(&decode(mode, [s.as_str()]));
+        prop_assert_eq!(&trace(&decode(mode, split(&s, &cuts))), &whole);
+        let chars: Vec<String> = s.chars().map(String::from).collect();
+        prop_assert_eq!(&trace(&decode(mode, chars.iter().map(String::as_str))), &whole);
+    }
+}
+
+/// Llama 3 hands back the `<` of the `<|eom_id|>` after each call, which prose holds and
+/// re-reads with what follows. Many calls in one feed decode every call, the same as fed
+/// in pieces; re-reading the rest of the reply at each call made this quadratic.
+#[test]
+fn many_calls_that_hand_text_back_decode_whole_as_in_pieces() {
+    let mut s = String::new();
+    for i in 0..600 {
+        s.push_str(&format!(
+            "Reading {i}.\n<|python_tag|>{{\"name\": \"read\", \"parameters\": {{\"path\": \"src/m{i}.py\"}}}}<|eom_id|>\n"
+        ));
+    }
+    assert!(s.len() > 12 * 4096, "{}", s.len());
+    let mode = Mode::Only(FormatId::Llama3);
+    let whole = decode(mode, [s.as_str()]);
+    let calls = whole
+        .iter()
+        .filter(|e| matches!(e, Event::Proposal { .. }))
+        .count();
+    assert_eq!(calls, 600, "{}", trace(&whole));
+    let whole = trace(&whole);
+    for size in [1, 7, 4093, 4096, 4099] {
+        let parts: Vec<&str> = s
+            .as_bytes()
+            .chunks(size)
+            .map(|c| std::str::from_utf8(c).expect("ASCII reply"))
+            .collect();
+        assert_eq!(trace(&decode(mode, parts)), whole, "chunks of {size}");
+    }
+}
