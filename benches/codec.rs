@@ -276,28 +276,40 @@ fn xml_params(c: &Call) -> (&'static str, Vec<(&'static str, String)>) {
 /// (`qwen3_xml`).
 fn minimax(size: usize) -> String {
     native(size, |c| {
-        let (name, params) = xml_params(c);
-        let mut s = format!("<minimax:tool_call>\n<invoke name=\"{name}\">\n");
-        for (k, v) in params {
-            s.push_str(&format!("<parameter name=\"{k}\">{v}</parameter>\n"));
-        }
-        s.push_str("</invoke>\n</minimax:tool_call>");
-        s
+        xml_call(
+            c,
+            |name| format!("<minimax:tool_call>\n<invoke name=\"{name}\">\n"),
+            |k, v| format!("<parameter name=\"{k}\">{v}</parameter>\n"),
+            "</invoke>\n</minimax:tool_call>",
+        )
     })
+}
+
+/// A call in an XML dialect: `open(name)`, `param(key, value)` for each argument, `close`.
+fn xml_call(
+    c: &Call,
+    open: fn(&str) -> String,
+    param: fn(&str, &str) -> String,
+    close: &str,
+) -> String {
+    let (name, params) = xml_params(c);
+    let mut s = open(name);
+    for (k, v) in params {
+        s.push_str(&param(k, &v));
+    }
+    s.push_str(close);
+    s
 }
 
 /// GLM-4.5: `<tool_call>f` then `<arg_key>p</arg_key><arg_value>v</arg_value>`… (`qwen3_xml`).
 fn glm45(size: usize) -> String {
     native(size, |c| {
-        let (name, params) = xml_params(c);
-        let mut s = format!("<tool_call>{name}\n");
-        for (k, v) in params {
-            s.push_str(&format!(
-                "<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"
-            ));
-        }
-        s.push_str("</tool_call>");
-        s
+        xml_call(
+            c,
+            |name| format!("<tool_call>{name}\n"),
+            |k, v| format!("<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"),
+            "</tool_call>",
+        )
     })
 }
 
@@ -306,13 +318,12 @@ fn glm45(size: usize) -> String {
 /// template, vLLM's `qwen3_xml` tool parser and llama.cpp's `QWEN3_CODER_XML` chat format).
 fn qwen3_coder(size: usize) -> String {
     native(size, |c| {
-        let (name, params) = xml_params(c);
-        let mut s = format!("<tool_call>\n<function={name}>\n");
-        for (k, v) in params {
-            s.push_str(&format!("<parameter={k}>\n{v}\n</parameter>\n"));
-        }
-        s.push_str("</function>\n</tool_call>");
-        s
+        xml_call(
+            c,
+            |name| format!("<tool_call>\n<function={name}>\n"),
+            |k, v| format!("<parameter={k}>\n{v}\n</parameter>\n"),
+            "</function>\n</tool_call>",
+        )
     })
 }
 
@@ -321,13 +332,12 @@ fn qwen3_coder(size: usize) -> String {
 /// chat format).
 fn seed_oss(size: usize) -> String {
     native(size, |c| {
-        let (name, params) = xml_params(c);
-        let mut s = format!("<seed:tool_call>\n<function={name}>\n");
-        for (k, v) in params {
-            s.push_str(&format!("<parameter={k}>{v}</parameter>\n"));
-        }
-        s.push_str("</function>\n</seed:tool_call>");
-        s
+        xml_call(
+            c,
+            |name| format!("<seed:tool_call>\n<function={name}>\n"),
+            |k, v| format!("<parameter={k}>{v}</parameter>\n"),
+            "</function>\n</seed:tool_call>",
+        )
     })
 }
 
