@@ -129,6 +129,26 @@ pub fn runs_no_tests(ws: &Workspace, argv: &[String]) -> Option<String> {
     (defines_tests && !runs).then(|| file.clone())
 }
 
+/// The Python test file a command runs as a script when nothing in it can fail: no
+/// `assert` (statement or method), no `raise`, no `exit(`, no `fail(`. It exits 0 whatever
+/// the code does: the 0.5B wrote test_slug.py as a copy of slug.py, and the check `python3
+/// test_slug.py` passed.
+pub fn checks_nothing(ws: &Workspace, argv: &[String]) -> Option<String> {
+    let (program, args) = argv.split_first()?;
+    if !program.starts_with("python") {
+        return None;
+    }
+    let file = args.iter().find(|a| !a.starts_with('-'))?;
+    if !file.ends_with(".py") || !crate::probe::is_test(argv) {
+        return None;
+    }
+    let text = String::from_utf8(ws.read(file).ok()??).ok()?;
+    let can_fail = ["assert", "raise", "exit(", "fail(", "Error("]
+        .iter()
+        .any(|w| text.contains(w));
+    (!can_fail).then(|| file.clone())
+}
+
 /// A name a call could start with: `main`, `test_a`, `suite.run`.
 fn callee(head: &str) -> bool {
     head.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')

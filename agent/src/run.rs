@@ -1155,9 +1155,35 @@ impl<'a> Session<'a> {
     }
 
     /// A DONE refused because the check, or a command of the task, runs a Python test
-    /// script that runs none of the tests it defines ([`crate::found::runs_no_tests`]):
-    /// `tests_not_run`, counted.
+    /// script in which nothing can fail ([`crate::found::checks_nothing`]: `checks_nothing`)
+    /// or that runs none of the tests it defines ([`crate::found::runs_no_tests`]:
+    /// `tests_not_run`), counted.
     fn tests_not_run_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let runs: Vec<&Vec<String>> = self
+            .cfg
+            .verify
+            .iter()
+            .chain(self.probes.iter().map(|p| &p.argv))
+            .collect();
+        if let Some(file) = runs
+            .iter()
+            .find_map(|argv| crate::found::checks_nothing(self.ws, argv))
+        {
+            self.tally.check_file_refused += 1;
+            return Some((
+                "checks_nothing",
+                Observation::error(
+                    format!(
+                        "DONE refused: nothing in {file} can fail (no assert, no raise), so \
+                         `python3 {file}` passes whatever the code does"
+                    ),
+                    Some(&format!(
+                        "write {file} again: import the function from its module and assert \
+                         what it returns for a few inputs, then DONE"
+                    )),
+                ),
+            ));
+        }
         let file = self
             .cfg
             .verify

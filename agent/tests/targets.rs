@@ -243,6 +243,37 @@ fn a_test_script_that_runs_no_tests_is_no_check() {
     assert_eq!(read(dir.path(), "test_slug.py"), runs);
 }
 
+/// The 0.5B on write-unit-test: test_slug.py written as a copy of slug.py, so the check
+/// `python3 test_slug.py` passed with nothing tested. Refused (`checks_nothing`), the file
+/// left as written; the test that asserts is verified.
+#[test]
+fn a_test_script_in_which_nothing_can_fail_is_no_check() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let slug = "def slugify(t):\n    return '-'.join(t.lower().split())\n";
+    let asserts = "from slug import slugify\n\nassert slugify(\"A b\") == \"a-b\"\nprint(\"ok\")\n";
+    let dir = repo("targets-copy-test", &[("slug.py", slug)]);
+    let first = format!("{}DONE", python_block("test_slug.py", slug));
+    let second = format!("{}DONE", python_block("test_slug.py", asserts));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let mut c = cfg(
+        "Write a unit test file test_slug.py for slugify in slug.py, runnable with \
+                     python3 test_slug.py.",
+    );
+    c.verify = Some(vec!["python3".into(), "test_slug.py".into()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(refusals(dir.path(), &out.session), ["checks_nothing"]);
+    assert!(
+        prompts(&e)[1].contains("nothing in test_slug.py can fail (no assert, no raise)"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(read(dir.path(), "test_slug.py"), asserts);
+}
+
 /// The 0.5B on fix-typo: a blank line added to README.md, then DONE — taken by the vote.
 /// Refused (`whitespace_only`); the DONE after the word is fixed is taken.
 #[test]
