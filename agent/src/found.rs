@@ -102,15 +102,7 @@ fn argv_for(ws: &Workspace, path: &str) -> Option<Vec<String>> {
 /// test_slug.py as a TestCase without `unittest.main()`, the check `python3 test_slug.py`
 /// passed, and the test caught no broken slugify.
 pub fn runs_no_tests(ws: &Workspace, argv: &[String]) -> Option<String> {
-    let (program, args) = argv.split_first()?;
-    if !program.starts_with("python") {
-        return None;
-    }
-    let file = args.iter().find(|a| !a.starts_with('-'))?;
-    if !file.ends_with(".py") || !crate::probe::is_test(argv) {
-        return None;
-    }
-    let text = String::from_utf8(ws.read(file).ok()??).ok()?;
+    let (file, text) = python_test_script(ws, argv)?;
     let defines_tests = text.lines().any(|l| {
         let t = l.trim_start();
         t.starts_with("def test") || (t.starts_with("class ") && t.contains("TestCase"))
@@ -126,7 +118,7 @@ pub fn runs_no_tests(ws: &Workspace, argv: &[String]) -> Option<String> {
                 || l.starts_with("assert ")
                 || (call && !l.starts_with("def ") && !l.starts_with("class ")))
         });
-    (defines_tests && !runs).then(|| file.clone())
+    (defines_tests && !runs).then_some(file)
 }
 
 /// The Python test file a command runs as a script when nothing in it can fail: no
@@ -134,6 +126,15 @@ pub fn runs_no_tests(ws: &Workspace, argv: &[String]) -> Option<String> {
 /// the code does: the 0.5B wrote test_slug.py as a copy of slug.py, and the check `python3
 /// test_slug.py` passed.
 pub fn checks_nothing(ws: &Workspace, argv: &[String]) -> Option<String> {
+    let (file, text) = python_test_script(ws, argv)?;
+    let can_fail = ["assert", "raise", "exit(", "fail(", "Error("]
+        .iter()
+        .any(|w| text.contains(w));
+    (!can_fail).then_some(file)
+}
+
+/// The test file a `python` command runs as a script (`python3 test_slug.py`), and its text.
+fn python_test_script(ws: &Workspace, argv: &[String]) -> Option<(String, String)> {
     let (program, args) = argv.split_first()?;
     if !program.starts_with("python") {
         return None;
@@ -143,10 +144,7 @@ pub fn checks_nothing(ws: &Workspace, argv: &[String]) -> Option<String> {
         return None;
     }
     let text = String::from_utf8(ws.read(file).ok()??).ok()?;
-    let can_fail = ["assert", "raise", "exit(", "fail(", "Error("]
-        .iter()
-        .any(|w| text.contains(w));
-    (!can_fail).then(|| file.clone())
+    Some((file.clone(), text))
 }
 
 /// A name a call could start with: `main`, `test_a`, `suite.run`.
