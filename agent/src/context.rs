@@ -1,5 +1,5 @@
 //! The first user message's start context, found without a model call: a repository map and
-//! the files the task points at (named, imported by a named file, or holding identifiers from
+//! the files the task points at (named, imported or sourced by a named file, or holding identifiers from
 //! the task). Both protocols build on it: the text protocol shows excerpts numbered like
 //! READ's ([`task_message`]), the whole protocol whole files (its own module).
 
@@ -157,7 +157,7 @@ pub(crate) struct Relevant {
 }
 
 /// The files the task names (a path, or a file name, in the order the task names them),
-/// the Python modules they import (up to [`IMPORT_HOPS`] deep), then those where identifiers from the task occur, most relevant first: a definition
+/// the Python modules they import and the shell files they source (up to [`IMPORT_HOPS`] deep), then those where identifiers from the task occur, most relevant first: a definition
 /// counts ten, each other use one (at most five per identifier); ties by path.
 pub(crate) fn relevant_files(task: &str, files: &[(String, Option<String>, u64)]) -> Vec<Relevant> {
     let words = task_words(task);
@@ -206,12 +206,17 @@ pub(crate) fn relevant_files(task: &str, files: &[(String, Option<String>, u64)]
         if let Some((_, Some(text), _)) = text
             && hops <= IMPORT_HOPS
         {
-            for module in python_imports(&importer, text) {
+            let mut modules = python_imports(&importer, text);
+            modules.extend(shell_sources(&importer, text));
+            for module in modules {
                 let found = files.iter().find(|(p, t, _)| *p == module && t.is_some());
                 if found.is_some() && !out.iter().any(|r| r.path == module) {
                     out.push(Relevant {
                         path: module,
-                        why: format!("imported by {importer}"),
+                        why: match importer.ends_with(".py") {
+                            true => format!("imported by {importer}"),
+                            false => format!("sourced by {importer}"),
+                        },
                         focus: 0,
                         hops,
                     });
@@ -293,6 +298,68 @@ fn python_imports(path: &str, text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The repository paths a shell script's `. FILE` and `source FILE` lines may name,
+/// relative to the root and to the script's directory. A path built from a variable or a
+/// command substitution (`"$(dirname "$0")/lib.sh"`, `$DIR/lib.sh`) is read from its last
+/// literal `/`: the script's own directory is what such prefixes almost always spell.
+fn shell_sources(path: &str, text: &str) -> Vec<String> {
+    let shebang = text
+        .lines()
+        .next()
+        .is_some_and(|l| l.starts_with("#!") && (l.contains("sh") || l.contains("bash")));
+    if !(path.ends_with(".sh") || path.ends_with(".bash") || shebang) {
+        return Vec::new();
+    }
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        let Some(rest) = line
+            .strip_prefix(". ")
+            .or_else(|| line.strip_prefix("source "))
+        else {
+            continue;
+        };
+        // The argument: up to a command separator or a comment.
+        let arg = rest.split([';', '&', '|', '#']).next().unwrap_or("").trim();
+        let arg = match arg.rfind('$') {
+            Some(at) => match arg[at..].find('/') {
+                Some(slash) => &arg[at + slash + 1..],
+                None => continue,
+            },
+            None => arg,
+        };
+        let arg = arg.trim_matches(|c| c == '"' || c == '\'');
+        if arg.is_empty() || arg.starts_with('/') || arg.contains(['$', '`', '*', ' ', '"']) {
+            continue;
+        }
+        for base in [dir, ""] {
+            let Some(candidate) = joined(base, arg) else {
+                continue;
+            };
+            if !out.contains(&candidate) {
+                out.push(candidate);
+            }
+        }
+    }
+    out
+}
+
+/// `rel` joined to the directory `dir`, `.` and `..` resolved; `None` when it climbs out.
+fn joined(dir: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// What a file holds of the task's identifiers.

@@ -572,6 +572,38 @@ fn a_named_test_brings_the_modules_it_imports_two_deep() {
 }
 
 #[test]
+fn a_named_script_brings_the_files_it_sources() {
+    let dir = repo(
+        "sources",
+        &[
+            (
+                "backup.sh",
+                "#!/bin/sh\n. \"$(dirname \"$0\")/lib/paths.sh\"\nsource ./log.sh # logging\ncopy_all \"$1\"\n",
+            ),
+            ("lib/paths.sh", "copy_all() {\n  cp -r $1 /tmp/b\n}\n"),
+            ("log.sh", "log() { echo \"$*\" >&2; }\n"),
+            ("unrelated.sh", "echo hi\n"),
+            ("notes.txt", "x\n"),
+        ],
+    );
+    let m = task_message(
+        dir.path(),
+        "`sh backup.sh my notes` copies nothing when the name has a space. Fix it.",
+        6000,
+    );
+    let order: Vec<usize> = [
+        "File backup.sh (4 lines, named in the task)",
+        "File lib/paths.sh (3 lines, sourced by backup.sh)",
+        "File log.sh (1 lines, sourced by backup.sh)",
+    ]
+    .iter()
+    .map(|h| m.find(h).unwrap_or_else(|| panic!("{h} missing:\n{m}")))
+    .collect();
+    assert!(order.is_sorted(), "{m}");
+    assert!(!m.contains("File unrelated.sh"), "{m}");
+}
+
+#[test]
 fn a_reply_that_repeats_a_block_is_cut_counted_and_told() {
     let dir = repo(
         "repeat",
