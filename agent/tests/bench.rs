@@ -1,5 +1,5 @@
 //! The task benchmark's harness: the oracle (each task's scripted replies) must solve every
-//! task of `benches/agent-tasks` with no false success, and a DONE that `verify.sh` rejects
+//! task of `benches/agent-tasks` and `benches/agent-tasks-hard` with no false success, and a DONE that `verify.sh` rejects
 //! must count as a false success. A task's visible check feeds a DONE it rejects back to the
 //! model; `--attempts` reports pass@1 and solved within N beside solved.
 
@@ -53,13 +53,22 @@ fn run_on(
 
 #[test]
 fn the_oracle_solves_every_task_without_a_false_success() {
+    oracle_solves_suite(&suite_dir(), 24);
+}
+
+#[test]
+fn the_oracle_solves_every_hard_task_without_a_false_success() {
+    oracle_solves_suite(&suite_dir().with_file_name("agent-tasks-hard"), 12);
+}
+
+fn oracle_solves_suite(dir: &Path, at_least: usize) {
     // Tasks without oracle.jsonl are for models only.
-    let tasks: Vec<Task> = bench::load_suite(&suite_dir())
+    let tasks: Vec<Task> = bench::load_suite(dir)
         .unwrap()
         .into_iter()
         .filter(|t| t.oracle.is_some())
         .collect();
-    assert!(tasks.len() >= 12, "{} tasks", tasks.len());
+    assert!(tasks.len() >= at_least, "{} tasks", tasks.len());
     let results: Vec<_> = tasks.iter().map(run).collect();
     let report = bench::report(&results);
     for (task, r) in tasks.iter().zip(&results) {
