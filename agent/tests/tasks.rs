@@ -1,8 +1,9 @@
-//! The task suite's own honesty: for the tasks of `benches/agent-tasks`, a plausible wrong fix
-//! (fitted to the visible test, one of two call sites, a caller working around the bug, a
-//! helper deleted with the dead code...) played as a scripted session must end as a false
-//! success, never solved: `verify.sh` must see through it. The visible checks are left out, so
-//! that the DONE is judged by `verify.sh` alone.
+//! The task suites' own honesty: for the tasks of `benches/agent-tasks` and of
+//! `benches/agent-tasks-hard`, a plausible wrong fix (fitted to the visible test or the shipped
+//! example, one of two call sites or of several files, a caller working around the bug, a
+//! special case instead of a general fix, a helper deleted with the dead code...) played as a
+//! scripted session must end as a false success, never solved: `verify.sh` must see through
+//! it. The visible checks are left out, so that the DONE is judged by `verify.sh` alone.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
@@ -11,8 +12,11 @@ use std::path::PathBuf;
 use agent::bench::{self, BenchConfig, Task};
 use agent::{ApprovalMode, Config, Policy, StopReason};
 
-fn suite_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../benches/agent-tasks")
+/// A suite of `benches/` by its directory name.
+fn suite_dir(suite: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../benches")
+        .join(suite)
 }
 
 /// Without the tasks' visible checks: the DONE is accepted as it comes.
@@ -36,7 +40,19 @@ fn run_with(task: &Task, cfg: &BenchConfig) -> bench::TaskResult {
 
 /// One EDIT reply with a single SEARCH/REPLACE block.
 fn edit(path: &str, search: &str, replace: &str) -> String {
-    format!("EDIT {path}\n<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n")
+    edits(path, &[(search, replace)])
+}
+
+/// One EDIT reply with several SEARCH/REPLACE blocks, in file order: the hard tasks' wrong
+/// fixes change three places of one file, and one reply each would be three turns.
+fn edits(path: &str, blocks: &[(&str, &str)]) -> String {
+    let mut reply = format!("EDIT {path}\n");
+    for (search, replace) in blocks {
+        reply.push_str(&format!(
+            "<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
+        ));
+    }
+    reply
 }
 
 /// One CREATE reply.
@@ -44,8 +60,11 @@ fn create(path: &str, content: &str) -> String {
     format!("CREATE {path}\n<<<<<<< SEARCH\n=======\n{content}\n>>>>>>> REPLACE\n")
 }
 
-/// Per task, the replies of a plausible wrong fix (DONE is appended).
-fn wrong_fixes() -> Vec<(&'static str, &'static str, Vec<String>)> {
+/// A task's name, what the wrong fix does (the DONE's words), and its replies.
+type WrongFix = (&'static str, &'static str, Vec<String>);
+
+/// Per task of `benches/agent-tasks`, the replies of a plausible wrong fix (DONE is appended).
+fn wrong_fixes() -> Vec<WrongFix> {
     vec![
         (
             "fix-discount-bug",
@@ -223,10 +242,196 @@ fn wrong_fixes() -> Vec<(&'static str, &'static str, Vec<String>)> {
     ]
 }
 
-#[test]
-fn a_plausible_wrong_fix_is_a_false_success() {
-    let dir = suite_dir();
-    for (name, what, replies) in wrong_fixes() {
+/// Per task of `benches/agent-tasks-hard`, the replies of a plausible wrong fix (DONE is
+/// appended): the ones its README says its `verify.sh` rejects, each of which passes the
+/// shipped example or test, so only the hidden cases and the other files can tell.
+fn hard_wrong_fixes() -> Vec<WrongFix> {
+    vec![
+        (
+            "orders-newest-first",
+            "the report lists the orders backwards, since orders.csv is oldest first",
+            vec![edit(
+                "report.py",
+                "    for o in newest_first(orders):",
+                "    for o in reversed(orders):",
+            )],
+        ),
+        (
+            "notice-wrap",
+            "the last line appended even when there is none",
+            vec![edit(
+                "textfmt.py",
+                "            line = f\"{line} {word}\" if line else word\n    return lines",
+                "            line = f\"{line} {word}\" if line else word\n    lines.append(line)\n    return lines",
+            )],
+        ),
+        (
+            "backoff-cap",
+            "the cap written as the shipped test's 5",
+            vec![edit(
+                "retry.py",
+                "        out.append(delay)",
+                "        out.append(min(delay, 5))",
+            )],
+        ),
+        (
+            "latest-release-sh",
+            "only the minor part sorted as a number, where the shipped tags differ",
+            vec![edit(
+                "versions.sh",
+                "    sort -t. -k1,1 -k2,2 -k3,3",
+                "    sort -t. -k1,1 -k2,2n -k3,3",
+            )],
+        ),
+        (
+            "archive-dir-sh",
+            "one trailing slash stripped, not all of them",
+            vec![edit(
+                "paths.sh",
+                r#"    printf '%s\n' "${1##*/}""#,
+                r#"    p=${1%/}
+    printf '%s\n' "${p##*/}""#,
+            )],
+        ),
+        (
+            "rename-config-key",
+            "renamed everywhere but health.py, whose .get default hides the old key",
+            vec![
+                edit(
+                    "config.json",
+                    "  \"timeout\": 5,",
+                    "  \"timeout_seconds\": 5,",
+                ),
+                edit(
+                    "config.py",
+                    "    \"timeout\": 10,",
+                    "    \"timeout_seconds\": 10,",
+                ),
+                edit(
+                    "client.py",
+                    "    return f\"GET {url} (timeout {cfg['timeout']} s, {cfg['retries']} retries)\"",
+                    "    return f\"GET {url} (timeout {cfg['timeout_seconds']} s, {cfg['retries']} retries)\"",
+                ),
+                edit(
+                    "README.md",
+                    "| `timeout` | `10` | seconds to wait for one response |",
+                    "| `timeout_seconds` | `10` | seconds to wait for one response |",
+                ),
+            ],
+        ),
+        (
+            "book-year-field",
+            "the year added to Book and the listing, never read from the CSV",
+            vec![
+                edit(
+                    "catalog.py",
+                    "    title: str\n    author: str",
+                    "    title: str\n    author: str\n    year: int | None = None",
+                ),
+                edit(
+                    "listing.py",
+                    "    return f\"{book.title} by {book.author}\"",
+                    "    if book.year is None:\n        return f\"{book.title} by {book.author}\"\n    return f\"{book.title} ({book.year}) by {book.author}\"",
+                ),
+            ],
+        ),
+        (
+            "logview-since",
+            "--since compares the hour alone",
+            vec![
+                edit(
+                    "filters.py",
+                    "    return [e for e in entries if LEVELS.index(e.level) >= floor]",
+                    "    return [e for e in entries if LEVELS.index(e.level) >= floor]\n\n\ndef since(entries, hhmm):\n    \"\"\"The entries from the hour of hhmm (\"09:30\") on.\"\"\"\n    return [e for e in entries if e.time[:2] >= hhmm[:2]]",
+                ),
+                edits(
+                    "logview.py",
+                    &[
+                        (
+                            "from filters import by_level, read_entries",
+                            "from filters import by_level, read_entries, since",
+                        ),
+                        (
+                            "                        default=\"INFO\", help=\"lowest level shown (default INFO)\")",
+                            "                        default=\"INFO\", help=\"lowest level shown (default INFO)\")\n    parser.add_argument(\"--since\", metavar=\"HH:MM\", help=\"only entries from this time on\")",
+                        ),
+                        (
+                            "    entries = by_level(entries, args.level)",
+                            "    entries = by_level(entries, args.level)\n    if args.since:\n        entries = since(entries, args.since)",
+                        ),
+                    ],
+                ),
+                edit(
+                    "README.md",
+                    "- `--level LEVEL`: the lowest level shown: DEBUG, INFO (the default), WARN or ERROR",
+                    "- `--level LEVEL`: the lowest level shown: DEBUG, INFO (the default), WARN or ERROR\n- `--since HH:MM`: only the entries from that time of day on",
+                ),
+            ],
+        ),
+        (
+            "clean-dry-run-sh",
+            "-n parsed and counted in clean.sh, but remove_file in lib.sh still deletes",
+            vec![
+                edits(
+                    "clean.sh",
+                    &[
+                        (
+                            "    echo \"usage: sh clean.sh [-v] DIR\" >&2",
+                            "    echo \"usage: sh clean.sh [-v] [-n] DIR\" >&2\n    echo \"  -n  dry run: delete nothing\" >&2",
+                        ),
+                        (
+                            "VERBOSE=0\nwhile getopts v opt; do\n    case $opt in\n        v) VERBOSE=1 ;;",
+                            "VERBOSE=0\nDRY_RUN=0\nwhile getopts vn opt; do\n    case $opt in\n        v) VERBOSE=1 ;;\n        n) DRY_RUN=1 ;;",
+                        ),
+                        (
+                            "echo \"$count files removed\"",
+                            "if [ \"$DRY_RUN\" = 1 ]; then\n    echo \"$count files would be removed\"\nelse\n    echo \"$count files removed\"\nfi",
+                        ),
+                    ],
+                ),
+                edit(
+                    "README.md",
+                    "- `-v`: also print the size of each removed file",
+                    "- `-v`: also print the size of each removed file\n- `-n`: dry run: delete nothing",
+                ),
+            ],
+        ),
+        (
+            "timer-durations",
+            "every number and unit findall finds summed, the whole text never checked",
+            vec![edit(
+                "durations.py",
+                "    match = _DURATION.fullmatch(text.strip().lower())\n    if not match:\n        raise ValueError(f\"not a duration: {text!r}\")\n    number, unit = match.groups()\n    return int(number) * UNITS[unit]",
+                "    found = re.findall(r\"(\\d+)([hms])\", text.strip().lower())\n    if not found:\n        raise ValueError(f\"not a duration: {text!r}\")\n    return sum(int(number) * UNITS[unit] for number, unit in found)",
+            )],
+        ),
+        (
+            "restock-packs",
+            "(short + pack) // pack, one pack too many on an exact multiple",
+            vec![edit(
+                "reorder.py",
+                "    return shortfall(on_hand, minimum) // pack_size",
+                "    short = shortfall(on_hand, minimum)\n    if not short:\n        return 0\n    return (short + pack_size) // pack_size",
+            )],
+        ),
+        (
+            "rotate-logs-sh",
+            "the loop counts down, but from KEEP, so a sixth copy appears",
+            vec![edit(
+                "logrot.sh",
+                "    i=1\n    while [ \"$i\" -lt \"$keep\" ]; do\n        if [ -f \"$file.$i\" ]; then\n            mv -f \"$file.$i\" \"$file.$((i + 1))\"\n        fi\n        i=$((i + 1))\n    done",
+                "    i=$keep\n    while [ \"$i\" -ge 1 ]; do\n        if [ -f \"$file.$i\" ]; then\n            mv -f \"$file.$i\" \"$file.$((i + 1))\"\n        fi\n        i=$((i - 1))\n    done",
+            )],
+        ),
+    ]
+}
+
+/// Plays each wrong fix of `suite` as a scripted session and asserts that it ends as a false
+/// success: DONE, every reply acted (each SEARCH matched, so `verify.sh` judges the wrong fix
+/// itself and not the untouched repo), and `verify.sh` failed.
+fn assert_false_successes(suite: &str, fixes: Vec<WrongFix>) {
+    let dir = suite_dir(suite);
+    for (name, what, replies) in fixes {
         let mut task = Task::load(&dir.join(name)).unwrap();
         let mut replies = replies;
         replies.push(format!("DONE {what}\n"));
@@ -238,14 +443,26 @@ fn a_plausible_wrong_fix_is_a_false_success() {
         cfg.session.lint = false;
         cfg.session.probes = false;
         let r = run_with(&task, &cfg);
-        assert_eq!(r.reason, Some(StopReason::Done), "{name}: {what}");
+        assert_eq!(r.reason, Some(StopReason::Done), "{suite}/{name}: {what}");
         assert_eq!(
             r.acted as usize, n,
-            "{name}: every reply of the wrong fix acts ({what})"
+            "{suite}/{name}: every reply of the wrong fix acts ({what})"
         );
         assert!(
             r.false_success() && !r.verified,
-            "{name}: verify.sh accepts a wrong fix: {what}"
+            "{suite}/{name}: verify.sh accepts a wrong fix: {what}"
         );
     }
+}
+
+#[test]
+fn a_plausible_wrong_fix_is_a_false_success() {
+    assert_false_successes("agent-tasks", wrong_fixes());
+}
+
+/// Each hard task's wrong fix passes what the task ships (its example, its visible test), so
+/// this holds only if the hidden cases and the checks of the other files in `verify.sh` bite.
+#[test]
+fn a_plausible_wrong_fix_of_a_hard_task_is_a_false_success() {
+    assert_false_successes("agent-tasks-hard", hard_wrong_fixes());
 }
