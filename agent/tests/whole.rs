@@ -430,6 +430,47 @@ fn a_block_headed_by_a_bare_word_is_told_to_name_its_file() {
     assert!(!malformed(dir.path(), &out.session).contains(&"block_without_path".to_owned()));
 }
 
+/// A block after a sentence, with no path line above it, writes nothing and is no guess at
+/// a path: the model is told where the path goes (not only that nothing was found), and its
+/// next block goes through. Beside a written file, a fenced snippet is not told.
+#[test]
+fn a_block_without_a_path_line_is_told_where_the_path_goes() {
+    let dir = repo(
+        "whole-unnamed",
+        &[("calc.py", "def add(a, b):\n    return a - b\n")],
+    );
+    let e = engine(&[
+        "Here is the updated content of calc.py:\n\n```python\ndef add(a, b):\n    return a + b\n```\n",
+        "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n",
+        "DONE",
+    ]);
+    let out = session(&e, dir.path(), &cfg("Fix add in calc.py"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
+    let p = prompts(&e);
+    assert!(p[1].contains("(block_without_path_line)"), "{}", p[1]);
+    assert!(p[1].contains("right above the opening fence"), "{}", p[1]);
+    assert_eq!(
+        malformed(dir.path(), &out.session),
+        vec!["block_without_path_line".to_owned()]
+    );
+    // A file written and a snippet explained beside it: only the file counts.
+    let dir = repo(
+        "whole-unnamed-beside",
+        &[("calc.py", "def add(a, b):\n    return a - b\n")],
+    );
+    let e = engine(&[
+        "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\nUse it like this:\n```python\nadd(1, 2)\n```\n",
+        "DONE",
+    ]);
+    let out = session(&e, dir.path(), &cfg("Fix add in calc.py"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(malformed(dir.path(), &out.session).is_empty());
+}
+
 /// `files_apart`: the files, the assistant's acknowledgement, then the task as a message of
 /// its own; a resume lays the first message out as the session did. Attempts alternate the
 /// layouts.
