@@ -1123,33 +1123,43 @@ const BROKEN_CODE: &[&str] = &[
     "ModuleNotFoundError:",
 ];
 
+/// What a shell reports of a script's own broken code ([`shell_error`]'s lines that say so):
+/// a command or function that does not exist, or the syntax.
+const BROKEN_SHELL: &[&str] = &["not found", "yntax error", "unexpected"];
+
 /// The task's commands (and the repository's tests) that ran before the session without a
-/// broken-code error ([`BROKEN_CODE`]) and end in one now, each with the error's line: the
-/// 0.5B removed `import argparse` from cli.py, the command the task names crashed with a
-/// NameError, and its DONE was taken because the output had changed.
+/// broken-code error ([`BROKEN_CODE`], or a shell's [`BROKEN_SHELL`] line about the
+/// command's script) and end in one now, each with the error's line: the 0.5B removed
+/// `import argparse` from cli.py, the command the task names crashed with a NameError, and
+/// its DONE was taken because the output had changed; the 1.5B made archive.sh call a
+/// function it never defined (`archive.sh: 13: ensure_dir_middle: not found`), the same.
 pub fn now_broken<'r>(
     probes: &[Probe],
     before: &[ProbeRun],
     now: &'r [ProbeRun],
 ) -> Vec<(&'r ProbeRun, String)> {
-    let broken = |out: &str| -> Option<String> {
-        if !out.contains(TRACEBACK) {
-            return None;
-        }
-        out.lines()
-            .rev()
-            .find(|l| BROKEN_CODE.iter().any(|e| l.trim_start().starts_with(e)))
-            .map(|l| l.trim().to_owned())
+    let broken = |argv: &[String], out: &str| -> Option<String> {
+        let python = out
+            .contains(TRACEBACK)
+            .then(|| {
+                out.lines()
+                    .rev()
+                    .find(|l| BROKEN_CODE.iter().any(|e| l.trim_start().starts_with(e)))
+            })
+            .flatten();
+        let shell =
+            || shell_error(argv, out).filter(|l| BROKEN_SHELL.iter().any(|w| l.contains(w)));
+        python.or_else(shell).map(|l| l.trim().to_owned())
     };
     probes
         .iter()
         .filter_map(|p| {
             let b = before.iter().find(|r| r.command == p.command)?;
             let n = now.iter().find(|r| r.command == p.command)?;
-            if b.timed_out || broken(&b.output).is_some() {
+            if b.timed_out || broken(&p.argv, &b.output).is_some() {
                 return None;
             }
-            broken(&n.output).map(|e| (n, e))
+            broken(&p.argv, &n.output).map(|e| (n, e))
         })
         .collect()
 }
@@ -1809,6 +1819,35 @@ mod tests {
         )];
         assert!(now_broken(std::slice::from_ref(&cli), &before, &wanted).is_empty());
         assert!(now_broken(std::slice::from_ref(&cli), &now, &now).is_empty());
+        // A shell script that now calls a function it never defined (dash, then bash), or
+        // has a syntax error; an error about the data, or one there before, is not this.
+        let sh = probe("sh archive.sh photos/");
+        let before = [run(&sh.command, 0, "archived photos/ to backups/.tar")];
+        for (out, line) in [
+            (
+                "archive.sh: 13: ensure_dir_middle: not found",
+                "archive.sh: 13: ensure_dir_middle: not found",
+            ),
+            (
+                "archive.sh: line 13: ensure_dir_middle: command not found",
+                "archive.sh: line 13: ensure_dir_middle: command not found",
+            ),
+            (
+                "archive.sh: 9: Syntax error: \"fi\" unexpected",
+                "archive.sh: 9: Syntax error: \"fi\" unexpected",
+            ),
+        ] {
+            let now = [run(&sh.command, 2, out)];
+            let found = now_broken(std::slice::from_ref(&sh), &before, &now);
+            assert_eq!(found.len(), 1, "{out}");
+            assert_eq!(found[0].1, line);
+        }
+        let data = [run(&sh.command, 2, "archive.sh: 6: [: Illegal number: x")];
+        assert!(now_broken(std::slice::from_ref(&sh), &before, &data).is_empty());
+        let other = [run(&sh.command, 1, "tar: photos: Cannot stat: not found")];
+        assert!(now_broken(std::slice::from_ref(&sh), &before, &other).is_empty());
+        let was = [run(&sh.command, 2, "archive.sh: 13: f: not found")];
+        assert!(now_broken(std::slice::from_ref(&sh), &was, &was).is_empty());
     }
 
     #[test]
