@@ -622,18 +622,16 @@ pub fn failure_hint(kind: &str) -> Option<&'static str> {
     }
 }
 
-/// Bare words (no slash, no extension, no space) that head a fenced block in text the splitter
-/// left as prose: a model naming a directory, or a file without its name, above a file's
-/// content. Not a guess at a path: the block is not written, the model is told to name it.
-fn headless_blocks(text: &str) -> Vec<&str> {
-    let lines: Vec<&str> = text.lines().collect();
+/// The opening fences of `lines` (prose the splitter left), each with its index and the line
+/// heading it: the one right above, or the one above that when a blank line is between.
+/// Only an opening fence has a header; a closing one has the block's last line above.
+fn opening_fences<'t>(lines: &[&'t str]) -> Vec<(usize, Option<&'t str>)> {
     let mut out = Vec::new();
     let mut inside = false;
     for (k, line) in lines.iter().enumerate() {
         if !line.trim_start().starts_with("```") {
             continue;
         }
-        // Only an opening fence has a header; a closing one has the block's last line above.
         inside = !inside;
         if !inside {
             continue;
@@ -642,6 +640,18 @@ fn headless_blocks(text: &str) -> Vec<&str> {
             Some("") => k.checked_sub(2).map(|j| lines[j].trim()),
             other => other,
         };
+        out.push((k, above));
+    }
+    out
+}
+
+/// Bare words (no slash, no extension, no space) that head a fenced block in text the splitter
+/// left as prose: a model naming a directory, or a file without its name, above a file's
+/// content. Not a guess at a path: the block is not written, the model is told to name it.
+fn headless_blocks(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (_, above) in opening_fences(&lines) {
         let Some(word) = above else { continue };
         let word = word.trim_matches(['*', '`']).trim_end_matches('/');
         let bare = !word.is_empty()
@@ -663,19 +673,8 @@ fn headless_blocks(text: &str) -> Vec<&str> {
 /// `:`) right above it, one blank line skipped. A bare word above is [`headless_blocks`]'.
 fn unnamed_block(text: &str) -> Option<&str> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut inside = false;
-    for (k, line) in lines.iter().enumerate() {
-        if !line.trim_start().starts_with("```") {
-            continue;
-        }
-        inside = !inside;
-        if !inside {
-            continue;
-        }
-        let above = match k.checked_sub(1).map(|j| lines[j].trim()) {
-            Some("") => k.checked_sub(2).map(|j| lines[j].trim()),
-            other => other,
-        };
+    for (k, above) in opening_fences(&lines) {
+        let line = lines[k];
         let prose = match above {
             None | Some("") => true,
             Some(a) => a.contains(char::is_whitespace) || a.ends_with(':'),
