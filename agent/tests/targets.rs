@@ -220,13 +220,31 @@ fn a_test_script_that_runs_no_tests_is_no_check() {
         eprintln!("skipped: no python3");
         return;
     }
-    let slug = "def slugify(t):\n    return '-'.join(t.lower().split())\n";
     let idle = "import unittest\nfrom slug import slugify\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify(\"A b\"), \"a-b\")\n";
     let runs = format!("{idle}\n\nif __name__ == \"__main__\":\n    unittest.main()\n");
-    let dir = repo("targets-idle-test", &[("slug.py", slug)]);
-    let first = format!("{}DONE", python_block("test_slug.py", idle));
-    let second = format!("{}DONE", python_block("test_slug.py", &runs));
-    let e = engine(&[first.as_str(), second.as_str()]);
+    unit_test_refused_then_verified(
+        "targets-idle-test",
+        idle,
+        &runs,
+        "tests_not_run",
+        "test_slug.py defines tests, and `python3 test_slug.py` runs none",
+    );
+}
+
+/// write-unit-test's session: test_slug.py written as `first` and refused as `refusal` (the
+/// next prompt tells `told`), then as `second`, which the check verifies and which is kept.
+fn unit_test_refused_then_verified(
+    name: &str,
+    first: &str,
+    second: &str,
+    refusal: &str,
+    told: &str,
+) {
+    let slug = "def slugify(t):\n    return '-'.join(t.lower().split())\n";
+    let dir = repo(name, &[("slug.py", slug)]);
+    let first = format!("{}DONE", python_block("test_slug.py", first));
+    let second_reply = format!("{}DONE", python_block("test_slug.py", second));
+    let e = engine(&[first.as_str(), second_reply.as_str()]);
     let mut c = cfg(
         "Write a unit test file test_slug.py for slugify in slug.py, runnable with \
                      python3 test_slug.py.",
@@ -234,13 +252,9 @@ fn a_test_script_that_runs_no_tests_is_no_check() {
     c.verify = Some(vec!["python3".into(), "test_slug.py".into()]);
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Verified);
-    assert_eq!(refusals(dir.path(), &out.session), ["tests_not_run"]);
-    assert!(
-        prompts(&e)[1].contains("test_slug.py defines tests, and `python3 test_slug.py` runs none"),
-        "{}",
-        prompts(&e)[1]
-    );
-    assert_eq!(read(dir.path(), "test_slug.py"), runs);
+    assert_eq!(refusals(dir.path(), &out.session), [refusal]);
+    assert!(prompts(&e)[1].contains(told), "{}", prompts(&e)[1]);
+    assert_eq!(read(dir.path(), "test_slug.py"), second);
 }
 
 /// The 0.5B on write-unit-test: test_slug.py written as a copy of slug.py, so the check
@@ -254,24 +268,13 @@ fn a_test_script_in_which_nothing_can_fail_is_no_check() {
     }
     let slug = "def slugify(t):\n    return '-'.join(t.lower().split())\n";
     let asserts = "from slug import slugify\n\nassert slugify(\"A b\") == \"a-b\"\nprint(\"ok\")\n";
-    let dir = repo("targets-copy-test", &[("slug.py", slug)]);
-    let first = format!("{}DONE", python_block("test_slug.py", slug));
-    let second = format!("{}DONE", python_block("test_slug.py", asserts));
-    let e = engine(&[first.as_str(), second.as_str()]);
-    let mut c = cfg(
-        "Write a unit test file test_slug.py for slugify in slug.py, runnable with \
-                     python3 test_slug.py.",
+    unit_test_refused_then_verified(
+        "targets-copy-test",
+        slug,
+        asserts,
+        "checks_nothing",
+        "nothing in test_slug.py can fail (no assert, no raise)",
     );
-    c.verify = Some(vec!["python3".into(), "test_slug.py".into()]);
-    let out = session(&e, dir.path(), &c);
-    assert_eq!(out.reason, StopReason::Verified);
-    assert_eq!(refusals(dir.path(), &out.session), ["checks_nothing"]);
-    assert!(
-        prompts(&e)[1].contains("nothing in test_slug.py can fail (no assert, no raise)"),
-        "{}",
-        prompts(&e)[1]
-    );
-    assert_eq!(read(dir.path(), "test_slug.py"), asserts);
 }
 
 /// The 0.5B on fix-typo: a blank line added to README.md, then DONE — taken by the vote.
