@@ -35,6 +35,7 @@ mod record;
 pub mod resume;
 pub mod run;
 pub mod sandbox;
+pub mod splice;
 pub mod targets;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

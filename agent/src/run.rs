@@ -749,7 +749,9 @@ impl<'a> Session<'a> {
         {
             return self.observed(action, obs, true);
         }
-        // A file written whole without definitions it has, which the task keeps: refused.
+        // A file written whole without definitions it has, which the task keeps: spliced
+        // into the file when the block's definitions each name their place, else refused.
+        let mut spliced: Option<(Action, crate::splice::Spliced)> = None;
         if self.cfg.protocol == prompt::Protocol::Whole
             && let Action::Create { path, content } = action
             && let Some(original) = self
@@ -764,7 +766,29 @@ impl<'a> Session<'a> {
             } else {
                 crate::whole::dropped_definitions(&original, content, &self.cfg.task)
             };
-            if !lost.is_empty() {
+            let merged = (!lost.is_empty())
+                .then(|| crate::splice::splice(path, &original, content))
+                .flatten()
+                .filter(|s| {
+                    crate::whole::dropped_unnamed(&original, &s.content, &[]).is_empty()
+                });
+            if let Some(s) = merged {
+                if s.content == original {
+                    let obs = Observation::error(
+                        format!(
+                            "{path} not changed: your block holds {} exactly as the file has it",
+                            s.replaced.join(", ")
+                        ),
+                        Some(crate::whole::AFTER_CHANGE),
+                    );
+                    return self.observed(action, obs, true);
+                }
+                let whole = Action::Create {
+                    path: path.clone(),
+                    content: s.content.clone(),
+                };
+                spliced = Some((whole, s));
+            } else if !lost.is_empty() {
                 self.emit(Event::Refused {
                     turn,
                     why: "dropped_code".to_owned(),
@@ -801,10 +825,16 @@ impl<'a> Session<'a> {
             );
             return self.observed(action, obs, true);
         }
-        let plan = match act::plan(self.ws, action) {
+        let action = spliced.as_ref().map_or(action, |(whole, _)| whole);
+        let mut plan = match act::plan(self.ws, action) {
             Ok(plan) => plan,
             Err(obs) => return self.observed(action, obs, true),
         };
+        if spliced.is_some()
+            && let Plan::Change { repairs, .. } = &mut plan
+        {
+            repairs.push(crate::splice::PARTIAL_FILE_MERGED);
+        }
         // A file deleted that the task neither names nor asks to go: refused, nothing lost.
         if let Action::Delete { path } = action
             && self.cfg.probes
@@ -888,6 +918,18 @@ impl<'a> Session<'a> {
             } => self.commit(summary, &changes, &dirs, &repairs, diff)?,
             Plan::Observed(_) | Plan::Done { .. } => unreachable_plan(),
         };
+        let mut obs = obs;
+        if let Some((_, s)) = &spliced
+            && obs.ok
+        {
+            obs.summary = format!("{}; {}", obs.summary, crate::splice::describe(s));
+        }
+        if obs.ok
+            && p.repairs
+                .contains(&codec::RepairKind::BlockPlacedByDefinitions)
+        {
+            obs.summary = format!("{}; {}", obs.summary, crate::splice::PLACED);
+        }
         self.observed(action, obs, true)
     }
 
@@ -1464,10 +1506,15 @@ impl<'a> Session<'a> {
             self.tally.note_change(&c.path, c.pre.as_deref());
         }
         let mut obs = Observation::ok(summary, diff);
-        if !repairs.is_empty() {
+        let search_repairs: Vec<&str> = repairs
+            .iter()
+            .copied()
+            .filter(|r| *r != crate::splice::PARTIAL_FILE_MERGED)
+            .collect();
+        if !search_repairs.is_empty() {
             obs.hint = Some(format!(
                 "SEARCH matched after repair: {}",
-                repairs.join(", ")
+                search_repairs.join(", ")
             ));
         } else if self.cfg.protocol == prompt::Protocol::Whole && self.cfg.verify.is_none() {
             // Without a check, nothing else asks: small models write the file again, or

@@ -378,7 +378,7 @@ pub fn dropped_from_new_file(original: &str, content: &str, task: &str) -> Vec<S
 }
 
 /// The definitions of `original` that `content` lacks and `task_words` do not name.
-fn dropped_unnamed(original: &str, content: &str, task_words: &[String]) -> Vec<String> {
+pub(crate) fn dropped_unnamed(original: &str, content: &str, task_words: &[String]) -> Vec<String> {
     let kept = definitions(content);
     definitions(original)
         .into_iter()
@@ -577,18 +577,55 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
     }
     // Told only when nothing else in the reply acted or failed: beside a written file, a
     // fenced snippet in prose is an explanation, not a lost file.
+    // A block whose definitions are one file's own goes there, spliced in
+    // ([`crate::splice::place`]); any other is told.
     if out.proposals.is_empty() && out.failures.is_empty() {
-        let unnamed = split_known(reply, cut, &known)
+        let unnamed: Vec<&str> = split_known(reply, cut, &known)
             .into_iter()
-            .find_map(|piece| match piece {
-                Piece::Text(text) => unnamed_block(text),
-                _ => None,
+            .flat_map(|piece| match piece {
+                Piece::Text(text) => unnamed_blocks(text),
+                _ => Vec::new(),
+            })
+            .collect();
+        if let Some((path, s)) = placed(ws, &unnamed) {
+            out.proposals.push(ActionProposal {
+                action: Action::Create {
+                    path,
+                    content: s.content,
+                },
+                repairs: vec![
+                    codec::RepairKind::BlockPlacedByDefinitions,
+                    codec::RepairKind::PartialFileMerged,
+                ],
+                format: FormatId::Text,
             });
-        if let Some(block) = unnamed {
-            out.failures.push((UNNAMED.to_owned(), block.to_owned()));
+        } else if let Some(block) = unnamed.first() {
+            out.failures.push((UNNAMED.to_owned(), (*block).to_owned()));
         }
     }
     out
+}
+
+/// The file and splice of the one unnamed block that places by its definitions.
+fn placed(ws: &Workspace, blocks: &[&str]) -> Option<(String, crate::splice::Spliced)> {
+    if blocks.is_empty() {
+        return None;
+    }
+    let bodies: Vec<&str> = blocks.iter().map(|b| fence_body(b)).collect();
+    let files: Vec<(String, String)> = repository_files(ws)
+        .into_iter()
+        .filter_map(|(path, text, _)| Some((path, text?)))
+        .collect();
+    crate::splice::place(&files, &bodies)
+}
+
+/// The lines inside a fenced block (its opening fence line and closing fence left out).
+fn fence_body(block: &str) -> &str {
+    let after_open = block.split_once('\n').map_or("", |(_, rest)| rest);
+    match after_open.rfind("```") {
+        Some(close) if after_open[close..].trim() == "```" => &after_open[..close],
+        _ => after_open,
+    }
 }
 
 /// What the model is told about a failure kind of this protocol, if it has its own words.
@@ -668,11 +705,12 @@ fn headless_blocks(text: &str) -> Vec<&str> {
     out
 }
 
-/// The first fenced block in `text` (prose the splitter left) whose opening fence has no
+/// The fenced blocks in `text` (prose the splitter left) whose opening fence has no
 /// path line above it: nothing, a blank, or a sentence (a line with a space, or ending in
 /// `:`) right above it, one blank line skipped. A bare word above is [`headless_blocks`]'.
-fn unnamed_block(text: &str) -> Option<&str> {
+fn unnamed_blocks(text: &str) -> Vec<&str> {
     let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
     for (k, above) in opening_fences(&lines) {
         let line = lines[k];
         let prose = match above {
@@ -696,10 +734,10 @@ fn unnamed_block(text: &str) -> Option<&str> {
             .filter(|l| !l.trim_start().starts_with("```"))
             .any(|l| !l.trim().is_empty())
         {
-            return Some(block);
+            out.push(block);
         }
     }
-    None
+    out
 }
 
 /// Whether `content`, a whole-file block for a file that now reads `original`, is a diff of it

@@ -471,6 +471,60 @@ fn a_block_without_a_path_line_is_told_where_the_path_goes() {
     assert!(malformed(dir.path(), &out.session).is_empty());
 }
 
+/// The 1.5B on backoff-cap, another attempt: "The new `delays` function should look like
+/// this:" and only the function in a fence. Its definitions are one file's own and no other's,
+/// so it is spliced into that file (both repairs named, the model told to put the path line
+/// next time); a block whose function two files define is told as before, nothing written.
+#[test]
+fn a_block_without_a_path_line_whose_functions_are_one_files_goes_there() {
+    const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
+    let dir = repo(
+        "whole-placed",
+        &[("calc.py", CALC), ("main.py", "from calc import add\nprint(add(1, 2))\n")],
+    );
+    let reply = "The add function should look like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n";
+    let e = engine(&[reply, "DONE"]);
+    let out = session(&e, dir.path(), &cfg("Fix add in calc.py"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        CALC.replacen("return a - b", "return a + b", 1)
+    );
+    let repairs: Vec<Vec<String>> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Proposal { repairs, .. } if !repairs.is_empty() => Some(repairs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        repairs,
+        [vec![
+            "block_placed_by_definitions".to_owned(),
+            "partial_file_merged".to_owned()
+        ]]
+    );
+    assert!(prompts(&e)[1].contains("had no path line above it"), "{}", prompts(&e)[1]);
+
+    // Two files define add: no place is certain.
+    let dir = repo(
+        "whole-placed-two",
+        &[("calc.py", CALC), ("calc2.py", CALC)],
+    );
+    let e = engine(&[reply]);
+    let mut c = cfg("Fix add in calc.py");
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(
+        malformed(dir.path(), &out.session),
+        ["block_without_path_line"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        CALC
+    );
+}
+
 /// `files_apart`: the files, the assistant's acknowledgement, then the task as a message of
 /// its own; a resume lays the first message out as the session did. Attempts alternate the
 /// layouts.
@@ -649,6 +703,74 @@ fn a_block_that_would_lose_a_function_is_refused() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("mathx.py")).unwrap(),
         BOTH
+    );
+}
+
+/// The 1.5B on backoff-cap: asked to fix `delays`, it wrote retry.py back with only `delays`
+/// (fixed) in it. The block's definitions each name their place, so it is spliced into the
+/// file (`partial_file_merged`, named in the commit and told), `call_with_retry` kept. A block
+/// that also changes a module-level statement has no certain place: refused, nothing written.
+#[test]
+fn a_block_of_only_the_fixed_function_is_spliced_into_the_file() {
+    const RETRY: &str = "import time\n\n\ndef delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = d * 2\n    return out\n\n\ndef call_with_retry(fn):\n    time.sleep(1)\n    return fn()\n";
+    let fixed_fn = "def delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = min(d * 2, cap)\n    return out\n";
+    let task = "delays(5, 1, 5) in retry.py gives [1, 2, 4, 8, 16]: no wait may be longer than cap.";
+
+    let dir = repo("whole-spliced", &[("retry.py", RETRY)]);
+    let reply = format!("retry.py\n```python\nimport time\n\n\n{fixed_fn}```\n");
+    let e = engine(&[reply.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("retry.py")).unwrap(),
+        RETRY.replace("d = d * 2", "d = min(d * 2, cap)")
+    );
+    assert!(refusals(dir.path(), &out.session).is_empty());
+    let commits: Vec<Vec<String>> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Commit { repairs, .. } => Some(repairs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(commits, [vec!["partial_file_merged".to_owned()]]);
+    assert!(
+        prompts(&e)[1].contains("your block held only delays")
+            && prompts(&e)[1].contains("call_with_retry kept as they were"),
+        "{}",
+        prompts(&e)[1]
+    );
+
+    // A changed statement beside the function: refused, the file as it was.
+    let dir = repo("whole-not-spliced", &[("retry.py", RETRY)]);
+    let reply = format!("retry.py\n```python\nimport time\nCAP = 5\n\n\n{fixed_fn}```\n");
+    let e = engine(&[reply.as_str()]);
+    let mut c = cfg(task);
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(refusals(dir.path(), &out.session), ["dropped_code"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("retry.py")).unwrap(),
+        RETRY
+    );
+
+    // The function as the file has it: nothing changes, and the model is told so.
+    let dir = repo("whole-spliced-same", &[("retry.py", RETRY)]);
+    let same = RETRY.split("\n\n\ndef call").next().unwrap();
+    let reply = format!("retry.py\n```python\n{same}\n```\n");
+    let e = engine(&[reply.as_str(), "DONE"]);
+    let mut c = cfg(task);
+    c.max_turns = 2;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(refusals(dir.path(), &out.session), ["no_change"]);
+    assert!(
+        prompts(&e)[1].contains("retry.py not changed: your block holds delays exactly"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("retry.py")).unwrap(),
+        RETRY
     );
 }
 

@@ -111,6 +111,14 @@ kinds! {
         /// change it shows because its unmarked and `-` lines are the file exactly (or as the
         /// file itself, when its unmarked and `+` lines are). The agent's whole protocol.
         DiffMarkersInFile = "diff_markers_in_file",
+        /// A whole-file block that holds only some of the file's top-level definitions,
+        /// spliced in: each of its definitions replaces the file's one of the same name, the
+        /// rest of the file kept (the agent's `splice`). The agent's whole protocol.
+        PartialFileMerged = "partial_file_merged",
+        /// A fenced block with no path line above it whose definitions are all top-level
+        /// definitions of one file of the repository, and of no other: written into that
+        /// file (spliced as [`Self::PartialFileMerged`]). The agent's whole protocol.
+        BlockPlacedByDefinitions = "block_placed_by_definitions",
     }
 }
 

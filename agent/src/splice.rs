@@ -1,0 +1,456 @@
+//! A file block that holds only some of a file's top-level definitions, spliced into the
+//! file: every definition the block holds replaces the file's definition of that name, in
+//! its place; a definition the file lacks goes in after the one the block puts it after;
+//! everything else the file has stays as it is.
+//!
+//! Small coder models asked to fix one function of a file shown to them whole write back
+//! only that function (the 1.5B on backoff-cap: `delays` with the right `min(…)` fix, and
+//! `call_with_retry` left out). Written as it came, the file would lose the rest; refused,
+//! the fix is lost and the model rarely writes it again. Spliced, nothing is guessed: each
+//! definition names its own place, and a block that holds anything whose place is not
+//! certain (a statement the file does not have, a name twice) is not spliced at all.
+//!
+//! The caller decides when to splice (the task does not ask for definitions to go: see
+//! [`crate::whole::dropped_definitions`]) and checks the result again.
+
+use std::collections::BTreeSet;
+
+/// The repair's name, in the journal's commit and in what the model is told.
+pub const PARTIAL_FILE_MERGED: &str = codec::RepairKind::PartialFileMerged.as_str();
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    Python,
+    Shell,
+}
+
+fn lang(path: &str) -> Option<Lang> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("py") => Some(Lang::Python),
+        Some("sh" | "bash") => Some(Lang::Shell),
+        _ => None,
+    }
+}
+
+/// One top-level piece of a file: a definition (with its decorators) and its name, or any
+/// other statement with the lines indented under it, or a blank line.
+#[derive(Debug)]
+struct Unit<'t> {
+    name: Option<String>,
+    lines: Vec<&'t str>,
+}
+
+impl Unit<'_> {
+    fn text(&self) -> String {
+        self.lines.join("\n")
+    }
+
+    fn blank(&self) -> bool {
+        self.name.is_none() && self.lines.iter().all(|l| l.trim().is_empty())
+    }
+}
+
+/// The name a Python line at column 0 defines (`def f`, `async def f`, `class C`).
+fn python_def(line: &str) -> Option<String> {
+    let rest = line
+        .strip_prefix("def ")
+        .or_else(|| line.strip_prefix("async def "))
+        .or_else(|| line.strip_prefix("class "))?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The name a shell line at column 0 defines (`f() {`, `f ()`, `function f {`).
+fn shell_def(line: &str) -> Option<String> {
+    if let Some(rest) = line.strip_prefix("function ") {
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        return (!name.is_empty()).then_some(name);
+    }
+    let (name, after) = line.split_once('(')?;
+    let name = name.trim_end();
+    let after = after.trim_start().strip_prefix(')')?.trim_start();
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        && (after.is_empty() || after.starts_with('{'));
+    ok.then(|| name.to_owned())
+}
+
+/// The top-level units of `text`, or `None` when a shell function never closes.
+fn units(text: &str, lang: Lang) -> Option<Vec<Unit<'_>>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<Unit<'_>> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim().is_empty() {
+            out.push(Unit {
+                name: None,
+                lines: vec![line],
+            });
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let name = match lang {
+            Lang::Python => {
+                // Decorators go with the definition under them.
+                let mut j = i;
+                while j < lines.len() && lines[j].starts_with('@') {
+                    j += 1;
+                }
+                let name = lines.get(j).and_then(|l| python_def(l));
+                if name.is_some() {
+                    i = j;
+                }
+                name
+            }
+            Lang::Shell => shell_def(line),
+        };
+        i += 1;
+        match (lang, &name) {
+            (Lang::Shell, Some(_)) => {
+                // To the `}` at column 0 that closes it (the header's own `{ …; }` on one line
+                // closes it there).
+                let one_line = line.trim_end().ends_with('}');
+                if !one_line {
+                    let close = lines[i..].iter().position(|l| l.trim_end() == "}")?;
+                    i += close + 1;
+                }
+            }
+            _ => {
+                // Python: indented lines, blank lines between them and closing brackets at
+                // column 0 belong to the unit; blank lines at its end do not. A shell
+                // statement keeps its indented continuation the same way.
+                let mut end = i;
+                while i < lines.len() {
+                    let l = lines[i];
+                    if l.trim().is_empty() {
+                        i += 1;
+                        continue;
+                    }
+                    let continues = l.starts_with([' ', '\t'])
+                        || (lang == Lang::Python && l.starts_with([')', ']', '}']));
+                    if !continues {
+                        break;
+                    }
+                    i += 1;
+                    end = i;
+                }
+                i = end;
+            }
+        }
+        out.push(Unit {
+            name,
+            lines: lines[start..i].to_vec(),
+        });
+    }
+    Some(out)
+}
+
+/// A line that brings in another module: new ones in a partial block go after the file's own.
+fn is_import(line: &str, lang: Lang) -> bool {
+    match lang {
+        Lang::Python => {
+            line.starts_with("import ") || (line.starts_with("from ") && line.contains(" import "))
+        }
+        Lang::Shell => line.starts_with(". ") || line.starts_with("source "),
+    }
+}
+
+/// What a splice did: the merged file, and the definitions the block replaced, added, and
+/// left out (kept from the file as they were).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spliced {
+    pub content: String,
+    pub replaced: Vec<String>,
+    pub added: Vec<String>,
+    pub kept: Vec<String>,
+}
+
+/// `content`, a block written whole for `path` (which reads `original`), spliced into the file
+/// when it holds some of the file's top-level definitions and nothing whose place is unsure:
+/// its other statements must be the file's own (unchanged) or new imports. `None` when it
+/// cannot be spliced that way, or the block holds every definition the file has.
+pub fn splice(path: &str, original: &str, content: &str) -> Option<Spliced> {
+    let lang = lang(path)?;
+    let file = units(original, lang)?;
+    let block = units(content, lang)?;
+    let names = |us: &[Unit<'_>]| -> Option<Vec<String>> {
+        let names: Vec<String> = us.iter().filter_map(|u| u.name.clone()).collect();
+        let unique: BTreeSet<&String> = names.iter().collect();
+        (unique.len() == names.len()).then_some(names)
+    };
+    let file_defs = names(&file)?;
+    let block_defs = names(&block)?;
+    let replaced: Vec<String> = block_defs
+        .iter()
+        .filter(|n| file_defs.contains(n))
+        .cloned()
+        .collect();
+    let kept: Vec<String> = file_defs
+        .iter()
+        .filter(|n| !block_defs.contains(n))
+        .cloned()
+        .collect();
+    if replaced.is_empty() || kept.is_empty() {
+        return None;
+    }
+    // Every statement of the block is the file's own, unchanged, or a new import.
+    let file_statements: BTreeSet<String> = file
+        .iter()
+        .filter(|u| u.name.is_none() && !u.blank())
+        .map(|u| u.text().trim_end().to_owned())
+        .collect();
+    let mut imports: Vec<&str> = Vec::new();
+    for u in block.iter().filter(|u| u.name.is_none() && !u.blank()) {
+        let text = u.text();
+        if file_statements.contains(text.trim_end()) {
+            continue;
+        }
+        if u.lines.len() == 1 && is_import(u.lines[0], lang) {
+            imports.push(u.lines[0]);
+            continue;
+        }
+        return None;
+    }
+    // The definitions the file lacks, each after the block's definition before it (or, for
+    // those before the block's first known one, before that one).
+    let mut after: Vec<(Option<String>, Vec<&Unit<'_>>)> = Vec::new();
+    let mut anchor: Option<String> = None;
+    let mut added = Vec::new();
+    for u in &block {
+        let Some(name) = &u.name else { continue };
+        if file_defs.contains(name) {
+            anchor = Some(name.clone());
+            continue;
+        }
+        added.push(name.clone());
+        match after.iter_mut().find(|(a, _)| *a == anchor) {
+            Some((_, list)) => list.push(u),
+            None => after.push((anchor.clone(), vec![u])),
+        }
+    }
+    let gap = match lang {
+        Lang::Python => "\n\n",
+        Lang::Shell => "",
+    };
+    let new_defs = |key: Option<&String>, out: &mut Vec<String>, before: bool| {
+        if let Some((_, list)) = after.iter().find(|(a, _)| a.as_ref() == key) {
+            for u in list {
+                if !before {
+                    out.push(format!("{gap}\n{}", u.text()));
+                } else {
+                    out.push(format!("{}\n{gap}", u.text()));
+                }
+            }
+        }
+    };
+    let last_import = file
+        .iter()
+        .rposition(|u| u.name.is_none() && u.lines.len() == 1 && is_import(u.lines[0], lang));
+    if !imports.is_empty() && last_import.is_none() {
+        return None;
+    }
+    let first_known = replaced.first().cloned();
+    let mut pieces: Vec<String> = Vec::new();
+    for (k, u) in file.iter().enumerate() {
+        match &u.name {
+            Some(name) if block_defs.contains(name) => {
+                if Some(name) == first_known.as_ref() {
+                    new_defs(None, &mut pieces, true);
+                }
+                let mine = block.iter().find(|b| b.name.as_ref() == Some(name))?;
+                pieces.push(mine.text());
+                new_defs(Some(name), &mut pieces, false);
+            }
+            _ => pieces.push(u.text()),
+        }
+        if Some(k) == last_import {
+            for line in &imports {
+                pieces.push((*line).to_owned());
+            }
+        }
+    }
+    let mut merged = pieces.join("\n");
+    if original.ends_with('\n') {
+        merged.push('\n');
+    }
+    Some(Spliced {
+        content: merged,
+        replaced,
+        added,
+        kept,
+    })
+}
+
+/// A fenced block's body with no path line above it, placed by its definitions: when every
+/// definition it holds that any of `files` (path, content) has is a top-level definition of
+/// one file and of no other, and it splices into that file ([`splice`]), that file and the
+/// splice. Of several `blocks`, the one that changes a file, when exactly one does (a reply
+/// that shows the code as it was and then as it should be).
+pub fn place(files: &[(String, String)], blocks: &[&str]) -> Option<(String, Spliced)> {
+    let mut found: Vec<(String, Spliced)> = Vec::new();
+    for body in blocks {
+        let mut homes = files.iter().filter(|(path, text)| {
+            lang(path).is_some_and(|l| {
+                let defs = |t: &str| -> Vec<String> {
+                    units(t, l)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|u| u.name)
+                        .collect()
+                };
+                let mine = defs(body);
+                let theirs = defs(text);
+                mine.iter().any(|n| theirs.contains(n))
+            })
+        });
+        let (Some((path, text)), None) = (homes.next(), homes.next()) else {
+            continue;
+        };
+        if let Some(s) = splice(path, text, body)
+            && s.content != *text
+        {
+            found.push((path.clone(), s));
+        }
+    }
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+/// What the model is told with a change a block without a path line made.
+pub const PLACED: &str = "your code block had no path line above it; its definitions are this \
+     file's own, so they were spliced into it (block_placed_by_definitions), the rest of the \
+     file kept as it was. Next time put the file's path alone on the line above the fence";
+
+/// What the model is told with the change: which definitions its block held, and which the
+/// file kept as they were.
+pub fn describe(s: &Spliced) -> String {
+    let mut text = format!(
+        "your block held only {}, so it was spliced into the file ({PARTIAL_FILE_MERGED})",
+        s.replaced
+            .iter()
+            .chain(&s.added)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    text.push_str(&format!("; {} kept as they were", s.kept.join(", ")));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RETRY: &str = "\"\"\"Retrying.\"\"\"\n\nimport time\n\n\ndef delays(retries, base, max_delay):\n    out = []\n    delay = base\n    for _ in range(retries):\n        out.append(delay)\n        delay = delay * 2\n    return out\n\n\ndef call_with_retry(fn, retries):\n    for attempt in range(retries + 1):\n        try:\n            return fn()\n        except OSError:\n            time.sleep(1)\n";
+
+    #[test]
+    fn a_block_of_one_function_replaces_it_and_keeps_the_rest() {
+        let block = "\"\"\"Retrying.\"\"\"\n\nimport time\n\n\ndef delays(retries, base, max_delay):\n    out = []\n    delay = base\n    for _ in range(retries):\n        out.append(delay)\n        delay = min(delay * 2, max_delay)\n    return out\n";
+        let s = splice("retry.py", RETRY, block).unwrap();
+        assert_eq!(
+            s.content,
+            RETRY.replace(
+                "        delay = delay * 2\n",
+                "        delay = min(delay * 2, max_delay)\n"
+            )
+        );
+        assert_eq!(s.replaced, ["delays"]);
+        assert_eq!(s.kept, ["call_with_retry"]);
+        assert!(s.added.is_empty());
+    }
+
+    #[test]
+    fn new_functions_and_imports_go_where_the_block_puts_them() {
+        let block = "import math\n\ndef helper(x):\n    return math.ceil(x)\n\n\ndef delays(retries, base, max_delay):\n    return [helper(base)] * retries\n\n\ndef extra():\n    pass\n";
+        let s = splice("retry.py", RETRY, block).unwrap();
+        assert_eq!(s.added, ["helper", "extra"]);
+        let c = &s.content;
+        let at = |needle: &str| c.find(needle).unwrap();
+        assert!(at("import time\nimport math\n") < at("def helper"));
+        assert!(at("def helper") < at("def delays"));
+        assert!(at("def delays") < at("def extra"));
+        assert!(at("def extra") < at("def call_with_retry"));
+        assert!(c.contains("\n\n\ndef extra():\n    pass\n\n\ndef call_with_retry"));
+        assert!(c.ends_with("            time.sleep(1)\n"));
+    }
+
+    #[test]
+    fn a_block_whose_statements_are_not_the_files_is_not_spliced() {
+        // A changed module-level statement has no certain place.
+        let block = "import time\nRETRIES = 3\n\ndef delays(r, b, m):\n    return []\n";
+        assert_eq!(splice("retry.py", RETRY, block), None);
+        // A name twice in the block.
+        let twice = "def delays(r, b, m):\n    return []\n\ndef delays(r, b, m):\n    return [1]\n";
+        assert_eq!(splice("retry.py", RETRY, twice), None);
+        // No definition of the file: another file's content, not a part of this one.
+        assert_eq!(splice("retry.py", RETRY, "def other():\n    pass\n"), None);
+        // Every definition there: a whole file, nothing to splice.
+        assert_eq!(splice("retry.py", RETRY, RETRY), None);
+        // A language it does not know.
+        assert_eq!(splice("retry.txt", RETRY, "def delays():\n  x\n"), None);
+        // A new import where the file has none.
+        let plain = "def a():\n    return 1\n\n\ndef b():\n    return 2\n";
+        assert_eq!(
+            splice("m.py", plain, "import os\n\ndef a():\n    return 3\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_block_without_a_path_goes_to_the_one_file_that_defines_its_functions() {
+        let files = vec![
+            ("retry.py".to_owned(), RETRY.to_owned()),
+            ("sync.py".to_owned(), "def main():\n    pass\n".to_owned()),
+            ("notes.txt".to_owned(), "def delays\n".to_owned()),
+        ];
+        let fixed = "def delays(retries, base, max_delay):\n    return [base] * retries\n";
+        let as_it_was = "def delays(retries, base, max_delay):\n    out = []\n    delay = base\n    for _ in range(retries):\n        out.append(delay)\n        delay = delay * 2\n    return out\n";
+        let (path, s) = place(&files, &[as_it_was, fixed]).unwrap();
+        assert_eq!(path, "retry.py");
+        assert!(s.content.contains("    return [base] * retries\n\n\ndef call_with_retry"));
+        // Code of no file, or of two, or two blocks that both change: nowhere.
+        assert_eq!(place(&files, &["def other():\n    pass\n"]), None);
+        let mut two = files.clone();
+        two.push(("retry2.py".to_owned(), RETRY.to_owned()));
+        assert_eq!(place(&two, &[fixed]), None);
+        let other = "def delays(retries, base, max_delay):\n    return []\n";
+        assert_eq!(place(&files, &[fixed, other]), None);
+        // The code as the file has it: nothing to write.
+        assert_eq!(place(&files, &[as_it_was]), None);
+    }
+
+    #[test]
+    fn decorators_and_multi_line_signatures_go_with_their_function() {
+        let file = "@cache\ndef a(\n    x,\n):\n    return x\n\n\ndef b():\n    return 2\n";
+        let block = "@cache\ndef a(\n    x,\n):\n    return x + 1\n";
+        let s = splice("m.py", file, block).unwrap();
+        assert_eq!(
+            s.content,
+            "@cache\ndef a(\n    x,\n):\n    return x + 1\n\n\ndef b():\n    return 2\n"
+        );
+    }
+
+    #[test]
+    fn shell_functions_splice_to_their_closing_brace() {
+        let file = "#!/bin/sh\n. ./lib.sh\n\nlatest() {\n  sort | tail -n 1\n}\n\nshow() { echo \"$1\"; }\n\nshow \"$(latest < tags.txt)\"\n";
+        let block = "latest() {\n  sort -V | tail -n 1\n}\n";
+        let s = splice("latest.sh", file, block).unwrap();
+        assert_eq!(s.content, file.replace("sort |", "sort -V |"));
+        assert_eq!(s.kept, ["show"]);
+        // A function that never closes is not spliced.
+        assert_eq!(
+            splice("latest.sh", file, "latest() {\n  sort -V\n"),
+            None
+        );
+    }
+}
