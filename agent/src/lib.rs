@@ -23,6 +23,7 @@ pub mod found;
 mod guard;
 pub mod history;
 pub mod imports;
+pub mod inputs;
 pub mod interrupt;
 pub mod isolate;
 pub mod journal;

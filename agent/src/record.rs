@@ -135,6 +135,20 @@ const STUCK_SEED: u32 = 0x57_0c4;
 
 impl Tally {
     /// Notes that the session wrote `path`, whose content before was `pre` (`None`: new).
+    /// The files that were there at the start, changed by the session and different now
+    /// from how they started (one written back as it was is not among them).
+    pub(crate) fn modified(&self, ws: &crate::workspace::Workspace) -> Vec<String> {
+        self.changed
+            .iter()
+            .filter(|p| !self.created.contains(*p))
+            .filter(|p| match self.originals.get(*p) {
+                Some(Some(before)) => ws.read(p).ok().flatten().as_deref() != Some(before),
+                _ => true,
+            })
+            .cloned()
+            .collect()
+    }
+
     pub(crate) fn note_change(&mut self, path: &str, pre: Option<&[u8]>) {
         if self.changed.insert(path.to_owned()) {
             if pre.is_none_or(|b| b.len() <= ORIGINAL_BYTES) {

@@ -769,9 +769,7 @@ impl<'a> Session<'a> {
             let merged = (!lost.is_empty())
                 .then(|| crate::splice::splice(path, &original, content))
                 .flatten()
-                .filter(|s| {
-                    crate::whole::dropped_unnamed(&original, &s.content, &[]).is_empty()
-                });
+                .filter(|s| crate::whole::dropped_unnamed(&original, &s.content, &[]).is_empty());
             if let Some(s) = merged {
                 if s.content == original {
                     let obs = Observation::error(
@@ -1123,6 +1121,17 @@ impl<'a> Session<'a> {
                     named.join(" or ")
                 ),
             )
+        } else if let Some((summary, hint)) = {
+            let inputs = crate::inputs::only_inputs_changed(
+                task,
+                ws,
+                &self.tally.modified(ws),
+                &self.tally.created.iter().cloned().collect::<Vec<_>>(),
+                !self.probes.is_empty(),
+            );
+            (!inputs.is_empty()).then(|| crate::inputs::refusal(&inputs))
+        } {
+            ("input_edited", summary, hint)
         } else if let Some(left) =
             crate::targets::removal_left(task, ws, &changed, &self.tally.originals)
         {

@@ -417,7 +417,10 @@ mod tests {
         let as_it_was = "def delays(retries, base, max_delay):\n    out = []\n    delay = base\n    for _ in range(retries):\n        out.append(delay)\n        delay = delay * 2\n    return out\n";
         let (path, s) = place(&files, &[as_it_was, fixed]).unwrap();
         assert_eq!(path, "retry.py");
-        assert!(s.content.contains("    return [base] * retries\n\n\ndef call_with_retry"));
+        assert!(
+            s.content
+                .contains("    return [base] * retries\n\n\ndef call_with_retry")
+        );
         // Code of no file, or of two, or two blocks that both change: nowhere.
         assert_eq!(place(&files, &["def other():\n    pass\n"]), None);
         let mut two = files.clone();
@@ -448,9 +451,6 @@ mod tests {
         assert_eq!(s.content, file.replace("sort |", "sort -V |"));
         assert_eq!(s.kept, ["show"]);
         // A function that never closes is not spliced.
-        assert_eq!(
-            splice("latest.sh", file, "latest() {\n  sort -V\n"),
-            None
-        );
+        assert_eq!(splice("latest.sh", file, "latest() {\n  sort -V\n"), None);
     }
 }

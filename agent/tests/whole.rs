@@ -480,7 +480,10 @@ fn a_block_without_a_path_line_whose_functions_are_one_files_goes_there() {
     const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
     let dir = repo(
         "whole-placed",
-        &[("calc.py", CALC), ("main.py", "from calc import add\nprint(add(1, 2))\n")],
+        &[
+            ("calc.py", CALC),
+            ("main.py", "from calc import add\nprint(add(1, 2))\n"),
+        ],
     );
     let reply = "The add function should look like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n";
     let e = engine(&[reply, "DONE"]);
@@ -504,13 +507,14 @@ fn a_block_without_a_path_line_whose_functions_are_one_files_goes_there() {
             "partial_file_merged".to_owned()
         ]]
     );
-    assert!(prompts(&e)[1].contains("had no path line above it"), "{}", prompts(&e)[1]);
+    assert!(
+        prompts(&e)[1].contains("had no path line above it"),
+        "{}",
+        prompts(&e)[1]
+    );
 
     // Two files define add: no place is certain.
-    let dir = repo(
-        "whole-placed-two",
-        &[("calc.py", CALC), ("calc2.py", CALC)],
-    );
+    let dir = repo("whole-placed-two", &[("calc.py", CALC), ("calc2.py", CALC)]);
     let e = engine(&[reply]);
     let mut c = cfg("Fix add in calc.py");
     c.max_turns = 1;
@@ -714,7 +718,8 @@ fn a_block_that_would_lose_a_function_is_refused() {
 fn a_block_of_only_the_fixed_function_is_spliced_into_the_file() {
     const RETRY: &str = "import time\n\n\ndef delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = d * 2\n    return out\n\n\ndef call_with_retry(fn):\n    time.sleep(1)\n    return fn()\n";
     let fixed_fn = "def delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = min(d * 2, cap)\n    return out\n";
-    let task = "delays(5, 1, 5) in retry.py gives [1, 2, 4, 8, 16]: no wait may be longer than cap.";
+    let task =
+        "delays(5, 1, 5) in retry.py gives [1, 2, 4, 8, 16]: no wait may be longer than cap.";
 
     let dir = repo("whole-spliced", &[("retry.py", RETRY)]);
     let reply = format!("retry.py\n```python\nimport time\n\n\n{fixed_fn}```\n");
