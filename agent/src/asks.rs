@@ -252,8 +252,8 @@ const NOT_A_NAME: &[&str] = &[
 /// The names `task` says to add (`Add a function square(x)`, `add a --shout flag`, `Add a
 /// parameter currency to …`): after `add`/`create`/`define`/`write`, at most two words, then a
 /// kind of thing ([`KIND_WORDS`]) with its name beside it — an identifier after it (called or
-/// named, or with its argument list), or a long option (`--shout`) before or after it. A
-/// one-letter option is left out: a shell script may take `-c` as `c)` in `getopts`. A DONE
+/// named, or with its argument list), or an option (`--shout`, `-n`) before or after it (a
+/// one-letter one counts only where a file parses it: [`parses_short_option`]). A DONE
 /// while no file the session changed holds one of them is refused (`name_missing`): the
 /// 0.5B, asked to add square(x), changed `double` to square its argument and said DONE.
 pub fn names_to_add(task: &str) -> Vec<String> {
@@ -279,8 +279,8 @@ fn added(task: &str) -> Vec<(String, bool)> {
         let Some(kind) = (k + 1..(k + 4).min(lower.len())).find(|&j| is_kind(&lower[j])) else {
             continue;
         };
-        // A long option just before the kind: `a --shout flag`.
-        if kind > k + 1 && long_option(words[kind - 1]) {
+        // An option just before the kind: `a --shout flag`, `a -n option`.
+        if kind > k + 1 && (long_option(words[kind - 1]) || short_option(words[kind - 1])) {
             push(words[kind - 1], false);
             continue;
         }
@@ -294,7 +294,7 @@ fn added(task: &str) -> Vec<(String, bool)> {
         let Some(next) = words.get(after) else {
             continue;
         };
-        if long_option(next) {
+        if long_option(next) || short_option(next) {
             push(next, false);
             continue;
         }
@@ -313,6 +313,45 @@ fn added(task: &str) -> Vec<(String, bool)> {
 /// One of [`KIND_WORDS`], or its plural.
 fn is_kind(w: &str) -> bool {
     KIND_WORDS.contains(&w) || w.strip_suffix('s').is_some_and(|s| KIND_WORDS.contains(&s))
+}
+
+/// `-n`: a dash and one letter.
+fn short_option(w: &str) -> bool {
+    w.strip_prefix('-')
+        .is_some_and(|rest| rest.len() == 1 && rest.starts_with(|c: char| c.is_ascii_alphabetic()))
+}
+
+/// `text` parses the one-letter option `-x` (`short`), not only mentions it (`[ -n "$f" ]` is
+/// a test, not an option): quoted (`"-n"`, Python's argparse or a comparison), compared to
+/// (`[ "$1" = -n ]`), as a `case`
+/// pattern (`-n)`, `-n|--dry-run)`), or in a `getopts` option string (`getopts vn opt`).
+fn parses_short_option(text: &str, short: &str) -> bool {
+    let Some(letter) = short.strip_prefix('-').and_then(|r| r.chars().next()) else {
+        return false;
+    };
+    let quoted = [
+        format!("\"{short}\""),
+        format!("'{short}'"),
+        format!("= {short} "),
+        format!("= {short}]"),
+    ];
+    if quoted.iter().any(|q| text.contains(q.as_str())) {
+        return true;
+    }
+    text.lines().any(|line| {
+        let t = line.trim_start();
+        let pattern = t
+            .split(')')
+            .next()
+            .is_some_and(|p| !p.contains(' ') && p.split('|').any(|alt| alt == short))
+            && t.contains(')');
+        let getopts = t
+            .split_whitespace()
+            .skip_while(|w| *w != "getopts")
+            .nth(1)
+            .is_some_and(|opts| opts.trim_matches(['"', '\'']).contains(letter));
+        pattern || getopts
+    })
 }
 
 /// `--word` or `--two-words`.
@@ -360,6 +399,8 @@ pub fn names_missing(task: &str, ws: &Workspace, files: &[String]) -> Vec<String
             !texts.iter().any(|t| {
                 if *defined {
                     crate::whole::definitions(t).contains(n)
+                } else if short_option(n) {
+                    parses_short_option(t, n)
                 } else {
                     holds_word(t, n)
                 }
@@ -912,9 +953,10 @@ mod tests {
             ["currency"]
         );
         assert_eq!(n("Define a constant called MAX_RETRIES."), ["MAX_RETRIES"]);
-        // No name, a one-letter option, a negation, no kind: nothing to look for.
+        assert_eq!(n("Add a -n option to clean.sh for a dry run"), ["-n"]);
+        assert_eq!(n("add an option -q"), ["-q"]);
+        // No name, a negation, no kind: nothing to look for.
         assert!(n("Add a function that doubles its argument.").is_empty());
-        assert!(n("Add a -c option to todo.sh").is_empty());
         assert!(n("Do not add a function square(x).").is_empty());
         assert!(n("Add square to the list.").is_empty());
     }
@@ -941,6 +983,29 @@ mod tests {
             names_missing(flag, &ws, &["greet.py".to_owned()]),
             ["--shout"]
         );
+    }
+
+    /// The 1.5B on clean-dry-run-sh: asked for a -n option, it changed what clean.sh prints
+    /// and never parsed -n; clean.sh's `[ -n "$f" ]` is a test, not the option.
+    #[test]
+    fn a_one_letter_option_counts_only_where_it_is_parsed() {
+        let (_dir, ws) = repo(&[
+            ("test_only.sh", "if [ -n \"$f\" ]; then echo x; fi\n"),
+            (
+                "getopts.sh",
+                "while getopts \"vn\" opt; do\n  case $opt in\n    n) DRY=1 ;;\n  esac\ndone\n",
+            ),
+            ("case.sh", "case $1 in\n  -n|--dry-run) DRY=1 ;;\nesac\n"),
+            ("argparse.py", "p.add_argument('-n', action='store_true')\n"),
+            ("compare.sh", "if [ \"$1\" = -n ]; then DRY=1; shift; fi\n"),
+        ]);
+        let task = "Add a -n option to the script for a dry run.";
+        let missing = |f: &str| names_missing(task, &ws, &[f.to_owned()]);
+        assert_eq!(missing("test_only.sh"), ["-n"]);
+        assert!(missing("getopts.sh").is_empty());
+        assert!(missing("case.sh").is_empty());
+        assert!(missing("argparse.py").is_empty());
+        assert!(missing("compare.sh").is_empty());
     }
 
     #[test]
