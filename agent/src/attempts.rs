@@ -80,6 +80,13 @@ pub fn layout(configured: bool, number: u32) -> bool {
     configured ^ number.is_multiple_of(2)
 }
 
+/// Whether attempt `number` shows only the files the task points at ([`Config::focus`]):
+/// attempts 3 and 4 (then 7 and 8, …), so that each layout runs once focused and once not
+/// within four attempts, and the first attempt is the configured session's.
+pub fn focus(number: u32) -> bool {
+    number.saturating_sub(1) / 2 % 2 == 1
+}
+
 /// The policy each attempt's session runs under. An attempt works in a disposable copy, so
 /// its edits need nobody's approval (`ask` runs as `edits`: edits automatic, commands still
 /// asked unless `--allow-run` matches); what reaches the real tree is asked for once, as the
@@ -302,6 +309,7 @@ fn prepare(ws: &Workspace, cfg: &Config, number: u32) -> Result<Prepared, Isolat
     let mut session = cfg.clone();
     session.sampling = sampling(&cfg.sampling, number);
     session.files_apart = layout(cfg.files_apart, number);
+    session.focus = cfg.focus || focus(number);
     session.policy = attempt_policy(&cfg.policy);
     Ok(Prepared {
         number,

@@ -40,6 +40,12 @@ pub struct Config {
     /// the files). The two layouts solve different tasks on the agent suite, so attempts
     /// alternate them ([`crate::attempts::layout`]).
     pub files_apart: bool,
+    /// The whole protocol's first message shows whole only the files the task points at (the
+    /// files it names, what they import or source, what defines its identifiers), sources
+    /// before tests; the rest only in the map. The 1.5B, shown every file of backoff-cap,
+    /// changed settings.ini's numbers instead of retry.py; attempts 3 and 4 focus
+    /// ([`crate::attempts::focus`]).
+    pub focus: bool,
     /// After the first turn, each prompt is the first message made again from the files as
     /// they are now, with what came of the earlier replies told inside it, instead of the
     /// conversation so far ([`crate::history::restated`]): nothing the model wrote or was told
@@ -65,6 +71,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// The whole protocol's first-message layout this configuration asks for.
+    pub fn layout(&self) -> crate::whole::Layout {
+        crate::whole::Layout {
+            apart: self.files_apart,
+            focus: self.focus,
+        }
+    }
+
     pub fn new(task: &str, policy: Policy) -> Config {
         Config {
             task: task.to_owned(),
@@ -83,6 +97,7 @@ impl Config {
             output_budget: crate::observe::DEFAULT_OUTPUT_BUDGET,
             context_budget: None,
             files_apart: false,
+            focus: false,
             restate: false,
             lint: true,
             probes: true,

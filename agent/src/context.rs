@@ -146,6 +146,9 @@ fn outline(path: &str, text: &str) -> Vec<String> {
     names
 }
 
+/// Why a file named in the task is in the start context.
+const NAMED: &str = "named in the task";
+
 /// Why a file is in the start context, and the line to focus on when it is not shown whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Relevant {
@@ -170,7 +173,7 @@ pub(crate) fn relevant_files(task: &str, files: &[(String, Option<String>, u64)]
             if named && text.is_some() && !out.iter().any(|r| &r.path == path) {
                 out.push(Relevant {
                     path: path.clone(),
-                    why: "named in the task".to_owned(),
+                    why: NAMED.to_owned(),
                     focus: 0,
                     hops: 0,
                 });
@@ -258,6 +261,25 @@ pub(crate) fn relevant_files(task: &str, files: &[(String, Option<String>, u64)]
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
     out.extend(scored.into_iter().map(|(_, r)| r));
     out
+}
+
+/// Narrows `relevant` ([`relevant_files`]) to the files the task points at: those it names,
+/// what they import or source, and those that define its identifiers (a file that only uses
+/// one is left out); test files after the others, each group in its order. `false`, and
+/// `relevant` untouched, when none is left.
+pub(crate) fn focus(relevant: &mut Vec<Relevant>) -> bool {
+    let pointed: Vec<Relevant> = relevant
+        .iter()
+        .filter(|r| r.hops > 0 || r.why == NAMED || r.why.starts_with("defines "))
+        .cloned()
+        .collect();
+    if pointed.is_empty() {
+        return false;
+    }
+    let test = |r: &Relevant| crate::probe::is_test(&[format!("./{}", r.path)]);
+    let (tests, sources): (Vec<Relevant>, Vec<Relevant>) = pointed.into_iter().partition(test);
+    *relevant = sources.into_iter().chain(tests).collect();
+    true
 }
 
 /// The repository paths a Python file's `import a.b` and `from a.b import c` lines may

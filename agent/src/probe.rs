@@ -1127,12 +1127,18 @@ const BROKEN_CODE: &[&str] = &[
 /// a command or function that does not exist, or the syntax.
 const BROKEN_SHELL: &[&str] = &["not found", "yntax error", "unexpected"];
 
+/// What [`now_broken`] says of a command that finished before and now runs until stopped.
+const HANGS: &str = "it now never finishes (stopped after the time limit), and it finished \
+     before: a function that calls itself, or a loop that never ends";
+
 /// The task's commands (and the repository's tests) that ran before the session without a
 /// broken-code error ([`BROKEN_CODE`], or a shell's [`BROKEN_SHELL`] line about the
 /// command's script) and end in one now, each with the error's line: the 0.5B removed
 /// `import argparse` from cli.py, the command the task names crashed with a NameError, and
 /// its DONE was taken because the output had changed; the 1.5B made archive.sh call a
 /// function it never defined (`archive.sh: 13: ensure_dir_middle: not found`), the same.
+/// A command that finished before and now runs until it is stopped is broken too: the 1.5B
+/// made archive_path call itself, `sh archive.sh photos/` hung, and its implied DONE was taken.
 pub fn now_broken<'r>(
     probes: &[Probe],
     before: &[ProbeRun],
@@ -1159,6 +1165,9 @@ pub fn now_broken<'r>(
             if b.timed_out || broken(&p.argv, &b.output).is_some() {
                 return None;
             }
+            if n.timed_out {
+                return Some((n, HANGS.to_owned()));
+            }
             broken(&p.argv, &n.output).map(|e| (n, e))
         })
         .collect()
@@ -1177,8 +1186,8 @@ pub fn broken_code_refusal(broken: &[(&ProbeRun, String)]) -> crate::act::Observ
             "DONE refused: your change broke the code, it did not crash this way before ({})",
             said.join("; ")
         ),
-        "put back what the error says is missing (an import, a name, a definition) and keep \
-         the rest of the file as it was, then DONE",
+        "put back what the error says is missing (an import, a name, a definition), or undo \
+         the call or loop that never ends, and keep the rest of the file as it was, then DONE",
     )
 }
 
@@ -1848,6 +1857,18 @@ mod tests {
         assert!(now_broken(std::slice::from_ref(&sh), &before, &other).is_empty());
         let was = [run(&sh.command, 2, "archive.sh: 13: f: not found")];
         assert!(now_broken(std::slice::from_ref(&sh), &was, &was).is_empty());
+        // A command that finished and now hangs (archive_path calling itself); one that hung
+        // before already is not this.
+        let hung = [ProbeRun {
+            command: sh.command.clone(),
+            code: None,
+            timed_out: true,
+            output: String::new(),
+        }];
+        let found = now_broken(std::slice::from_ref(&sh), &before, &hung);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].1.starts_with("it now never finishes"));
+        assert!(now_broken(std::slice::from_ref(&sh), &hung, &hung).is_empty());
     }
 
     #[test]

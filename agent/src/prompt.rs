@@ -68,18 +68,18 @@ impl Protocol {
         }
     }
 
-    /// The first user message, its start context within `budget` characters (`files_apart`:
-    /// [`crate::Config::files_apart`]).
+    /// The first user message, its start context within `budget` characters (`layout`:
+    /// [`crate::Config::layout`], the whole protocol's).
     pub fn task_message(
         self,
         ws: &Workspace,
         task: &str,
         budget: usize,
-        files_apart: bool,
+        layout: crate::whole::Layout,
     ) -> String {
         match self {
             Protocol::Text => task_message(ws, task, budget),
-            Protocol::Whole => crate::whole::task_message(ws, task, budget, files_apart),
+            Protocol::Whole => crate::whole::task_message(ws, task, budget, layout),
             Protocol::Tools => crate::calls::task_message(ws, task, budget),
         }
     }

@@ -103,7 +103,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
             &task,
             cfg.context_budget
                 .unwrap_or(protocol.default_context_budget()),
-            cfg.files_apart,
+            cfg.layout(),
         )
     });
     let mut history = protocol.history(

@@ -90,7 +90,7 @@ pub async fn run(
     let context = context_chars(engine, cfg);
     let task_message = cfg
         .protocol
-        .task_message(ws, &cfg.task, context, cfg.files_apart);
+        .task_message(ws, &cfg.task, context, cfg.layout());
     // The task's own commands, run on the files as they are: what they print joins the
     // first message, and later runs are compared with it.
     let probes = session_probes(ws, cfg);
@@ -336,7 +336,7 @@ impl Session<'_> {
         let context = context_chars(self.engine, cfg);
         let message = cfg
             .protocol
-            .task_message(self.ws, &cfg.task, context, cfg.files_apart);
+            .task_message(self.ws, &cfg.task, context, cfg.layout());
         if act::tree_fingerprint(self.ws) != self.start_tree {
             return message;
         }

@@ -104,17 +104,18 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
 /// with an assistant's acknowledgement between, as aider does. On the agent suite the two
 /// layouts solve about as many tasks, but not the same ones (benches/README.md, "the first
 /// message"), so attempts alternate them.
-pub fn task_message(ws: &Workspace, task: &str, budget: usize, apart: bool) -> String {
-    if !apart {
-        return files_message(
+pub fn task_message(ws: &Workspace, task: &str, budget: usize, layout: Layout) -> String {
+    if !layout.apart {
+        return files_message_in(
             ws,
             task,
             budget,
+            layout.focus,
             "Reply with each file you change or create: its path on a line by itself, then its \
              complete new content in a fenced code block.",
         );
     }
-    let files = files_and_map(ws, task, budget);
+    let files = files_and_map(ws, task, budget, layout.focus);
     format!(
         "{}{TURN_BREAK}{task}\nReply with only the files you change or create, each with the \
          change made: its path on a line by itself, then its complete new content in a fenced \
@@ -134,16 +135,38 @@ pub const ACKNOWLEDGEMENT: &str = "Ok, I have the files. What should I do?";
 /// The files as they are, then the task again and `closing`: the first message of the
 /// protocols that show files unnumbered.
 pub fn files_message(ws: &Workspace, task: &str, budget: usize, closing: &str) -> String {
-    let files = files_and_map(ws, task, budget);
+    files_message_in(ws, task, budget, false, closing)
+}
+
+/// [`files_message`], focused or not ([`Layout::focus`]).
+fn files_message_in(
+    ws: &Workspace,
+    task: &str,
+    budget: usize,
+    focus: bool,
+    closing: &str,
+) -> String {
+    let files = files_and_map(ws, task, budget, focus);
     // The task again last, where a small model's attention is, with what to reply.
     format!("Task: {task}\n\n{files}\nThe task again: {task}\n{closing}")
 }
 
+/// How the first message lays the files out ([`crate::Config::layout`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// The files, an acknowledgement, then the task as a message of its own.
+    pub apart: bool,
+    /// Only the files the task points at shown whole, sources before tests.
+    pub focus: bool,
+}
+
 /// The repository map, the files shown whole within `budget`, and the names of those left
-/// out.
-fn files_and_map(ws: &Workspace, task: &str, budget: usize) -> String {
+/// out. `focus`: only the files the task points at ([`crate::context::focused`]), when it
+/// points at any.
+fn files_and_map(ws: &Workspace, task: &str, budget: usize, focus: bool) -> String {
     let files = repository_files(ws);
-    let relevant = relevant_files(task, &files);
+    let mut relevant = relevant_files(task, &files);
+    let focused = focus && crate::context::focus(&mut relevant);
     let map = repository_map(&files, budget / 5);
     let mut order: Vec<(&str, &str)> = Vec::new();
     let text_of = |p: &str| {
@@ -163,9 +186,13 @@ fn files_and_map(ws: &Workspace, task: &str, budget: usize) -> String {
         .filter_map(|(p, t, _)| t.as_deref().map(|t| (p.as_str(), t)))
         .collect();
     rest.sort_by_key(|(p, t)| (t.len(), *p));
-    order.extend(rest);
     let mut shown = String::new();
     let mut left_out: Vec<&str> = Vec::new();
+    if focused {
+        left_out.extend(rest.iter().map(|(p, _)| *p));
+    } else {
+        order.extend(rest);
+    }
     let room = budget.saturating_sub(map.len());
     for (path, text) in order {
         let block = fenced(path, text);

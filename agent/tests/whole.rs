@@ -559,6 +559,70 @@ fn the_files_apart_layout_sends_the_task_as_a_message_of_its_own() {
     assert!(agent::attempts::layout(true, 1) && !agent::attempts::layout(true, 4));
 }
 
+/// `focus`: the files the task names and what they import are shown whole, the module before
+/// its test; a file that only uses the task's identifiers (sync.py) and one the task never
+/// points at (settings.ini) are named, not shown. Attempts 3 and 4 focus; a task that points
+/// at nothing shows every file.
+#[test]
+fn the_focused_layout_shows_only_the_files_the_task_points_at() {
+    let files = [
+        (
+            "test_retry.py",
+            "from retry import delays\nassert delays(3, 1, 2) == [1, 2, 2]\n",
+        ),
+        (
+            "retry.py",
+            "def delays(n, base, cap):\n    return [base * 2**i for i in range(n)]\n",
+        ),
+        (
+            "sync.py",
+            "from retry import delays\nprint(delays(2, 1, 5))\n",
+        ),
+        ("settings.ini", "[retry]\nmax_delay = 5\n"),
+    ];
+    let dir = repo("whole-focus", &files);
+    let e = engine(&["DONE"]);
+    let mut c = cfg("python3 test_retry.py fails: delays in retry.py never caps the wait.");
+    c.focus = true;
+    c.max_turns = 1;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    let at = |needle: &str| p.find(needle);
+    assert!(
+        at("retry.py\n```\n").unwrap() < at("test_retry.py\n```\n").unwrap(),
+        "{p}"
+    );
+    assert!(
+        at("sync.py\n```").is_none() && at("settings.ini\n```").is_none(),
+        "{p}"
+    );
+    assert!(
+        p.contains("Not shown (READ them if you need them): settings.ini, sync.py"),
+        "{p}"
+    );
+
+    // Not focused: every file whole, as the task names them first.
+    let e = engine(&["DONE"]);
+    c.focus = false;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(
+        p.contains("settings.ini\n```") && p.contains("sync.py\n```"),
+        "{p}"
+    );
+    assert!(p.find("test_retry.py\n```").unwrap() < p.find("\nretry.py\n```").unwrap());
+
+    // A task that points at no file: focus changes nothing.
+    let e = engine(&["DONE"]);
+    c.focus = true;
+    c.task = "Make the waits shorter.".to_owned();
+    session(&e, dir.path(), &c);
+    assert!(prompts(&e)[0].contains("settings.ini\n```"));
+
+    let focused: Vec<u32> = (1..=8).filter(|&n| agent::attempts::focus(n)).collect();
+    assert_eq!(focused, [3, 4, 7, 8]);
+}
+
 /// A block headed by a directory (`docs/`) is refused before anything is written (it once
 /// made `docs`, failed to write, and reported a rollback failure), and a file where a
 /// directory is needed fails with everything as it was.

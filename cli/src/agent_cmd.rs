@@ -291,6 +291,11 @@ pub struct RunArgs {
     /// use the other layout.
     #[arg(long)]
     pub files_apart: bool,
+    /// Whole protocol: show whole only the files the task points at (the files it names,
+    /// what they import or source, what defines its identifiers), sources before tests; the
+    /// others appear only in the repository map. With --attempts, attempts 3 and 4 focus.
+    #[arg(long)]
+    pub focus: bool,
     /// After the first turn, send the first message again, made from the files as they are
     /// now and telling what came of the earlier replies, instead of the conversation so far.
     /// Small models copy their last reply or its answer from a conversation; this leaves
@@ -506,6 +511,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.reply_reserve = reply_reserve(a.reply_reserve, engine.info().n_ctx);
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
+    cfg.focus = a.focus;
     cfg.restate = restate(a.restate, a.no_restate, profile);
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
