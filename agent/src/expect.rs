@@ -235,6 +235,98 @@ pub fn refusal(unmet: &[(Expected, &ProbeRun)]) -> crate::act::Observation {
     )
 }
 
+/// Words that say a command's output leaves out a text the task quotes.
+const MISSING_WORDS: &[&str] = &[
+    "missing",
+    "drop",
+    "drops",
+    "dropped",
+    "lost",
+    "lose",
+    "loses",
+    "omit",
+    "omits",
+    "omitted",
+    "truncated",
+    "truncates",
+    "absent",
+    "disappear",
+    "disappears",
+    "vanish",
+    "vanishes",
+    "never",
+];
+
+/// The texts `task` quotes (double quotes, six characters or more) as left out of
+/// `probe`'s output: in the sentence that writes the command, or the next, beside a word
+/// that says so ([`MISSING_WORDS`]). `` `python3 notice.py` drops text: "without a fine." and
+/// the closing "Thank you." never appear in the box`` gives both.
+pub fn missing(task: &str, probe: &Probe) -> Vec<String> {
+    if probe.found || probe.keep || probe.plain || probe.sibling || !probe.symptom {
+        return Vec::new();
+    }
+    let Some(at) = task.find(&probe.command) else {
+        return Vec::new();
+    };
+    let bounds = sentence_bounds(task);
+    let Some(k) = bounds.iter().position(|r| r.contains(&at)) else {
+        return Vec::new();
+    };
+    let end = bounds.get(k + 1).unwrap_or(&bounds[k]).end;
+    let says = word_spans(&task[bounds[k].start..end])
+        .into_iter()
+        .any(|(_, w)| {
+            let w = w
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            MISSING_WORDS.contains(&w.as_str())
+        });
+    if !says {
+        return Vec::new();
+    }
+    crate::probe::quoted_near(task, at)
+}
+
+/// The texts the task says a command leaves out ([`missing`]) that it left out before the
+/// session and still leaves out, each with the run: the 1.5B on notice-wrap.
+pub fn still_missing<'r>(
+    task: &str,
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(String, &'r ProbeRun)> {
+    let mut out = Vec::new();
+    for p in probes {
+        let (Some(b), Some(n)) = (
+            before.iter().find(|r| r.command == p.command),
+            now.iter().find(|r| r.command == p.command),
+        ) else {
+            continue;
+        };
+        for text in missing(task, p) {
+            if !crate::probe::prints(&b.output, &text) && !crate::probe::prints(&n.output, &text) {
+                out.push((text, n));
+            }
+        }
+    }
+    out
+}
+
+/// The observation of a DONE refused because a command still leaves out a text the task
+/// says it leaves out (`output_missing`).
+pub fn missing_refusal(missing: &[(String, &ProbeRun)]) -> crate::act::Observation {
+    let texts: Vec<String> = missing.iter().map(|(t, _)| format!("\"{t}\"")).collect();
+    crate::probe::runs_refusal(
+        missing.iter().map(|(_, r)| *r),
+        format!(
+            "DONE refused: the task says the output leaves out {}, and it still does",
+            texts.join(" and ")
+        ),
+        "find where the code loses that text and change it until the command prints it, then \
+         DONE",
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -326,5 +418,37 @@ mod tests {
         assert!(!shows("count: 12\n", &e("2", false)));
         assert!(!shows("count: 2.5\n", &e("2", false)));
         assert!(shows("Hello, Ann!\n", &e("Hello, Ann", false)));
+    }
+
+    /// notice-wrap: the quoted texts the task says never appear must appear once done; a
+    /// text printed before the session, or a sentence that says nothing is missing, is not
+    /// this.
+    #[test]
+    fn texts_the_task_says_are_left_out_must_be_printed() {
+        let task = "`python3 notice.py` drops text: \"without a fine.\" and the closing \"Thank you.\" never appear in the box. All of notice.txt should be shown.";
+        let p = probe("python3 notice.py");
+        assert_eq!(missing(task, &p), ["without a fine.", "Thank you."]);
+        let run = |out: &str| ProbeRun {
+            command: p.command.clone(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let before = [run("| The library will be closed |\n")];
+        let still = [run("| The library will be closed |\n| Thank you. |\n")];
+        let found = still_missing(task, std::slice::from_ref(&p), &before, &still);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, "without a fine.");
+        assert!(
+            missing_refusal(&found)
+                .summary
+                .contains("leaves out \"without a fine.\"")
+        );
+        let done = [run("| without a fine. |\n| Thank you. |\n")];
+        assert!(still_missing(task, std::slice::from_ref(&p), &before, &done).is_empty());
+        // Printed before already: not what the task means by missing.
+        assert!(still_missing(task, std::slice::from_ref(&p), &done, &before).is_empty());
+        let plain = "`python3 notice.py` prints \"Thank you.\" twice.";
+        assert!(missing(plain, &p).is_empty());
     }
 }

@@ -739,7 +739,7 @@ fn says_it_is_stray(task: &str, at: usize) -> bool {
 /// `output` holds `quoted`: as it is, or — for a text ending in `...` or `…`, which stands
 /// for what varies (`"words: ..."`) — as the start of one of its lines (its part before the
 /// dots, at least three characters).
-fn prints(output: &str, quoted: &str) -> bool {
+pub(crate) fn prints(output: &str, quoted: &str) -> bool {
     let pattern = quoted
         .strip_suffix("...")
         .or_else(|| quoted.strip_suffix('…'))
@@ -797,7 +797,7 @@ pub fn stray_refusal(stray: &[(&ProbeRun, String)]) -> crate::act::Observation {
 
 /// The double-quoted texts (straight or curly quotes, 6 characters or more) of the sentence
 /// holding byte `at` of `task` and of the next.
-fn quoted_near(task: &str, at: usize) -> Vec<String> {
+pub(crate) fn quoted_near(task: &str, at: usize) -> Vec<String> {
     let bounds = sentence_bounds(task);
     let Some(k) = bounds.iter().position(|r| r.contains(&at)) else {
         return Vec::new();

@@ -1315,6 +1315,12 @@ impl<'a> Session<'a> {
             self.tally.probe_refused += 1;
             return Some(("expected_output", crate::expect::refusal(&unmet)));
         }
+        let missing =
+            crate::expect::still_missing(&self.cfg.task, &self.probes, &self.before, &now);
+        if !missing.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("output_missing", crate::expect::missing_refusal(&missing)));
+        }
         let stray = crate::probe::stray_printed(&self.probes, &self.before, &now);
         if !stray.is_empty() {
             self.tally.probe_refused += 1;
