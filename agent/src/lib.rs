@@ -33,6 +33,7 @@ pub mod policy;
 pub mod probe;
 pub mod prompt;
 mod record;
+pub mod renames;
 pub mod resume;
 pub mod run;
 pub mod sandbox;

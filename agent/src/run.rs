@@ -1121,6 +1121,19 @@ impl<'a> Session<'a> {
                     named.join(" or ")
                 ),
             )
+        } else if let Some((file, line, text)) = crate::renames::left(task, ws).first().cloned() {
+            let (old, new) = crate::renames::asked(task).unwrap_or_default();
+            (
+                "name_left",
+                format!(
+                    "the task renames {old} to {new}, and {file} still uses {old} (line {line}: \
+                     `{text}`)"
+                ),
+                format!(
+                    "write {file} with {old} renamed to {new}: its path on a line by itself, \
+                     then its complete new content in a fenced code block"
+                ),
+            )
         } else if let Some((summary, hint)) = {
             let inputs = crate::inputs::only_inputs_changed(
                 task,

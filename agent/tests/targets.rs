@@ -411,3 +411,36 @@ fn a_symptom_fixed_in_the_programs_input_is_refused() {
     assert_eq!(read(dir.path(), "tags.txt"), TAGS);
     assert_eq!(read(dir.path(), "latest.sh"), FIXED);
 }
+
+/// The 1.5B on rename-config-key: the key renamed in config.json and config.py, DONE with
+/// client.py still reading the old one. Refused (`name_left`, file and line named); taken once
+/// client.py reads the new key.
+#[test]
+fn a_rename_left_in_one_file_is_refused() {
+    const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+    let dir = repo(
+        "targets-rename-key",
+        &[
+            ("config.json", "{\"timeout\": 5}\n"),
+            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
+            ("client.py", CLIENT),
+        ],
+    );
+    let first = "config.json\n```\n{\"timeout_seconds\": 5}\n```\nconfig.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\nDONE";
+    let fixed = CLIENT.replace("['timeout']", "['timeout_seconds']");
+    let second = format!("{}DONE", python_block("client.py", &fixed));
+    let e = engine(&[first, second.as_str()]);
+    let task =
+        "Rename the setting `timeout` to `timeout_seconds` everywhere (config.json and the code).";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["name_left"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(
+            "the task renames timeout to timeout_seconds, and client.py still uses timeout (line 2"
+        ),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "client.py"), fixed);
+}

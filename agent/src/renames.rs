@@ -1,0 +1,175 @@
+//! A name the task renames (`Rename the setting `timeout` to `timeout_seconds` everywhere`),
+//! checked at DONE: once the new name is in some file, no file may still use the old one
+//! where a name stands — quoted (`"timeout"`, `'timeout'`, `` `timeout` ``), called
+//! (`timeout(`), as an attribute (`.timeout`), defined or imported (`def timeout`,
+//! `import timeout`) or set at the start of a line (`timeout = 5`, `timeout: 5`). The word in
+//! prose (`(timeout 5 s)`) is not a use. Test files are left out: a test may keep the old
+//! name to show it is refused.
+//!
+//! The 1.5B on rename-config-key renamed the key in config.json and config.py and said DONE
+//! with client.py, health.py and README.md still reading `timeout`. Like the rest of
+//! [`crate::asks`], the rule only refuses a DONE (fed back, never a stop) and never acts.
+
+use crate::probe::word_spans;
+use crate::workspace::Workspace;
+
+/// Words between `rename` and the old name that are not the name.
+const KINDS: &[&str] = &[
+    "the",
+    "a",
+    "setting",
+    "settings",
+    "key",
+    "config",
+    "configuration",
+    "option",
+    "function",
+    "method",
+    "class",
+    "variable",
+    "field",
+    "constant",
+    "parameter",
+    "argument",
+    "attribute",
+    "property",
+    "column",
+    "flag",
+];
+
+/// The largest file read for leftovers.
+const MAX_BYTES: usize = 64 * 1024;
+
+fn ident(w: &str) -> bool {
+    w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn bare(w: &str) -> &str {
+    w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')' | ',' | '.' | ';' | ':'))
+}
+
+/// (old, new) when `task` says `rename [kind] OLD to NEW` with both names identifiers (not
+/// files: a path with an extension is a move, [`crate::asks::rename_left`]'s).
+pub fn asked(task: &str) -> Option<(String, String)> {
+    let words: Vec<&str> = word_spans(task).into_iter().map(|(_, w)| w).collect();
+    let lower: Vec<String> = words.iter().map(|w| bare(w).to_lowercase()).collect();
+    let at = lower.iter().position(|w| w == "rename")?;
+    let to = (at + 1..(at + 6).min(words.len())).find(|&j| lower[j] == "to")?;
+    let old = (at + 1..to)
+        .map(|j| bare(words[j]))
+        .rfind(|w| ident(w) && !KINDS.contains(&w.to_lowercase().as_str()))?;
+    let new = bare(words.get(to + 1)?);
+    (ident(new) && old != new).then(|| (old.to_owned(), new.to_owned()))
+}
+
+/// Whether `line` uses `name` where a name stands (see the module's documentation).
+fn uses(line: &str, name: &str) -> bool {
+    let idc = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    line.match_indices(name).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        if before.is_some_and(|c| idc(c) || c == '-') || after.is_some_and(|c| idc(c) || c == '-') {
+            return false;
+        }
+        let quoted = matches!(
+            (before, after),
+            (Some('"'), Some('"')) | (Some('\''), Some('\'')) | (Some('`'), Some('`'))
+        );
+        let head = line[..i].trim_end();
+        let called = after == Some('(') || before == Some('.');
+        let defined = ["def", "class", "import", "function"]
+            .iter()
+            .any(|k| head.ends_with(k) && head.len() < i);
+        let set = line[..i].trim().is_empty()
+            && line[i + name.len()..].trim_start().starts_with(['=', ':']);
+        quoted || called || defined || set
+    })
+}
+
+/// Each file of `ws` (test files left out) that still uses `old` where a name stands, with
+/// its first such line (number from 1, and text), when `task` renames `old` to `new` and some
+/// file has `new`. Empty otherwise.
+pub fn left(task: &str, ws: &Workspace) -> Vec<(String, usize, String)> {
+    let Some((old, new)) = asked(task) else {
+        return Vec::new();
+    };
+    let files: Vec<(String, String)> = ws
+        .files("")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| !crate::probe::is_test(&[format!("./{f}")]))
+        .filter_map(|f| {
+            let bytes = ws.read(&f).ok().flatten()?;
+            (bytes.len() <= MAX_BYTES).then_some(())?;
+            Some((f, String::from_utf8(bytes).ok()?))
+        })
+        .collect();
+    if !files.iter().any(|(_, t)| t.contains(new.as_str())) {
+        return Vec::new();
+    }
+    files
+        .iter()
+        .filter_map(|(f, text)| {
+            let (k, line) = text.lines().enumerate().find(|(_, l)| uses(l, &old))?;
+            Some((f.clone(), k + 1, line.trim().to_owned()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::repo;
+
+    #[test]
+    fn the_names_of_a_rename_are_read_beside_to() {
+        let pair = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
+        assert_eq!(
+            asked("Rename the setting `timeout` to `timeout_seconds` everywhere (config.json)."),
+            pair("timeout", "timeout_seconds")
+        );
+        assert_eq!(
+            asked("Rename the function get_data to fetch_data in all files."),
+            pair("get_data", "fetch_data")
+        );
+        assert_eq!(asked("Rename utils.py to helpers.py."), None);
+        assert_eq!(asked("Make the timeout longer."), None);
+    }
+
+    #[test]
+    fn a_name_left_where_a_name_stands_is_found_and_prose_is_not() {
+        let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
+        let (_d, ws) = repo(&[
+            ("config.json", "{\"timeout_seconds\": 5}\n"),
+            (
+                "client.py",
+                "x = 1\nprint(f\"(timeout {cfg['timeout']} s)\")\n",
+            ),
+            ("health.py", "t = cfg.get(\"timeout_seconds\", 10)\n"),
+            ("README.md", "| `timeout` | 10 |\n"),
+            ("notes.txt", "the timeout is long\n"),
+            ("settings.ini", "timeout = 5\n"),
+            ("test_config.py", "json.dump({\"timeout\": 3}, f)\n"),
+        ]);
+        let found = left(task, &ws);
+        let files: Vec<&str> = found.iter().map(|(f, _, _)| f.as_str()).collect();
+        assert_eq!(files, ["README.md", "client.py", "settings.ini"]);
+        assert_eq!(found[1].1, 2);
+        // No file has the new name yet: not this rule's to say.
+        let (_d, ws) = repo(&[("config.json", "{\"timeout\": 5}\n")]);
+        assert!(left(task, &ws).is_empty());
+        // Called, an attribute, defined.
+        for line in [
+            "get_data(x)",
+            "m.get_data",
+            "def get_data():",
+            "from m import get_data",
+        ] {
+            assert!(uses(line, "get_data"), "{line}");
+        }
+        assert!(!uses("get_data_all(x)", "get_data"));
+        assert!(!uses("# we get data here", "get_data"));
+    }
+}
