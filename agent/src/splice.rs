@@ -298,7 +298,28 @@ pub fn splice(path: &str, original: &str, content: &str) -> Option<Spliced> {
 /// splice. Of several `blocks`, the one that changes a file, when exactly one does (a reply
 /// that shows the code as it was and then as it should be).
 pub fn place(files: &[(String, String)], blocks: &[&str]) -> Option<(String, Spliced)> {
+    match placement(files, blocks) {
+        Placement::Change(path, s) => Some((path, s)),
+        _ => None,
+    }
+}
+
+/// Where the unnamed `blocks` go ([`place`]), or that they hold a file's definitions exactly
+/// as the file has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// No block places by its definitions, or more than one changes a file.
+    Nowhere,
+    /// One block changes this file, spliced so.
+    Change(String, Spliced),
+    /// No block changes a file, and one holds definitions of this file as they are.
+    Same(String),
+}
+
+/// [`place`], telling apart the blocks that would change nothing.
+pub fn placement(files: &[(String, String)], blocks: &[&str]) -> Placement {
     let mut found: Vec<(String, Spliced)> = Vec::new();
+    let mut same: Option<String> = None;
     for body in blocks {
         let mut homes = files.iter().filter(|(path, text)| {
             lang(path).is_some_and(|l| {
@@ -317,13 +338,20 @@ pub fn place(files: &[(String, String)], blocks: &[&str]) -> Option<(String, Spl
         let (Some((path, text)), None) = (homes.next(), homes.next()) else {
             continue;
         };
-        if let Some(s) = splice(path, text, body)
-            && s.content != *text
-        {
-            found.push((path.clone(), s));
+        match splice(path, text, body) {
+            Some(s) if s.content != *text => found.push((path.clone(), s)),
+            Some(_) => same = Some(path.clone()),
+            None => {}
         }
     }
-    (found.len() == 1).then(|| found.remove(0))
+    match (found.len(), same) {
+        (1, _) => {
+            let (path, s) = found.remove(0);
+            Placement::Change(path, s)
+        }
+        (0, Some(path)) => Placement::Same(path),
+        _ => Placement::Nowhere,
+    }
 }
 
 /// What the model is told with a change a block without a path line made.
@@ -428,8 +456,16 @@ mod tests {
         assert_eq!(place(&two, &[fixed]), None);
         let other = "def delays(retries, base, max_delay):\n    return []\n";
         assert_eq!(place(&files, &[fixed, other]), None);
-        // The code as the file has it: nothing to write.
+        // The code as the file has it: nothing to write, and said so.
         assert_eq!(place(&files, &[as_it_was]), None);
+        assert_eq!(
+            placement(&files, &[as_it_was]),
+            Placement::Same("retry.py".to_owned())
+        );
+        assert_eq!(
+            placement(&files, &["def other():\n    pass\n"]),
+            Placement::Nowhere
+        );
     }
 
     #[test]

@@ -44,6 +44,12 @@ pub const AFTER_CHANGE: &str = "if the task is finished now, reply DONE; if not,
 /// model is told to name the file.
 pub const HEADLESS: &str = "block_without_path";
 
+/// The malformed kind of a reply whose only code is a fenced block with no path line above
+/// it that holds a file's definitions exactly as the file has them (the 1.5B, after its
+/// change, showed the changed function again and again): nothing to write, and the model is
+/// told that nothing changed rather than where the path goes.
+pub const SAME_BLOCK: &str = "block_as_file_has_it";
+
 /// The malformed kind of a reply whose only code is fenced blocks with no path line above
 /// them (prose, or nothing, right above the fence): nothing is written, and the model is told
 /// where the path goes. The kept journals of both coder models hold 216 replies with a fence
@@ -614,7 +620,10 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
                 _ => Vec::new(),
             })
             .collect();
-        if let Some((path, s)) = placed(ws, &unnamed) {
+        let placement = placed(ws, &unnamed);
+        if let crate::splice::Placement::Same(path) = &placement {
+            out.failures.push((SAME_BLOCK.to_owned(), path.clone()));
+        } else if let crate::splice::Placement::Change(path, s) = placement {
             out.proposals.push(ActionProposal {
                 action: Action::Create {
                     path,
@@ -633,17 +642,17 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
     out
 }
 
-/// The file and splice of the one unnamed block that places by its definitions.
-fn placed(ws: &Workspace, blocks: &[&str]) -> Option<(String, crate::splice::Spliced)> {
+/// Where the unnamed blocks go by their definitions ([`crate::splice::placement`]).
+fn placed(ws: &Workspace, blocks: &[&str]) -> crate::splice::Placement {
     if blocks.is_empty() {
-        return None;
+        return crate::splice::Placement::Nowhere;
     }
     let bodies: Vec<&str> = blocks.iter().map(|b| fence_body(b)).collect();
     let files: Vec<(String, String)> = repository_files(ws)
         .into_iter()
         .filter_map(|(path, text, _)| Some((path, text?)))
         .collect();
-    crate::splice::place(&files, &bodies)
+    crate::splice::placement(&files, &bodies)
 }
 
 /// The lines inside a fenced block (its opening fence line and closing fence left out).
@@ -671,6 +680,11 @@ pub fn failure_hint(kind: &str) -> Option<&'static str> {
             "the line above a file block must be the path of the file, with its name (for a \
              file in a directory: the directory, a slash, then the file's name, e.g. \
              dir/name.txt); a directory or a word is not a file",
+        ),
+        SAME_BLOCK => Some(
+            "your code block holds code exactly as its file has it now, so nothing changed: \
+             the task is not done yet. Change the code differently, and write the file's path \
+             alone on the line above the fence",
         ),
         UNNAMED => Some(
             "your code block has no path above it, so nothing was written: put the file's \

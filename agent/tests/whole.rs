@@ -486,12 +486,22 @@ fn a_block_without_a_path_line_whose_functions_are_one_files_goes_there() {
         ],
     );
     let reply = "The add function should look like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n";
-    let e = engine(&[reply, "DONE"]);
+    // The same block again after the change: nothing to write, and told so.
+    let e = engine(&[reply, reply, "DONE"]);
     let out = session(&e, dir.path(), &cfg("Fix add in calc.py"));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
         CALC.replacen("return a - b", "return a + b", 1)
+    );
+    assert_eq!(
+        malformed(dir.path(), &out.session),
+        ["block_as_file_has_it"]
+    );
+    assert!(
+        prompts(&e)[2].contains("holds code exactly as its file has it now"),
+        "{}",
+        prompts(&e)[2]
     );
     let repairs: Vec<Vec<String>> = events(dir.path(), &out.session)
         .into_iter()
