@@ -795,8 +795,9 @@ impl<'a> Session<'a> {
                 return self.observed(action, obs, true);
             }
             // A file written over with none of its lines kept, where the task asks for no
-            // rewrite: refused.
-            if let Some(lines) = crate::whole::replaced_entirely(&original, content, &self.cfg.task)
+            // rewrite: refused (a spliced block keeps the rest of the file).
+            let written = spliced.as_ref().map_or(content, |(_, s)| &s.content);
+            if let Some(lines) = crate::whole::replaced_entirely(&original, written, &self.cfg.task)
             {
                 self.emit(Event::Refused {
                     turn,

@@ -820,6 +820,20 @@ fn a_block_of_only_the_fixed_function_is_spliced_into_the_file() {
         prompts(&e)[1]
     );
 
+    // A function rewritten through and through (no line of the file kept in the block): the
+    // rest of the file is kept, so it is no replaced file.
+    let dir = repo("whole-spliced-rewritten", &[("retry.py", RETRY)]);
+    let rewritten = "retry.py\n```python\ndef delays(n, base, cap=5):\n    return [min(base * 2**i, cap) for i in range(n)]\n```\n";
+    let e = engine(&[rewritten]);
+    let mut c = cfg(task);
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+    let now = std::fs::read_to_string(dir.path().join("retry.py")).unwrap();
+    assert!(
+        now.contains("return [min(base * 2**i, cap)") && now.contains("def call_with_retry(fn):")
+    );
+
     // A changed statement beside the function: refused, the file as it was.
     let dir = repo("whole-not-spliced", &[("retry.py", RETRY)]);
     let reply = format!("retry.py\n```python\nimport time\nCAP = 5\n\n\n{fixed_fn}```\n");
