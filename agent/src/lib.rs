@@ -29,6 +29,7 @@ pub mod isolate;
 pub mod journal;
 pub mod lint;
 pub mod observe;
+pub mod order;
 pub mod policy;
 pub mod probe;
 pub mod prompt;

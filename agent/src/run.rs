@@ -1335,6 +1335,12 @@ impl<'a> Session<'a> {
             self.tally.probe_refused += 1;
             return Some(("output_missing", crate::expect::missing_refusal(&missing)));
         }
+        let misordered =
+            crate::order::still_misordered(&self.cfg.task, &self.probes, &self.before, &now);
+        if !misordered.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("order_unchanged", crate::order::refusal(&misordered)));
+        }
         let stray = crate::probe::stray_printed(&self.probes, &self.before, &now);
         if !stray.is_empty() {
             self.tally.probe_refused += 1;
