@@ -1041,11 +1041,26 @@ impl<'a> Session<'a> {
         } else if let Some(name) = crate::asks::names_missing(task, ws, &changed).first() {
             (
                 "name_missing",
-                format!("the task asks you to add {name}, and no file you changed has it"),
-                format!(
-                    "add {name} where the task says, keeping everything else in the file, \
-                     then DONE"
-                ),
+                if name.starts_with('-') {
+                    format!(
+                        "the task asks you to add the option {name}, and no file you changed \
+                         reads it from the command line"
+                    )
+                } else {
+                    format!("the task asks you to add {name}, and no file you changed has it")
+                },
+                if name.starts_with('-') {
+                    format!(
+                        "make the program the task names accept {name} where it reads its \
+                         options (its getopts letters and case patterns, or its argument \
+                         parser) and act on it, keeping everything else in the file, then DONE"
+                    )
+                } else {
+                    format!(
+                        "add {name} where the task says, keeping everything else in the file, \
+                         then DONE"
+                    )
+                },
             )
         } else if let Some(lit) = crate::targets::literal_missing(task, ws) {
             let text = &lit.text;

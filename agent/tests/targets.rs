@@ -444,3 +444,32 @@ fn a_rename_left_in_one_file_is_refused() {
     );
     assert_eq!(read(dir.path(), "client.py"), fixed);
 }
+
+/// The 1.5B on clean-dry-run-sh: asked for a -n option, it changed what clean.sh prints and
+/// never parsed -n (its `[ -n "$f" ]` is a test, not the option). Refused (`name_missing`,
+/// told where options are read); taken once getopts reads n.
+#[test]
+fn a_one_letter_option_never_parsed_is_refused() {
+    const CLEAN: &str = "while getopts v opt; do\n  case $opt in\n    v) V=1 ;;\n  esac\ndone\nfor f in *.o; do [ -n \"$f\" ] && rm -f \"$f\"; done\necho removed\n";
+    let dir = repo("targets-short-option", &[("clean.sh", CLEAN)]);
+    let wrong = CLEAN.replace("echo removed", "echo would remove");
+    let right = CLEAN
+        .replace("getopts v opt", "getopts vn opt")
+        .replace("    v) V=1 ;;\n", "    v) V=1 ;;\n    n) DRY=1 ;;\n");
+    let first = format!("clean.sh\n```sh\n{wrong}```\nDONE");
+    let second = format!("clean.sh\n```sh\n{right}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Add a -n option to clean.sh for a dry run: delete nothing."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["name_missing"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("add the option -n, and no file you changed reads it from the command line"),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "clean.sh"), right);
+}
