@@ -327,6 +327,117 @@ pub fn missing_refusal(missing: &[(String, &ProbeRun)]) -> crate::act::Observati
     )
 }
 
+/// Words by which a task says what a command prints now.
+const SAYS_WORDS: &[&str] = &[
+    "says", "prints", "gives", "shows", "returns", "outputs", "reports", "sets", "writes",
+    "displays", "answers", "computes",
+];
+
+/// Words that end what a task says a command prints now and call it wrong.
+const BUT_WORDS: &[&str] = &["but", "instead", "although", "though", "yet", "whereas"];
+
+/// The value the task says `probe`'s command prints now and calls wrong: after a word that
+/// says so ([`SAYS_WORDS`]), the run of words with a digit (joined, outer brackets and
+/// punctuation off) right before `but`/`instead` ([`BUT_WORDS`]), in the sentence that writes
+/// the command. `` `sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is newer``
+/// gives `v1.9.2`; `sets the timer for 1800 s (0:30:00) instead of …` gives `0:30:00`.
+pub fn wrong_value(task: &str, probe: &Probe) -> Option<String> {
+    if !probe.symptom || probe.found || probe.keep || probe.plain || probe.sibling {
+        return None;
+    }
+    let at = task.find(&probe.command)?;
+    let sentence = sentence_bounds(task)
+        .into_iter()
+        .find(|r| r.contains(&at))?;
+    let start = at + probe.command.len();
+    let words: Vec<&str> = word_spans(&task[start..sentence.end])
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect();
+    let plain = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let says = words
+        .iter()
+        .position(|w| SAYS_WORDS.contains(&plain(w).as_str()))?;
+    let but = (says + 1..words.len()).find(|&k| BUT_WORDS.contains(&plain(words[k]).as_str()))?;
+    let run: Vec<&str> = words[says + 1..but]
+        .iter()
+        .rev()
+        .take_while(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .copied()
+        .collect();
+    let text = run.into_iter().rev().collect::<Vec<_>>().join(" ");
+    let text = text
+        .trim_end_matches([',', ';', ':', '.'])
+        .trim_matches(['"', '`', '\''])
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .map_or(text.trim_end_matches([',', ';', ':', '.']), |t| t)
+        .trim_matches(['"', '`', '\''])
+        .to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// `output` holds `value` with no digit (or a dot and a digit) running on at either side.
+fn holds_value(output: &str, value: &str) -> bool {
+    output.match_indices(value).any(|(i, _)| {
+        let before = output[..i].chars().next_back();
+        let rest = &output[i + value.len()..];
+        let mut after = rest.chars();
+        let runs_on = match after.next() {
+            Some(c) if c.is_ascii_digit() => true,
+            Some('.') => after.next().is_some_and(|c| c.is_ascii_digit()),
+            _ => false,
+        };
+        !before.is_some_and(|c| c.is_ascii_digit()) && !runs_on
+    })
+}
+
+/// The values the task says a command prints and calls wrong ([`wrong_value`]) that it
+/// printed before the session and prints still: the 1.5B on latest-release-sh made it print
+/// `vv1.9.2`, its check passed, and the DONE was taken.
+pub fn still_wrong<'r>(
+    task: &str,
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(String, &'r ProbeRun)> {
+    let mut out = Vec::new();
+    for p in probes {
+        let (Some(b), Some(n), Some(value)) = (
+            before.iter().find(|r| r.command == p.command),
+            now.iter().find(|r| r.command == p.command),
+            wrong_value(task, p),
+        ) else {
+            continue;
+        };
+        if holds_value(&b.output, &value) && holds_value(&n.output, &value) {
+            out.push((value, n));
+        }
+    }
+    out
+}
+
+/// The observation of a DONE refused because a command still prints the value the task
+/// calls wrong (`wrong_value_left`).
+pub fn wrong_refusal(left: &[(String, &ProbeRun)]) -> crate::act::Observation {
+    let said: Vec<String> = left
+        .iter()
+        .map(|(v, r)| format!("`{}` still prints {v}", r.command))
+        .collect();
+    crate::probe::runs_refusal(
+        left.iter().map(|(_, r)| *r),
+        format!(
+            "DONE refused: the task says that value is wrong, and {}",
+            said.join("; ")
+        ),
+        "find the code that computes that value and change it until the command prints the \
+         right one, then DONE",
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -450,5 +561,46 @@ mod tests {
         assert!(still_missing(task, std::slice::from_ref(&p), &done, &before).is_empty());
         let plain = "`python3 notice.py` prints \"Thank you.\" twice.";
         assert!(missing(plain, &p).is_empty());
+    }
+
+    /// latest-release-sh and timer-durations: the value the task calls wrong must be gone.
+    #[test]
+    fn the_value_the_task_calls_wrong_must_go() {
+        let latest = probe("sh latest.sh");
+        let task = "`sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is newer.";
+        assert_eq!(wrong_value(task, &latest).as_deref(), Some("v1.9.2"));
+        let timer = probe("python3 timer.py 1h30m tea");
+        let t = "`python3 timer.py 1h30m tea` sets the timer for 1800 s (0:30:00) instead of an hour and a half.";
+        assert_eq!(wrong_value(t, &timer).as_deref(), Some("0:30:00"));
+        let list = probe("python3 show.py");
+        let l = "`python3 show.py` gives [1, 2, 4, 8, 16] instead of [1, 2, 4, 5, 5].";
+        assert_eq!(wrong_value(l, &list).as_deref(), Some("[1, 2, 4, 8, 16]"));
+        // No complaint, or no value: nothing.
+        assert_eq!(wrong_value("`sh latest.sh` says v1.9.2.", &latest), None);
+        assert_eq!(
+            wrong_value("`sh latest.sh` says nothing, but should.", &latest),
+            None
+        );
+
+        let run = |out: &str| ProbeRun {
+            command: latest.command.clone(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let before = [run("latest release: v1.9.2\n")];
+        let still = [run("latest release: vv1.9.2\n")];
+        let left = still_wrong(task, std::slice::from_ref(&latest), &before, &still);
+        assert_eq!(left.len(), 1);
+        assert!(
+            wrong_refusal(&left)
+                .summary
+                .contains("`sh latest.sh` still prints v1.9.2")
+        );
+        let fixed = [run("latest release: v1.10.0\n")];
+        assert!(still_wrong(task, std::slice::from_ref(&latest), &before, &fixed).is_empty());
+        // A longer number is not the value: v1.9.25.
+        assert!(!holds_value("v1.9.25", "v1.9.2") && !holds_value("v1.9.2.1", "v1.9.2"));
+        assert!(holds_value("x v1.9.2.", "v1.9.2"));
     }
 }

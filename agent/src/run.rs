@@ -1350,6 +1350,11 @@ impl<'a> Session<'a> {
             self.tally.probe_refused += 1;
             return Some(("output_missing", crate::expect::missing_refusal(&missing)));
         }
+        let wrong = crate::expect::still_wrong(&self.cfg.task, &self.probes, &self.before, &now);
+        if !wrong.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("wrong_value_left", crate::expect::wrong_refusal(&wrong)));
+        }
         let misordered =
             crate::order::still_misordered(&self.cfg.task, &self.probes, &self.before, &now);
         if !misordered.is_empty() {
