@@ -834,21 +834,6 @@ impl<'a> Session<'a> {
         {
             repairs.push(crate::splice::PARTIAL_FILE_MERGED);
         }
-        // A file deleted that the task neither names nor asks to go: refused, nothing lost.
-        if let Action::Delete { path } = action
-            && self.cfg.probes
-            && let Some(why) = crate::asks::delete_unasked(&self.cfg.task, path)
-        {
-            self.emit(Event::Refused {
-                turn: self.turn,
-                why: "delete_unasked".to_owned(),
-            })?;
-            let obs = Observation::error(
-                format!("{path} not deleted: {why}"),
-                Some("leave the files the task does not name as they are"),
-            );
-            return self.observed(action, obs, true);
-        }
         // The check's own files stay as they were (or are put back as they were): a
         // passing check then means the code.
         if let Plan::Change { changes, .. } = &plan
@@ -871,6 +856,21 @@ impl<'a> Session<'a> {
                 .or_else(|| self.cfg.verify.as_ref().map(|v| v.join(" ")))
                 .unwrap_or_default();
             let obs = crate::checkfiles::refusal(path, &by);
+            return self.observed(action, obs, true);
+        }
+        // A file deleted that the task neither names nor asks to go: refused, nothing lost.
+        if let Action::Delete { path } = action
+            && self.cfg.probes
+            && let Some(why) = crate::asks::delete_unasked(&self.cfg.task, path)
+        {
+            self.emit(Event::Refused {
+                turn: self.turn,
+                why: "delete_unasked".to_owned(),
+            })?;
+            let obs = Observation::error(
+                format!("{path} not deleted: {why}"),
+                Some("leave the files the task does not name as they are"),
+            );
             return self.observed(action, obs, true);
         }
         let shown = match &plan {
