@@ -281,6 +281,162 @@ pub fn broken(ws: &Workspace, touched: &BTreeSet<String>) -> Vec<(String, String
     out
 }
 
+/// Builtin names a line may use as `name.attr` without binding them.
+const BUILTIN_TYPES: &[&str] = &[
+    "str",
+    "bytes",
+    "int",
+    "float",
+    "dict",
+    "list",
+    "set",
+    "tuple",
+    "object",
+    "type",
+    "bool",
+    "frozenset",
+    "bytearray",
+    "complex",
+    "self",
+    "cls",
+];
+
+/// `line` with its string literals and its comment taken out (a string's text is no code,
+/// and an f-string's fields are left unread: nothing is reported from them).
+fn code_of(line: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                if c == '\\' {
+                    chars.next();
+                } else if c == q {
+                    quote = None;
+                    out.push(' ');
+                }
+            }
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '#' => break,
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// The names `line` uses as `name.attr` (an identifier after nothing that joins it to what
+/// comes before, and followed by a dot).
+fn dotted_names(line: &str) -> Vec<String> {
+    let code = code_of(line);
+    let mut out = Vec::new();
+    let chars: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let joined = i > 0 && (chars[i - 1].is_alphanumeric() || matches!(chars[i - 1], '_' | '.'));
+        if (c.is_alphabetic() || c == '_') && !joined {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            if chars.get(i) == Some(&'.') {
+                let name: String = chars[start..i].iter().collect();
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `name` is bound somewhere in `text`: it occurs as a whole word not followed by `.` or `(`
+/// (an import, a parameter, an assignment, a loop variable, `as name`). Generous on purpose:
+/// a mention in a string counts too, so only a name the file never binds is reported.
+fn binds(text: &str, name: &str) -> bool {
+    // `import os.path` binds `os`.
+    let imported = text.lines().any(|l| {
+        l.trim_start().strip_prefix("import ").is_some_and(|rest| {
+            rest.split(',').any(|m| {
+                m.split_whitespace()
+                    .next()
+                    .and_then(|m| m.split('.').next())
+                    == Some(name)
+            })
+        })
+    });
+    imported
+        || text.match_indices(name).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + name.len()..]
+                .trim_start_matches([' ', '\t'])
+                .chars()
+                .next();
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !word(before)
+                && !word(text[i + name.len()..].chars().next())
+                && before != Some('.')
+                && !matches!(after, Some('.' | '('))
+        })
+}
+
+/// In each Python file of `changed` (paths, with their text before the session in
+/// `originals`: `None` for a new file), the names a line the session wrote uses as
+/// `name.attr` that the file never binds — a missing import. The 1.5B wrote
+/// `type=lambda s: datetime.strptime(s, "%H:%M")` into logview.py without importing
+/// datetime: the file parses, and the option fails with a NameError the moment it is used.
+pub fn unbound(
+    ws: &Workspace,
+    changed: &BTreeSet<String>,
+    originals: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for path in changed.iter().filter(|p| p.ends_with(".py")) {
+        let Some(text) = ws
+            .read(path)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok())
+        else {
+            continue;
+        };
+        let before: BTreeSet<&str> = match originals.get(path) {
+            Some(Some(b)) => std::str::from_utf8(b)
+                .map(|t| t.lines().collect())
+                .unwrap_or_default(),
+            Some(None) => BTreeSet::new(),
+            // Too large to keep: nothing known of what the session wrote.
+            None => continue,
+        };
+        let mut seen: Vec<String> = Vec::new();
+        for (k, line) in text.lines().enumerate() {
+            if before.contains(line) {
+                continue;
+            }
+            for name in dotted_names(line) {
+                if BUILTIN_TYPES.contains(&name.as_str())
+                    || seen.contains(&name)
+                    || binds(&text, &name)
+                {
+                    continue;
+                }
+                out.push((
+                    path.clone(),
+                    format!(
+                        "line {} uses {name}, which {path} never imports or defines",
+                        k + 1
+                    ),
+                ));
+                seen.push(name);
+            }
+        }
+    }
+    out
+}
+
 /// `name` occurs in `text` as a whole identifier.
 fn has_identifier(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
@@ -305,6 +461,34 @@ pub fn describe(problems: &[(String, String)]) -> String {
 mod tests {
     use super::*;
     use crate::testing::repo;
+
+    #[test]
+    fn a_name_a_new_line_uses_that_nothing_binds_is_a_missing_import() {
+        const BEFORE: &str = "import argparse\n\n\ndef main(argv=None):\n    p = argparse.ArgumentParser()\n    return p\n";
+        let after = "import argparse\n\n\ndef main(argv=None):\n    p = argparse.ArgumentParser()\n    p.add_argument(\"--since\", type=lambda s: datetime.strptime(s, \"%H:%M\"))\n    args = p.parse_args(argv)\n    print(args.since, str.upper(\"x\"), \"see notes.txt\")  # e.g. os.path\n    return p\n";
+        let (_d, ws) = repo(&[("logview.py", after)]);
+        let changed: BTreeSet<String> = ["logview.py".to_owned()].into();
+        let originals = [("logview.py".to_owned(), Some(BEFORE.as_bytes().to_vec()))].into();
+        let found = unbound(&ws, &changed, &originals);
+        assert_eq!(
+            found,
+            [(
+                "logview.py".to_owned(),
+                "line 6 uses datetime, which logview.py never imports or defines".to_owned()
+            )]
+        );
+        // Imported: nothing to say. A line that was there before is not the session's.
+        let fixed = format!("from datetime import datetime\n{after}");
+        let (_d, ws) = repo(&[("logview.py", &fixed)]);
+        assert!(unbound(&ws, &changed, &originals).is_empty());
+        let originals_after = [("logview.py".to_owned(), Some(after.as_bytes().to_vec()))].into();
+        let (_d, ws) = repo(&[("logview.py", after)]);
+        assert!(unbound(&ws, &changed, &originals_after).is_empty());
+        // `import os.path` binds os.
+        let (_d, ws) = repo(&[("logview.py", "import os.path\nprint(os.path.join('a'))\n")]);
+        let new_file = [("logview.py".to_owned(), None)].into();
+        assert!(unbound(&ws, &changed, &new_file).is_empty());
+    }
 
     fn touched(paths: &[&str]) -> BTreeSet<String> {
         paths.iter().map(|p| (*p).to_owned()).collect()

@@ -939,7 +939,10 @@ impl<'a> Session<'a> {
             return None;
         }
         let broken = self.tally.lint(self.ws);
-        let imports = crate::imports::broken(self.ws, &self.tally.changed);
+        let mut imports = crate::imports::broken(self.ws, &self.tally.changed);
+        let unbound = crate::imports::unbound(self.ws, &self.tally.changed, &self.tally.originals);
+        let only_unbound = imports.is_empty() && !unbound.is_empty();
+        imports.extend(unbound);
         let why = match (broken.is_empty(), imports.is_empty()) {
             (true, true) => return None,
             (false, true) => crate::lint::describe(&broken),
@@ -951,10 +954,10 @@ impl<'a> Session<'a> {
             ),
         };
         self.tally.lint_refused += 1;
-        let hint = if broken.is_empty() {
-            IMPORTS_HINT
-        } else {
-            LINT_HINT
+        let hint = match (broken.is_empty(), only_unbound) {
+            (false, _) => LINT_HINT,
+            (true, true) => UNBOUND_HINT,
+            (true, false) => IMPORTS_HINT,
         };
         let mut obs = Observation::error(format!("DONE refused: {why}"), Some(hint));
         obs.summary = obs.summary.replace('\n', "; ");
@@ -1600,7 +1603,13 @@ impl<'a> Session<'a> {
         }
         // So is an import the change broke, in whichever file holds it.
         let imports = if self.cfg.lint {
-            crate::imports::broken(self.ws, &self.tally.changed)
+            let mut found = crate::imports::broken(self.ws, &self.tally.changed);
+            found.extend(crate::imports::unbound(
+                self.ws,
+                &self.tally.changed,
+                &self.tally.originals,
+            ));
+            found
         } else {
             Vec::new()
         };
@@ -1715,6 +1724,10 @@ fn copy_hint(copies: &[(String, String)]) -> String {
          (or MOVE {original} -> {new} instead of writing the copy)"
     )
 }
+
+const UNBOUND_HINT: &str = "add the import that name needs at the top of the file (for \
+     `datetime.strptime`: `import datetime` or `from datetime import datetime`), writing the file \
+     again with everything else kept";
 
 const IMPORTS_HINT: &str = "update the import to where the module or name is now (or put it \
      back), writing the importing file again with the fix";

@@ -121,3 +121,30 @@ fn json_is_checked_in_every_protocol() {
     assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
     assert_eq!(out.reason, StopReason::Done);
 }
+
+/// The 1.5B on logview-since: `datetime.strptime` written into a new line of a file that never
+/// imports datetime. Told with the change, the DONE refused as `lint` (the line and the name
+/// said, and what import to add); the file with the import goes through.
+#[test]
+fn a_name_used_without_its_import_is_told_and_holds_back_done() {
+    const BEFORE: &str = "def since(s):\n    return s\n";
+    let dir = repo("lint-unbound", &[("stats.py", BEFORE)]);
+    let missing = "def since(s):\n    return datetime.strptime(s, \"%H:%M\")\n";
+    let imported = format!(
+        "import datetime\n\n\n{}",
+        missing.replace("datetime.strptime", "datetime.datetime.strptime")
+    );
+    let e = engine(&[
+        format!("{}DONE", block(missing)).as_str(),
+        format!("{}DONE", block(&imported)).as_str(),
+    ]);
+    let out = session(&e, dir.path(), &cfg());
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("stats.py line 2 uses datetime, which stats.py never imports or defines"),
+        "{told}"
+    );
+    assert!(told.contains("add the import that name needs"), "{told}");
+}
