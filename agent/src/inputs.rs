@@ -113,6 +113,7 @@ pub fn refusal(inputs: &[Input]) -> (String, String) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::testing::repo as ws;

@@ -156,6 +156,7 @@ pub fn refusal(left: &[(String, String, &ProbeRun)]) -> crate::act::Observation 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -119,6 +119,7 @@ pub fn left(task: &str, ws: &Workspace) -> Vec<(String, usize, String)> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::testing::repo;

@@ -376,6 +376,7 @@ pub fn describe(s: &Spliced) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
