@@ -262,25 +262,16 @@ const MISSING_WORDS: &[&str] = &[
 /// that says so ([`MISSING_WORDS`]). `` `python3 notice.py` drops text: "without a fine." and
 /// the closing "Thank you." never appear in the box`` gives both.
 pub fn missing(task: &str, probe: &Probe) -> Vec<String> {
-    if probe.found || probe.keep || probe.plain || probe.sibling || !probe.symptom {
-        return Vec::new();
-    }
-    let Some(at) = task.find(&probe.command) else {
+    let Some(text) = crate::probe::symptom_sentences(task, probe) else {
         return Vec::new();
     };
-    let bounds = sentence_bounds(task);
-    let Some(k) = bounds.iter().position(|r| r.contains(&at)) else {
-        return Vec::new();
-    };
-    let end = bounds.get(k + 1).unwrap_or(&bounds[k]).end;
-    let says = word_spans(&task[bounds[k].start..end])
-        .into_iter()
-        .any(|(_, w)| {
-            let w = w
-                .trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase();
-            MISSING_WORDS.contains(&w.as_str())
-        });
+    let at = task.find(&probe.command).unwrap_or(0);
+    let says = word_spans(text).into_iter().any(|(_, w)| {
+        let w = w
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        MISSING_WORDS.contains(&w.as_str())
+    });
     if !says {
         return Vec::new();
     }

@@ -10,7 +10,7 @@
 //! `instead`, `wrong`, `should`). A pair counts only when the run before printed both on
 //! lines of their own. Like the rest of [`crate::asks`], the rule only refuses a DONE.
 
-use crate::probe::{Probe, ProbeRun, sentence_bounds, word_spans};
+use crate::probe::{Probe, ProbeRun, word_spans};
 
 /// Words that put what comes before them above what comes after.
 const ORDER_WORDS: &[&str] = &["above", "before", "ahead"];
@@ -35,21 +35,10 @@ fn value(word: &str) -> Option<String> {
 
 /// The (upper, lower) pairs the task relates for `probe`'s command (see the module).
 pub fn pairs(task: &str, probe: &Probe) -> Vec<(String, String)> {
-    if !probe.symptom || probe.found || probe.keep || probe.plain || probe.sibling {
-        return Vec::new();
-    }
-    let Some(at) = task.find(&probe.command) else {
+    let Some(text) = crate::probe::symptom_sentences(task, probe) else {
         return Vec::new();
     };
-    let bounds = sentence_bounds(task);
-    let Some(k) = bounds.iter().position(|r| r.contains(&at)) else {
-        return Vec::new();
-    };
-    let end = bounds.get(k + 1).unwrap_or(&bounds[k]).end;
-    let words: Vec<&str> = word_spans(&task[bounds[k].start..end])
-        .into_iter()
-        .map(|(_, w)| w)
-        .collect();
+    let words: Vec<&str> = word_spans(text).into_iter().map(|(_, w)| w).collect();
     let plain = |w: &str| {
         w.trim_matches(|c: char| !c.is_alphanumeric() && c != '&')
             .to_lowercase()

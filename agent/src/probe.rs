@@ -820,6 +820,19 @@ pub(crate) fn quoted_near(task: &str, at: usize) -> Vec<String> {
     out
 }
 
+/// The text of the sentence of `task` that writes `probe`'s command and of the next one, when
+/// the command is one the task names as a symptom (not a found test or a derived run).
+pub(crate) fn symptom_sentences<'t>(task: &'t str, probe: &Probe) -> Option<&'t str> {
+    if !probe.symptom || probe.found || probe.keep || probe.plain || probe.sibling {
+        return None;
+    }
+    let at = task.find(&probe.command)?;
+    let bounds = sentence_bounds(task);
+    let k = bounds.iter().position(|r| r.contains(&at))?;
+    let end = bounds.get(k + 1).unwrap_or(&bounds[k]).end;
+    Some(&task[bounds[k].start..end])
+}
+
 /// Byte ranges of the sentences of `text`: a `.`, `!` or `?` followed by whitespace (not the
 /// dot of `cli.py`), or a line break, ends one.
 pub(crate) fn sentence_bounds(text: &str) -> Vec<std::ops::Range<usize>> {
