@@ -793,6 +793,24 @@ impl<'a> Session<'a> {
                 })?;
                 let obs = crate::whole::dropped_observation(path, &lost);
                 return self.observed(action, obs, true);
+            } else if let Some(s) =
+                crate::splice::keep_main_guard(path, &original, content, &self.cfg.task)
+            {
+                if s.content == original {
+                    let obs = Observation::error(
+                        format!(
+                            "{path} not changed: your block is the file as it is, less its \
+                             `if __name__ == \"__main__\":` lines (kept)"
+                        ),
+                        Some(crate::whole::AFTER_CHANGE),
+                    );
+                    return self.observed(action, obs, true);
+                }
+                let whole = Action::Create {
+                    path: path.clone(),
+                    content: s.content.clone(),
+                };
+                spliced = Some((whole, s));
             }
             // A file written over with none of its lines kept, where the task asks for no
             // rewrite: refused (a spliced block keeps the rest of the file).

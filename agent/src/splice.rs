@@ -174,6 +174,9 @@ pub struct Spliced {
     pub replaced: Vec<String>,
     pub added: Vec<String>,
     pub kept: Vec<String>,
+    /// The file's `if __name__ == "__main__":` block, left out of the block, kept at the end
+    /// ([`keep_main_guard`]).
+    pub kept_guard: bool,
 }
 
 /// `content`, a block written whole for `path` (which reads `original`), spliced into the file
@@ -289,6 +292,51 @@ pub fn splice(path: &str, original: &str, content: &str) -> Option<Spliced> {
         replaced,
         added,
         kept,
+        kept_guard: false,
+    })
+}
+
+/// Words of a task that may ask for a script's `if __name__ == "__main__":` block to change
+/// or go.
+const GUARD_WORDS: &[&str] = &["main", "__main__", "__name__", "entry", "guard"];
+
+/// `content`, written whole for the Python file `path` (which reads `original`), with the
+/// file's `if __name__ == "__main__":` block put back at its end, when the block leaves it out
+/// (no line of `content` names `__name__`), the file ends with it, and `task` says nothing of
+/// a main or entry point. The 1.5B on rename-config-key renamed the key in client.py and
+/// wrote the file back without the lines that run it, so `python3 client.py` printed
+/// nothing; the place of the lines left out is certain (the file's end), so nothing is
+/// guessed.
+pub fn keep_main_guard(path: &str, original: &str, content: &str, task: &str) -> Option<Spliced> {
+    if lang(path)? != Lang::Python || content.contains("__name__") || content.trim().is_empty() {
+        return None;
+    }
+    let asked = task
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| GUARD_WORDS.contains(&w.to_lowercase().as_str()));
+    if asked {
+        return None;
+    }
+    let file = units(original, Lang::Python)?;
+    let last = file.iter().rev().find(|u| !u.blank())?;
+    let head = last.lines.first()?;
+    let is_guard = last.name.is_none()
+        && head.starts_with("if ")
+        && head.contains("__name__")
+        && head.contains("__main__");
+    if !is_guard {
+        return None;
+    }
+    let mut merged = content.trim_end().to_owned();
+    merged.push_str("\n\n\n");
+    merged.push_str(&last.text());
+    merged.push('\n');
+    Some(Spliced {
+        content: merged,
+        replaced: Vec::new(),
+        added: Vec::new(),
+        kept: Vec::new(),
+        kept_guard: true,
     })
 }
 
@@ -362,6 +410,13 @@ pub const PLACED: &str = "your code block had no path line above it; its definit
 /// What the model is told with the change: which definitions its block held, and which the
 /// file kept as they were.
 pub fn describe(s: &Spliced) -> String {
+    if s.kept_guard {
+        return format!(
+            "your block left out the file's `if __name__ == \"__main__\":` lines, which the \
+             task does not ask to remove; they were kept at the end of the file \
+             ({PARTIAL_FILE_MERGED})"
+        );
+    }
     let mut text = format!(
         "your block held only {}, so it was spliced into the file ({PARTIAL_FILE_MERGED})",
         s.replaced
@@ -381,6 +436,26 @@ mod tests {
     use super::*;
 
     const RETRY: &str = "\"\"\"Retrying.\"\"\"\n\nimport time\n\n\ndef delays(retries, base, max_delay):\n    out = []\n    delay = base\n    for _ in range(retries):\n        out.append(delay)\n        delay = delay * 2\n    return out\n\n\ndef call_with_retry(fn, retries):\n    for attempt in range(retries + 1):\n        try:\n            return fn()\n        except OSError:\n            time.sleep(1)\n";
+
+    #[test]
+    fn main_lines_left_out_go_back_at_the_end_only_when_certain() {
+        let file = "import sys\n\n\ndef f():\n    return 1\n\n\nif __name__ == '__main__':\n    print(f())\n    sys.exit(0)\n";
+        let block = "import sys\n\n\ndef f():\n    return 2\n";
+        let s = keep_main_guard("a.py", file, block, "make f return 2").unwrap();
+        assert!(s.kept_guard);
+        assert_eq!(s.content, file.replace("return 1", "return 2"));
+        // The block has its own main lines, the task names the entry point, the file does
+        // not end with them, or it is no Python file: nothing to keep.
+        let own = format!("{block}\n\nif __name__ == '__main__':\n    print(f() + 1)\n");
+        assert_eq!(keep_main_guard("a.py", file, &own, "make f return 2"), None);
+        assert_eq!(
+            keep_main_guard("a.py", file, block, "drop the main block"),
+            None
+        );
+        let guard_first = "if __name__ == '__main__':\n    print(1)\n\n\ndef f():\n    return 1\n";
+        assert_eq!(keep_main_guard("a.py", guard_first, block, "fix f"), None);
+        assert_eq!(keep_main_guard("a.sh", file, block, "fix f"), None);
+    }
 
     #[test]
     fn a_block_of_one_function_replaces_it_and_keeps_the_rest() {

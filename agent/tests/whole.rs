@@ -867,6 +867,72 @@ fn a_block_of_only_the_fixed_function_is_spliced_into_the_file() {
     );
 }
 
+/// The 1.5B on rename-config-key: asked to rename a key, it wrote client.py back with the key
+/// renamed and without the `if __name__ == "__main__":` lines at its end. They are kept at
+/// the end (`partial_file_merged`, told); a task about the main block writes it as it comes;
+/// a block that is the file less only those lines changes nothing and is told so.
+#[test]
+fn a_block_without_the_files_main_lines_keeps_them() {
+    const CLIENT: &str = "import sys\n\nimport config\n\n\ndef plan(cfg):\n    return f\"timeout {cfg['timeout']}\"\n\n\nif __name__ == \"__main__\":\n    print(plan(config.load(*sys.argv[1:2])))\n";
+    let renamed = "import sys\n\nimport config\n\n\ndef plan(cfg):\n    return f\"timeout {cfg['timeout_seconds']}\"\n";
+    let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
+
+    let dir = repo("whole-guard-kept", &[("client.py", CLIENT)]);
+    let reply = format!("client.py\n```python\n{renamed}```\n");
+    let e = engine(&[reply.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("client.py")).unwrap(),
+        CLIENT.replace("cfg['timeout']", "cfg['timeout_seconds']")
+    );
+    let commits: Vec<Vec<String>> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Commit { repairs, .. } => Some(repairs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(commits, [vec!["partial_file_merged".to_owned()]]);
+    assert!(
+        prompts(&e)[1].contains("left out the file's `if __name__ == \"__main__\":` lines"),
+        "{}",
+        prompts(&e)[1]
+    );
+
+    // The task asks about the entry point: the block is written as it came.
+    let dir = repo("whole-guard-asked", &[("client.py", CLIENT)]);
+    let e = engine(&[reply.as_str()]);
+    let mut c = cfg(
+        "Make client.py a library: remove its main block and rename `timeout` to `timeout_seconds`.",
+    );
+    c.max_turns = 1;
+    session(&e, dir.path(), &c);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("client.py")).unwrap(),
+        renamed
+    );
+
+    // The file less its main lines: nothing changes, and the model is told so.
+    let dir = repo("whole-guard-same", &[("client.py", CLIENT)]);
+    let same = CLIENT.split("\n\n\nif __name__").next().unwrap();
+    let reply = format!("client.py\n```python\n{same}\n```\n");
+    let e = engine(&[reply.as_str(), "DONE"]);
+    let mut c = cfg(task);
+    c.max_turns = 2;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(refusals(dir.path(), &out.session), ["no_change"]);
+    assert!(
+        prompts(&e)[1].contains("client.py not changed: your block is the file as it is, less"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("client.py")).unwrap(),
+        CLIENT
+    );
+}
+
 /// A file written over with none of its lines kept, where the task asks for a fix and no
 /// rewrite, is refused and nothing is written (the 0.5B wrote unrelated code over README.md
 /// when asked to fix a typo and said DONE); the fixed file is then taken. A task that asks
