@@ -303,6 +303,54 @@ pub fn still_missing<'r>(
     out
 }
 
+/// `text` with every run of blanks one space: a text wrapped over lines in a data file is
+/// the same text.
+fn squeezed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A text the task says a command leaves out ([`missing`]) that a change takes out of the
+/// repository: some file of `changes` (path, before, after) held it, and neither any file
+/// after the change nor any other file of the repository (`others`, their contents) holds it.
+/// The text is what the output must show; taking it out of the input is no fix. The 1.5B on
+/// notice-wrap deleted "without a fine." and "Thank you." from notice.txt, and wrote the file
+/// back so, turn after turn. `(text, path)` of the first such.
+pub fn removed_missing(
+    task: &str,
+    probes: &[Probe],
+    changes: &[(&str, Option<&str>, Option<&str>)],
+    others: &[String],
+) -> Option<(String, String)> {
+    let texts: Vec<String> = probes.iter().flat_map(|p| missing(task, p)).collect();
+    for text in texts {
+        let t = squeezed(&text);
+        let holds = |c: &str| squeezed(c).contains(&t);
+        let Some((path, _, _)) = changes.iter().find(|(_, pre, _)| pre.is_some_and(&holds)) else {
+            continue;
+        };
+        let kept = changes.iter().any(|(_, _, post)| post.is_some_and(&holds))
+            || others.iter().any(|o| holds(o));
+        if !kept {
+            return Some((text, (*path).to_owned()));
+        }
+    }
+    None
+}
+
+/// What the model is told of a change refused by [`removed_missing`].
+pub fn removed_refusal(text: &str, path: &str) -> crate::act::Observation {
+    crate::act::Observation::error(
+        format!(
+            "{path} not written: it holds \"{text}\", which the task says the output leaves \
+             out; the text is to be shown, not taken out"
+        ),
+        Some(&format!(
+            "leave {path} as it is, and change the code that reads or prints it so that the \
+             whole text appears"
+        )),
+    )
+}
+
 /// The observation of a DONE refused because a command still leaves out a text the task
 /// says it leaves out (`output_missing`).
 pub fn missing_refusal(missing: &[(String, &ProbeRun)]) -> crate::act::Observation {

@@ -876,6 +876,18 @@ impl<'a> Session<'a> {
             let obs = crate::checkfiles::refusal(path, &by);
             return self.observed(action, obs, true);
         }
+        // Text the task says the output leaves out stays in the repository: taking it out of
+        // the file that holds it is refused (`missing_text_removed`).
+        if let Plan::Change { changes, .. } = &plan
+            && let Some((text, path)) = self.removed_missing_text(changes)
+        {
+            self.emit(Event::Refused {
+                turn,
+                why: "missing_text_removed".to_owned(),
+            })?;
+            let obs = crate::expect::removed_refusal(&text, &path);
+            return self.observed(action, obs, true);
+        }
         // A file deleted that the task neither names nor asks to go: refused, nothing lost.
         if let Action::Delete { path } = action
             && self.cfg.probes
@@ -948,6 +960,33 @@ impl<'a> Session<'a> {
             obs.summary = format!("{}; {}", obs.summary, crate::splice::PLACED);
         }
         self.observed(action, obs, true)
+    }
+
+    /// [`crate::expect::removed_missing`] for a plan's changes, the rest of the repository
+    /// read as it is.
+    fn removed_missing_text(&self, changes: &[act::FileChange]) -> Option<(String, String)> {
+        if self.probes.is_empty() {
+            return None;
+        }
+        fn text(b: &Option<Vec<u8>>) -> Option<&str> {
+            b.as_deref().and_then(|b| std::str::from_utf8(b).ok())
+        }
+        let listed: Vec<(&str, Option<&str>, Option<&str>)> = changes
+            .iter()
+            .map(|c| (c.path.as_str(), text(&c.pre), text(&c.post)))
+            .collect();
+        // Only a change that takes a quoted text out of its files reads the rest.
+        crate::expect::removed_missing(&self.cfg.task, &self.probes, &listed, &[])?;
+        let others: Vec<String> = self
+            .ws
+            .files("")
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| !changes.iter().any(|c| &c.path == f))
+            .filter_map(|f| self.ws.read(&f).ok().flatten())
+            .filter_map(|b| String::from_utf8(b).ok())
+            .collect();
+        crate::expect::removed_missing(&self.cfg.task, &self.probes, &listed, &others)
     }
 
     /// A DONE refused because a file the session wrote does not parse (`lint`), counted.

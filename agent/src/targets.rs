@@ -670,6 +670,11 @@ const LESSENING: &[&str] = &[
     "remove", "removes", "delete", "deletes", "drop", "stop", "stops", "less", "fewer", "strip",
 ];
 
+/// Words by which a task may ask a command of its own to print nothing at all.
+const EMPTYING: &[&str] = &[
+    "nothing", "empty", "only", "hide", "hides", "no", "none", "skip", "skips", "without",
+];
+
 /// Scripts at most this many are run alone.
 const MAX_SCRIPTS: usize = 2;
 
@@ -712,8 +717,9 @@ pub fn scripts_alone(task: &str, ws: &Workspace, probes: &[Probe]) -> Vec<Probe>
     out
 }
 
-/// The scripts run alone ([`scripts_alone`]) that printed something and exited 0 before and
-/// print nothing now: each with its runs before and now. Where `task` lets output lessen
+/// The scripts run alone ([`scripts_alone`]), and the task's own commands where its words
+/// let no output go ([`EMPTYING`]), that printed something and exited 0 before and print
+/// nothing now: each with its runs before and now. Where `task` lets output lessen
 /// ([`LESSENING`]), only a script that printed two different lines or more: the 0.5B, asked
 /// to remove a debug print from app.py, removed the call that printed its result too.
 pub fn output_lost<'r>(
@@ -735,9 +741,18 @@ pub fn output_lost<'r>(
         lines.dedup();
         lines.len()
     };
+    // The task's own commands too, where nothing in its words lets output go: the 1.5B on
+    // orders-newest-first wrote report.py back without the lines that run it, and
+    // `python3 report.py`, which should list the orders in another order, printed nothing.
+    let words = plain_words(task);
+    let own_may_lessen = words.iter().any(|w| {
+        SILENCING.contains(&w.as_str())
+            || LESSENING.contains(&w.as_str())
+            || EMPTYING.contains(&w.as_str())
+    });
     probes
         .iter()
-        .filter(|p| p.plain)
+        .filter(|p| p.plain || (!own_may_lessen && !p.found && !p.keep && !p.sibling))
         .filter_map(|p| {
             let b = before.iter().find(|r| r.command == p.command)?;
             let n = now.iter().find(|r| r.command == p.command)?;

@@ -530,3 +530,58 @@ fn done_is_refused_while_the_tasks_command_crashes_on_broken_code() {
         FIXED
     );
 }
+
+const NOTICE_PY: &str = "text = open('notice.txt').read()\nprint(text.split('\\n\\n')[0][:40])\n";
+const NOTICE_TXT: &str =
+    "Closed on Monday;\nreturn books on Tuesday without a fine.\n\nThank you.\n";
+const NOTICE_FIXED: &str = "text = open('notice.txt').read()\nprint(text)\n";
+const NOTICE_TASK: &str = "`python3 notice.py` drops text: \"without a fine.\" and the closing \"Thank you.\" never appear.";
+
+/// The 1.5B on notice-wrap took the text the task says is left out of the output out of the
+/// data file instead (and wrote the file back so, turn after turn). A change that takes such a
+/// text out of the repository is refused (`missing_text_removed`), nothing written; one that
+/// moves it between files, or fixes the code, is taken.
+#[test]
+fn text_the_output_leaves_out_may_not_be_taken_out_of_the_input() {
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo(
+        "probe-missing-removed",
+        &[("notice.py", NOTICE_PY), ("notice.txt", NOTICE_TXT)],
+    );
+    let cut = "notice.txt\n```\nClosed on Monday;\nreturn books on Tuesday.\n```\n";
+    let fixed = format!("{}DONE", python_block("notice.py", NOTICE_FIXED));
+    let e = engine(&[cut, fixed.as_str()]);
+    let out = session(&e, dir.path(), &whole_cfg(NOTICE_TASK));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["missing_text_removed"]);
+    assert!(
+        prompts(&e)[1].contains(
+            "notice.txt not written: it holds \"without a fine.\", which the task says the output leaves out"
+        ),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notice.txt")).unwrap(),
+        NOTICE_TXT
+    );
+
+    // Rewrapped in the file, the text stays: taken.
+    let dir = repo(
+        "probe-missing-rewrapped",
+        &[("notice.py", NOTICE_PY), ("notice.txt", NOTICE_TXT)],
+    );
+    let rewrapped = "notice.txt\n```\nClosed on Monday; return books on Tuesday\nwithout a fine.\n\nThank you.\n```\n";
+    let e = engine(&[rewrapped]);
+    let mut c = whole_cfg(NOTICE_TASK);
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+    assert!(
+        std::fs::read_to_string(dir.path().join("notice.txt"))
+            .unwrap()
+            .starts_with("Closed on Monday; return books")
+    );
+}

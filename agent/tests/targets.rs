@@ -161,6 +161,46 @@ fn done_waits_while_a_script_the_task_names_has_gone_quiet() {
     assert_eq!(read(dir.path(), "textstats.py"), guarded);
 }
 
+/// The 1.5B on orders-newest-first: report.py written back without the line that runs it,
+/// so `python3 report.py`, which the task says should list in another order, printed
+/// nothing; the DONE was taken. A command of the task's own that printed before may not go
+/// quiet unless the task's words let it (`output_lost`); a task that asks it to print
+/// nothing takes the silent fix.
+#[test]
+fn a_command_the_task_names_may_not_go_quiet() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let report = "ORDERS = [3, 1, 2]\n\n\ndef main():\n    for o in sorted(ORDERS):\n        print(o)\n\n\nmain()\n";
+    let quiet = "ORDERS = [3, 1, 2]\n\n\ndef main():\n    for o in sorted(ORDERS, reverse=True):\n        print(o)\n";
+    let right = report.replace("sorted(ORDERS)", "sorted(ORDERS, reverse=True)");
+    let dir = repo("targets-own-quiet", &[("report.py", report)]);
+    let first = format!("{}DONE", python_block("report.py", quiet));
+    let second = format!("{}DONE", python_block("report.py", &right));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "`python3 report.py` should list the orders newest first, but it puts 1 above 3.";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["output_lost"]);
+    assert!(
+        prompts(&e)[1].contains(
+            "`python3 report.py` printed something before your change and prints nothing now"
+        ),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(read(dir.path(), "report.py"), right);
+
+    // Asked to print nothing: the quiet script is the fix.
+    let dir = repo("targets-own-nothing", &[("report.py", report)]);
+    let e = engine(&[first.as_str()]);
+    let task = "`python3 report.py` should print nothing when it is run.";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+}
+
 /// The 0.5B on remove-debug-print: the debug print gone, and the call that printed the
 /// result with it. `python3 app.py` printed two lines and prints none: refused
 /// (`output_lost`); the fix that keeps the result is taken.
