@@ -19,6 +19,7 @@ pub mod context;
 pub mod diff;
 mod durable;
 pub mod expect;
+pub mod explain;
 pub mod found;
 mod guard;
 pub mod history;

@@ -1472,6 +1472,14 @@ impl<'a> Session<'a> {
                 crate::probe::command_names(&names)
             ));
         }
+        if let Some(hint) = crate::explain::missing_args_hint(
+            &obs.output,
+            self.ws,
+            &self.tally.changed,
+            &self.tally.originals,
+        ) {
+            obs.hint = Some(hint);
+        }
         self.journal_observation(&obs)?;
         Ok(Some(obs))
     }
@@ -1739,6 +1747,17 @@ impl<'a> Session<'a> {
                     "fix what the output shows; the check runs again after each change".to_owned(),
                 );
             }
+        }
+        // A failure the session's own change explains: said beside the output.
+        if !obs.ok
+            && let Some(hint) = crate::explain::missing_args_hint(
+                &obs.output,
+                self.ws,
+                &self.tally.changed,
+                &self.tally.originals,
+            )
+        {
+            obs.hint = Some(hint);
         }
         self.journal_observation(&obs)?;
         Ok(Some(obs))

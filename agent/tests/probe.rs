@@ -585,3 +585,43 @@ fn text_the_output_leaves_out_may_not_be_taken_out_of_the_input() {
             .starts_with("Closed on Monday; return books")
     );
 }
+
+const CATALOG: &str = "from dataclasses import dataclass\n\n\n@dataclass\nclass Book:\n    title: str\n    author: str\n";
+const TEST_CATALOG: &str = "from catalog import Book\n\nb = Book(\"Dune\", \"Frank Herbert\")\nassert b.title == \"Dune\"\nprint(\"ok\")\n";
+
+/// The 1.5B on book-year-field made the new field required, and every call of the test that
+/// leaves it out failed with `TypeError: … missing 1 required positional argument: 'year'`;
+/// it answered DONE to each failing check. The check's failure is told with what the
+/// session's own change did and what to do (`explain::missing_args_hint`); the field with a
+/// default passes.
+#[test]
+fn a_call_broken_by_a_parameter_the_session_made_required_is_explained() {
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo(
+        "probe-missing-args",
+        &[("catalog.py", CATALOG), ("test_catalog.py", TEST_CATALOG)],
+    );
+    let required = CATALOG.replace("author: str\n", "author: str\n    year: int\n");
+    let defaulted = CATALOG.replace("author: str\n", "author: str\n    year: int = None\n");
+    let first = python_block("catalog.py", &required);
+    let second = format!("{}DONE", python_block("catalog.py", &defaulted));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let mut c = whole_cfg("Add a year field to Book.");
+    c.verify = Some(vec!["python3".into(), "test_catalog.py".into()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    let p = prompts(&e);
+    assert!(
+        p[1].contains(
+            "`Book` is called without `year` above, and your change to catalog.py made it required"
+        ),
+        "{}",
+        p[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("catalog.py")).unwrap(),
+        defaulted
+    );
+}

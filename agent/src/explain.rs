@@ -1,0 +1,189 @@
+//! Failures a small model's change causes and cannot read its way out of, explained beside
+//! the output that shows them.
+//!
+//! The 1.5B on book-year-field added `year: int` to the `Book` dataclass; every call of
+//! `Book(title, author)` in the repository's test then failed with `TypeError:
+//! Book.__init__() missing 1 required positional argument: 'year'`, and the model answered
+//! DONE to each failing check, four times in a row. The traceback names the parameter; what
+//! the model misses is that its own change made it required. Only a parameter the session
+//! wrote is explained: nothing is said of code it did not touch.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::workspace::Workspace;
+
+/// A call that left out parameters, as Python's `TypeError` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingArgs {
+    /// The function or class called (`Book` for `Book.__init__()`).
+    pub callee: String,
+    pub names: Vec<String>,
+}
+
+/// The first `TypeError: NAME() missing N required (positional|keyword-only) argument(s): 'a'
+/// [, 'b'] [and 'c']` of `output`.
+pub fn missing_args(output: &str) -> Option<MissingArgs> {
+    output.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("TypeError: ")?;
+        let (callee, rest) = rest.split_once("() missing ")?;
+        let (_, names) = rest.split_once(':')?;
+        if !rest.contains(" required ") {
+            return None;
+        }
+        let callee = callee
+            .strip_suffix(".__init__")
+            .unwrap_or(callee)
+            .rsplit('.')
+            .next()
+            .unwrap_or(callee)
+            .to_owned();
+        let names: Vec<String> = names
+            .split('\'')
+            .skip(1)
+            .step_by(2)
+            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .map(str::to_owned)
+            .collect();
+        (!names.is_empty() && !callee.is_empty()).then_some(MissingArgs { callee, names })
+    })
+}
+
+/// Whether `line` declares `name` without a default: a dataclass field (`name: T`) or a
+/// parameter of a `def` line (`name` or `name: T`, followed by `,` or `)`).
+fn declares_required(line: &str, name: &str) -> bool {
+    let t = line.trim();
+    if let Some(rest) = t.strip_prefix(name)
+        && let Some(ty) = rest.trim_start().strip_prefix(':')
+    {
+        return !ty.contains('=') && !t.starts_with("def ");
+    }
+    let Some((_, params)) = t
+        .strip_prefix("def ")
+        .or_else(|| t.strip_prefix("async def "))
+        .and_then(|r| r.split_once('('))
+    else {
+        return false;
+    };
+    params.split(',').any(|p| {
+        let p = p.trim().trim_end_matches(|c| c == ')' || c == ':').trim();
+        let head = p.split([':', '=']).next().unwrap_or("").trim();
+        head == name && !p.contains('=')
+    })
+}
+
+/// The hint for a check or command output that shows a call missing a parameter the
+/// session itself made required (a line of a changed Python file, not there before, that
+/// declares it without a default). `None` for anything else.
+pub fn missing_args_hint(
+    output: &str,
+    ws: &Workspace,
+    changed: &BTreeSet<String>,
+    originals: &BTreeMap<String, Option<Vec<u8>>>,
+) -> Option<String> {
+    let missing = missing_args(output)?;
+    let mut declared: Vec<(&str, &String)> = Vec::new();
+    for path in changed.iter().filter(|p| p.ends_with(".py")) {
+        let Some(text) = ws
+            .read(path)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok())
+        else {
+            continue;
+        };
+        let before: BTreeSet<&str> = match originals.get(path) {
+            Some(Some(b)) => std::str::from_utf8(b)
+                .map(|t| t.lines().collect())
+                .unwrap_or_default(),
+            Some(None) => BTreeSet::new(),
+            None => continue,
+        };
+        for name in &missing.names {
+            let wrote = text
+                .lines()
+                .any(|l| !before.contains(l) && declares_required(l, name));
+            if wrote && !declared.iter().any(|(_, n)| *n == name) {
+                declared.push((path.as_str(), name));
+            }
+        }
+    }
+    let (path, _) = declared.first()?;
+    let names: Vec<String> = declared.iter().map(|(_, n)| format!("`{n}`")).collect();
+    Some(format!(
+        "`{}` is called without {} above, and your change to {path} made {} required: give {} \
+         a default (`name: int = None` for a field, `name=None` for a parameter) so that calls \
+         which leave it out still work, and handle that default where it is used",
+        missing.callee,
+        names.join(" and "),
+        if names.len() == 1 { "it" } else { "them" },
+        if names.len() == 1 { "it" } else { "each" },
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::testing::repo;
+
+    #[test]
+    fn python_type_errors_name_the_callee_and_the_parameters() {
+        let one = "Traceback (most recent call last):\n  File \"t.py\", line 9\nTypeError: Book.__init__() missing 1 required positional argument: 'year'\n";
+        assert_eq!(
+            missing_args(one),
+            Some(MissingArgs {
+                callee: "Book".to_owned(),
+                names: vec!["year".to_owned()],
+            })
+        );
+        let two = "TypeError: plan() missing 2 required positional arguments: 'a' and 'b'";
+        assert_eq!(missing_args(two).unwrap().names, ["a", "b"]);
+        let three = "TypeError: m.f() missing 3 required keyword-only arguments: 'x', 'y', and 'z'";
+        let m = missing_args(three).unwrap();
+        assert_eq!((m.callee.as_str(), m.names.len()), ("f", 3));
+        assert_eq!(missing_args("TypeError: unsupported operand"), None);
+        assert_eq!(missing_args("ValueError: f() missing 1 required"), None);
+    }
+
+    #[test]
+    fn only_a_parameter_the_session_made_required_is_explained() {
+        let before = "from dataclasses import dataclass\n\n\n@dataclass\nclass Book:\n    title: str\n    author: str\n";
+        let required = before.replace("author: str\n", "author: str\n    year: int\n");
+        let defaulted = before.replace("author: str\n", "author: str\n    year: int = None\n");
+        let out = "TypeError: Book.__init__() missing 1 required positional argument: 'year'";
+        let changed: BTreeSet<String> = ["catalog.py".to_owned()].into();
+        let originals: BTreeMap<String, Option<Vec<u8>>> =
+            [("catalog.py".to_owned(), Some(before.as_bytes().to_vec()))].into();
+        let (_dir, ws) = repo(&[("catalog.py", required.as_str())]);
+        let hint = missing_args_hint(out, &ws, &changed, &originals).unwrap();
+        assert!(
+            hint.contains("`Book` is called without `year`")
+                && hint.contains("your change to catalog.py made it required"),
+            "{hint}"
+        );
+        // With a default, or a field that was there before the session: nothing said.
+        let (_dir, ws) = repo(&[("catalog.py", defaulted.as_str())]);
+        assert_eq!(missing_args_hint(out, &ws, &changed, &originals), None);
+        let originals_had: BTreeMap<String, Option<Vec<u8>>> =
+            [("catalog.py".to_owned(), Some(required.as_bytes().to_vec()))].into();
+        let (_dir, ws) = repo(&[("catalog.py", required.as_str())]);
+        assert_eq!(missing_args_hint(out, &ws, &changed, &originals_had), None);
+    }
+
+    #[test]
+    fn def_lines_declare_parameters_with_or_without_defaults() {
+        assert!(declares_required("def plan(duration, label):", "label"));
+        assert!(declares_required(
+            "def plan(duration, label: str):",
+            "label"
+        ));
+        assert!(!declares_required(
+            "def plan(duration, label=\"timer\"):",
+            "label"
+        ));
+        assert!(!declares_required("def plan(duration):", "label"));
+        assert!(declares_required("    year: int", "year"));
+        assert!(!declares_required("    year: int = 0", "year"));
+        assert!(!declares_required("    years: int", "year"));
+    }
+}
