@@ -225,7 +225,7 @@ async fn drive(
             history.render(engine, budget)
         };
         let Ok(prompt) = rendered else {
-            return s.stop(StopReason::Budget);
+            return s.ran_out(StopReason::Budget);
         };
         let sampling = s.tally.sampling(&cfg.sampling, cfg.stuck_temperature, turn);
         s.emit(Event::Prompt {
@@ -292,11 +292,16 @@ async fn drive(
             return s.stop(StopReason::Quit);
         }
         if let Some(reason) = s.tally.check(cfg) {
-            return s.stop(reason);
+            return s.ran_out(reason);
         }
     }
-    s.stop(StopReason::MaxTurns)
+    s.ran_out(StopReason::MaxTurns)
 }
+
+/// The summary of the DONE a session is judged by when it runs out with its check passing
+/// ([`Session::ran_out`]).
+pub const RAN_OUT: &str =
+    "implied: the session ran out with its change in place and its check passing";
 
 /// Tokens the prompt may take: `n_ctx` less the reply reserve.
 fn prompt_budget(engine: &dyn Engine, cfg: &Config) -> Result<usize, AgentError> {
@@ -475,6 +480,36 @@ impl<'a> Session<'a> {
         self.journal.record(&event)?;
         self.view.show(&event);
         Ok(())
+    }
+
+    /// The session ends for `reason` (its turns, tokens or patience ran out): where the
+    /// repository has changed and its check passes on it now, the change is judged as a
+    /// DONE would be ([`RAN_OUT`]: every DONE gate, then the check) and stops as `verified`
+    /// when it stands. The 1.5B on backoff-cap wrote the right `min(…)` fix, its check passed,
+    /// and it never wrote a bare DONE again (`**DONE**` is prose) before its turns ran out:
+    /// the fix was lost with the attempt. A check that fails now is no false success here:
+    /// nothing is claimed.
+    fn ran_out(&mut self, reason: StopReason) -> Result<Outcome, AgentError> {
+        let cfg = self.cfg;
+        let judged = cfg.verify.is_some()
+            && cfg.policy.mode != ApprovalMode::Plan
+            && !cfg.interrupt.fired()
+            && act::tree_fingerprint(self.ws) != self.start_tree
+            && self.run_argv(&cfg.verify.clone().unwrap_or_default()).ok;
+        if judged {
+            let done = ActionProposal {
+                action: Action::Done {
+                    summary: RAN_OUT.to_owned(),
+                },
+                repairs: Vec::new(),
+                format: codec::FormatId::Text,
+            };
+            let (mut observations, mut checked) = (Vec::new(), false);
+            if self.step(&done, &mut observations, &mut checked)? == Some(StopReason::Verified) {
+                return self.stop(StopReason::Verified);
+            }
+        }
+        self.stop(reason)
     }
 
     fn stop(&mut self, reason: StopReason) -> Result<Outcome, AgentError> {

@@ -287,6 +287,59 @@ fn the_check_runs_after_each_change_and_its_result_is_fed_back() {
     assert_eq!(checks, [(false, true), (true, true), (true, false)]);
 }
 
+/// The 1.5B on backoff-cap: the right fix written, its check passing, then `**DONE**` (prose)
+/// and other replies until the turns ran out — the fix lost with the attempt. A session that
+/// runs out with its change in place and its check passing is judged as a DONE would be and
+/// stops `verified`; one whose check fails now stops as it ran out, with no false success;
+/// one whose DONE a gate refuses (a whitespace-only change) too.
+#[test]
+fn a_session_that_runs_out_with_its_check_passing_is_judged_as_done() {
+    let dir = repo("whole-ran-out", &[("stats.py", STATS)]);
+    let right = format!("stats.py\n```\n{FIXED}```\n");
+    let e = engine(&[right.as_str(), "**DONE**", "**DONE**"]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 3;
+    c.verify = Some(fixed_check());
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(out.false_successes, 0);
+    let checks: Vec<(bool, bool)> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Verify {
+                ok, after_change, ..
+            } => Some((ok, after_change)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(checks, [(true, true), (true, false)]);
+
+    // The check fails on what the session left: it ran out, nothing claimed.
+    let dir = repo("whole-ran-out-failing", &[("stats.py", STATS)]);
+    let wrong = "stats.py\n```\ndef mean(xs):\n    return 0\n```\n";
+    let e = engine(&[wrong, "**DONE**"]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 2;
+    c.verify = Some(fixed_check());
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::MaxTurns);
+    assert_eq!(out.false_successes, 0);
+
+    // The check passes but the change is only blanks: the DONE gate refuses, it ran out.
+    let dir = repo("whole-ran-out-refused", &[("stats.py", STATS)]);
+    let blanks = format!(
+        "stats.py\n```\n{}```\n",
+        STATS.replace("total = 0", "total = 0 ")
+    );
+    let e = engine(&[blanks.as_str(), "**DONE**"]);
+    let mut c = cfg("fix mean");
+    c.max_turns = 2;
+    c.verify = Some(vec!["true".into()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::MaxTurns);
+    assert_eq!(refusals(dir.path(), &out.session), ["whitespace_only"]);
+}
+
 /// A failed check after a change is not a false success after a resume either, and the
 /// resumed history shows it as the live one did.
 #[test]
