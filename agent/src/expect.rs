@@ -384,11 +384,19 @@ pub fn wrong_value(task: &str, probe: &Probe) -> Option<String> {
     if !probe.symptom || probe.found || probe.keep || probe.plain || probe.sibling {
         return None;
     }
-    let at = task.find(&probe.command)?;
+    value_called_wrong(task, &probe.command)
+}
+
+/// [`wrong_value`] for the task's command `command`, whatever else its sentence says: a
+/// sentence that gives a value the command prints and then says `but` is a symptom by
+/// itself ([`crate::probe::commands`]: `` `sh latest.sh` says the latest release is v1.9.2,
+/// but v1.10.0 is newer`` holds none of the words that mark one otherwise).
+pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
+    let at = task.find(command)?;
     let sentence = sentence_bounds(task)
         .into_iter()
         .find(|r| r.contains(&at))?;
-    let start = at + probe.command.len();
+    let start = at + command.len();
     let words: Vec<&str> = word_spans(&task[start..sentence.end])
         .into_iter()
         .map(|(_, w)| w)

@@ -201,7 +201,8 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
         {
             return;
         }
-        let symptom = is_symptom(task, at);
+        let symptom =
+            is_symptom(task, at) || crate::expect::value_called_wrong(task, &command).is_some();
         let fails = symptom && says_it_fails(task, at);
         let stray = symptom && says_it_is_stray(task, at);
         out.push(Probe {
@@ -1528,6 +1529,17 @@ mod tests {
         );
         let still = commands("`python3 c.py` still prints the old name.", &ws, None);
         assert!(!still[0].symptom, "{still:?}");
+        // A value the command prints, then `but`: latest-release-sh, whose DONE on
+        // `vv1.9.2` was taken because no word marked the sentence a symptom.
+        let called_wrong = commands(
+            "`python3 b.py` says the latest release is v1.9.2, but v1.10.0 is newer.",
+            &ws,
+            None,
+        );
+        assert_eq!(
+            argvs(&called_wrong),
+            vec![("python3 | b.py".to_owned(), true)]
+        );
     }
 
     #[test]

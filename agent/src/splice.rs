@@ -296,6 +296,37 @@ pub fn splice(path: &str, original: &str, content: &str) -> Option<Spliced> {
     })
 }
 
+/// `body`, a block without a path line, as the whole new content of `path` (which reads
+/// `text`): when its top-level definitions are exactly the file's (the same names, none
+/// twice). The 1.5B on book-year-field wrote catalog.py whole, with the right `year: int =
+/// None`, under prose and without its path line; it holds every definition of the file, so no
+/// part of it is a splice, and the change was lost. Every check a file written whole gets
+/// still applies to it.
+fn whole_file(path: &str, text: &str, body: &str) -> Option<Spliced> {
+    let lang = lang(path)?;
+    let names = |t: &str| -> Option<Vec<String>> {
+        let names: Vec<String> = units(t, lang)?.into_iter().filter_map(|u| u.name).collect();
+        let unique: BTreeSet<&String> = names.iter().collect();
+        (unique.len() == names.len() && !names.is_empty()).then_some(names)
+    };
+    let (mine, theirs) = (names(body)?, names(text)?);
+    let same: BTreeSet<&String> = mine.iter().collect();
+    if same != theirs.iter().collect::<BTreeSet<_>>() {
+        return None;
+    }
+    let mut content = body.to_owned();
+    if !content.ends_with('\n') {
+        content.push('\n');
+    }
+    Some(Spliced {
+        content,
+        replaced: mine,
+        added: Vec::new(),
+        kept: Vec::new(),
+        kept_guard: false,
+    })
+}
+
 /// Words of a task that may ask for a script's `if __name__ == "__main__":` block to change
 /// or go.
 const GUARD_WORDS: &[&str] = &["main", "__main__", "__name__", "entry", "guard"];
@@ -386,7 +417,7 @@ pub fn placement(files: &[(String, String)], blocks: &[&str]) -> Placement {
         let (Some((path, text)), None) = (homes.next(), homes.next()) else {
             continue;
         };
-        match splice(path, text, body) {
+        match splice(path, text, body).or_else(|| whole_file(path, text, body)) {
             Some(s) if s.content != *text => found.push((path.clone(), s)),
             Some(_) => same = Some(path.clone()),
             None => {}
@@ -404,8 +435,9 @@ pub fn placement(files: &[(String, String)], blocks: &[&str]) -> Placement {
 
 /// What the model is told with a change a block without a path line made.
 pub const PLACED: &str = "your code block had no path line above it; its definitions are this \
-     file's own, so they were spliced into it (block_placed_by_definitions), the rest of the \
-     file kept as it was. Next time put the file's path alone on the line above the fence";
+     file's own, so it was written into this file (block_placed_by_definitions), anything of \
+     the file it left out kept as it was. Next time put the file's path alone on the line \
+     above the fence";
 
 /// What the model is told with the change: which definitions its block held, and which the
 /// file kept as they were.
@@ -532,6 +564,18 @@ mod tests {
         assert_eq!(place(&two, &[fixed]), None);
         let other = "def delays(retries, base, max_delay):\n    return []\n";
         assert_eq!(place(&files, &[fixed, other]), None);
+        // The whole file, changed: it goes there whole; as it is: the same.
+        let whole = RETRY.replace("delay = delay * 2", "delay = min(delay * 2, max_delay)");
+        let (path, s) = place(&files, &[whole.as_str()]).unwrap();
+        assert_eq!(
+            (path.as_str(), s.content.as_str()),
+            ("retry.py", whole.as_str())
+        );
+        assert!(s.kept.is_empty());
+        assert_eq!(
+            placement(&files, &[RETRY]),
+            Placement::Same("retry.py".to_owned())
+        );
         // The code as the file has it: nothing to write, and said so.
         assert_eq!(place(&files, &[as_it_was]), None);
         assert_eq!(

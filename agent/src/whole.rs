@@ -624,15 +624,16 @@ pub fn decode(reply: &str, cut: bool, ws: &Workspace, registry: &Registry) -> De
         if let crate::splice::Placement::Same(path) = &placement {
             out.failures.push((SAME_BLOCK.to_owned(), path.clone()));
         } else if let crate::splice::Placement::Change(path, s) = placement {
+            let mut repairs = vec![codec::RepairKind::BlockPlacedByDefinitions];
+            if !s.kept.is_empty() {
+                repairs.push(codec::RepairKind::PartialFileMerged);
+            }
             out.proposals.push(ActionProposal {
                 action: Action::Create {
                     path,
                     content: s.content,
                 },
-                repairs: vec![
-                    codec::RepairKind::BlockPlacedByDefinitions,
-                    codec::RepairKind::PartialFileMerged,
-                ],
+                repairs,
                 format: FormatId::Text,
             });
         } else if let Some(block) = unnamed.first() {

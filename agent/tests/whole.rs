@@ -493,7 +493,8 @@ fn a_block_without_a_path_line_is_told_where_the_path_goes() {
         &[("calc.py", "def add(a, b):\n    return a - b\n")],
     );
     let e = engine(&[
-        "Here is the updated content of calc.py:\n\n```python\ndef add(a, b):\n    return a + b\n```\n",
+        // Its definitions are not calc.py's (one more): no place is certain.
+        "Here is the updated content of calc.py:\n\n```python\ndef add(a, b):\n    return a + b\n\n\ndef twice(a):\n    return add(a, a)\n```\n",
         "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n",
         "DONE",
     ]);
@@ -575,6 +576,33 @@ fn a_block_without_a_path_line_whose_functions_are_one_files_goes_there() {
         "{}",
         prompts(&e)[1]
     );
+
+    // The whole file under prose, without its path line (the 1.5B on book-year-field): it
+    // holds every definition of calc.py and no other file's, so it is calc.py written whole.
+    let dir = repo(
+        "whole-placed-whole",
+        &[
+            ("calc.py", CALC),
+            ("main.py", "from calc import add\nprint(add(1, 2))\n"),
+        ],
+    );
+    let fixed = CALC.replacen("return a - b", "return a + b", 1);
+    let reply = format!("calc.py should look like this:\n\n```python\n{fixed}```\n");
+    let e = engine(&[reply.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg("Fix add in calc.py"));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        fixed
+    );
+    let repairs: Vec<Vec<String>> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Proposal { repairs, .. } if !repairs.is_empty() => Some(repairs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(repairs, [vec!["block_placed_by_definitions".to_owned()]]);
 
     // Two files define add: no place is certain.
     let dir = repo("whole-placed-two", &[("calc.py", CALC), ("calc2.py", CALC)]);
