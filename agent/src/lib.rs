@@ -18,6 +18,7 @@ pub mod config;
 pub mod context;
 pub mod diff;
 mod durable;
+pub mod examples;
 pub mod expect;
 pub mod explain;
 pub mod found;

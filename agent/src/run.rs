@@ -199,6 +199,8 @@ fn session_probes(ws: &Workspace, cfg: &Config) -> Vec<crate::probe::Probe> {
     probes.extend(plain);
     let alone = crate::targets::scripts_alone(&cfg.task, ws, &probes);
     probes.extend(alone);
+    let shown_by = crate::examples::scripts_named_by_stem(&cfg.task, ws, &probes);
+    probes.extend(shown_by);
     if cfg.verify.is_none() && cfg.found_tests {
         let found = crate::found::tests(ws, &probes);
         probes.extend(found);
@@ -1455,6 +1457,22 @@ impl<'a> Session<'a> {
         if !misordered.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("order_unchanged", crate::order::refusal(&misordered)));
+        }
+        if !crate::examples::examples(&self.cfg.task).is_empty() {
+            let files: Vec<String> = self
+                .ws
+                .files("")
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|f| self.ws.read(f).ok().flatten())
+                .filter_map(|b| String::from_utf8(b).ok())
+                .collect();
+            let unshown =
+                crate::examples::unshown(&self.cfg.task, &files, &self.probes, &self.before, &now);
+            if !unshown.is_empty() {
+                self.tally.probe_refused += 1;
+                return Some(("example_missing", crate::examples::refusal(&unshown)));
+            }
         }
         let stray = crate::probe::stray_printed(&self.probes, &self.before, &now);
         if !stray.is_empty() {

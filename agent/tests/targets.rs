@@ -513,3 +513,42 @@ fn a_one_letter_option_never_parsed_is_refused() {
     );
     assert_eq!(read(dir.path(), "clean.sh"), right);
 }
+
+/// The 1.5B on book-year-field: the field added to the class and the loader, the check (a
+/// test of the old behaviour) passing, and the listing never showing a year; the DONE was
+/// taken. The task shows the output by example and calls the program "the listing":
+/// listing.py runs alone, and DONE waits until it prints the example (`example_missing`).
+#[test]
+fn done_waits_until_the_program_the_task_names_prints_its_example() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let books = "title,author,year\nDune,Frank Herbert,1965\n";
+    let listing = "import csv\n\nfor row in csv.DictReader(open(\"books.csv\")):\n    print(f\"{row['title']} by {row['author']}\")\n";
+    let commented = format!("# the listing\n{listing}");
+    let right = listing.replace("{row['title']} by", "{row['title']} ({row['year']}) by");
+    let dir = repo(
+        "targets-example",
+        &[("books.csv", books), ("listing.py", listing)],
+    );
+    let first = format!("{}DONE", python_block("listing.py", &commented));
+    let second = format!("{}DONE", python_block("listing.py", &right));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task =
+        "Show the year in the listing after the title, like \"Dune (1965) by Frank Herbert\".";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["example_missing"]);
+    assert!(
+        prompts(&e)[1].contains("the task shows the output as \"Dune (1965) by Frank Herbert\""),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert!(
+        prompts(&e)[1].contains("Dune by Frank Herbert"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(read(dir.path(), "listing.py"), right);
+}
