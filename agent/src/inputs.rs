@@ -85,6 +85,42 @@ pub fn only_inputs_changed(
     out
 }
 
+/// Whether `path`, an existing file a change would write, is a data file no code file of `ws`
+/// names and `task` does not name, where the task names a command whose output it calls wrong
+/// (`symptom`): such a file cannot be what makes the command print otherwise, and a small
+/// model shown every file writes over it (the 1.5B on archive-dir-sh wrote archive.sh into
+/// photos/cover.txt and `DONE` into notes/todo.txt). A data file the code reads by name is
+/// left to [`only_inputs_changed`] at DONE.
+pub fn unread_data(task: &str, ws: &Workspace, path: &str, symptom: bool) -> bool {
+    let data = ext(path).is_some_and(|e| DATA.contains(&e.to_ascii_lowercase().as_str()));
+    if !symptom || !data || task.contains(name(path)) {
+        return false;
+    }
+    let read = ws.files("").unwrap_or_default().into_iter().any(|f| {
+        ext(&f).is_some_and(|e| CODE.contains(&e))
+            && ws
+                .read(&f)
+                .ok()
+                .flatten()
+                .is_some_and(|b| String::from_utf8_lossy(&b).contains(name(path)))
+    });
+    !read
+}
+
+/// What the model is told of a change refused by [`unread_data`].
+pub fn unread_refusal(path: &str) -> crate::act::Observation {
+    crate::act::Observation::error(
+        format!(
+            "{path} not written: it is data that no program of the repository reads by name, \
+             and the task neither names it nor asks for it to change"
+        ),
+        Some(
+            "leave the data as it is: the task's command prints the wrong thing because of its \
+             code; write the code file that needs the change",
+        ),
+    )
+}
+
 /// The refusal's words: (summary, hint).
 pub fn refusal(inputs: &[Input]) -> (String, String) {
     let files: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
@@ -135,6 +171,14 @@ mod tests {
                 readers: vec!["latest.sh".to_owned()]
             }]
         );
+        // A data file no code reads, written over in a task about a command's output:
+        // refused at once; one the code reads, or the task names, or any in a task without
+        // a symptom, is not.
+        assert!(unread_data(task, &w, "notes.txt", true));
+        assert!(!unread_data(task, &w, "tags.txt", true));
+        assert!(!unread_data(task, &w, "notes.txt", false));
+        assert!(!unread_data("Fix notes.txt.", &w, "notes.txt", true));
+        assert!(!unread_data(task, &w, "latest.sh", true));
         let (summary, hint) = refusal(&found);
         assert!(summary.contains("tags.txt, the input that latest.sh reads"));
         assert!(hint.starts_with("write tags.txt back as it was"));

@@ -913,6 +913,30 @@ impl<'a> Session<'a> {
             let obs = crate::checkfiles::refusal(path, &by);
             return self.observed(action, obs, true);
         }
+        // A data file no program reads, written over in a task about a command's output:
+        // refused before it is written (`data_unread`).
+        if let Plan::Change { changes, .. } = &plan
+            && self.cfg.probes
+            && let Some(c) = changes.iter().find(|c| {
+                c.pre.is_some()
+                    && c.post.is_some()
+                    && c.pre != c.post
+                    && !self.tally.created.contains(c.path.as_str())
+                    && crate::inputs::unread_data(
+                        &self.cfg.task,
+                        self.ws,
+                        &c.path,
+                        self.probes.iter().any(|p| p.symptom && !p.found),
+                    )
+            })
+        {
+            self.emit(Event::Refused {
+                turn,
+                why: "data_unread".to_owned(),
+            })?;
+            let obs = crate::inputs::unread_refusal(&c.path);
+            return self.observed(action, obs, true);
+        }
         // Text the task says the output leaves out stays in the repository: taking it out of
         // the file that holds it is refused (`missing_text_removed`).
         if let Plan::Change { changes, .. } = &plan

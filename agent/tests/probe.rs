@@ -625,3 +625,40 @@ fn a_call_broken_by_a_parameter_the_session_made_required_is_explained() {
         defaulted
     );
 }
+
+/// The 1.5B on archive-dir-sh, shown every file, wrote archive.sh into photos/cover.txt and
+/// `DONE` into notes/todo.txt. In a task about what a command prints, a data file no program
+/// reads by name and the task does not name is refused before it is written (`data_unread`);
+/// the fix in the script goes through.
+#[test]
+fn data_no_program_reads_is_not_written_over() {
+    let show = "#!/bin/sh\necho \"name: ${1%/}x\"\n";
+    let fixed = "#!/bin/sh\necho \"name: ${1%/}\"\n";
+    let dir = repo(
+        "probe-data-unread",
+        &[("show.sh", show), ("notes/todo.txt", "todo: call Sam\n")],
+    );
+    let first = "notes/todo.txt\n```\nDONE\n```\n";
+    let second = format!("show.sh\n```sh\n{fixed}```\nDONE");
+    let e = engine(&[first, second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &whole_cfg("`sh show.sh photos/` prints a wrong name."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["data_unread"]);
+    assert!(
+        prompts(&e)[1].contains("notes/todo.txt not written: it is data that no program"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes/todo.txt")).unwrap(),
+        "todo: call Sam\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("show.sh")).unwrap(),
+        fixed
+    );
+}
