@@ -65,7 +65,7 @@ fn declares_required(line: &str, name: &str) -> bool {
         return false;
     };
     params.split(',').any(|p| {
-        let p = p.trim().trim_end_matches(|c| c == ')' || c == ':').trim();
+        let p = p.trim().trim_end_matches([')', ':']).trim();
         let head = p.split([':', '=']).next().unwrap_or("").trim();
         head == name && !p.contains('=')
     })
