@@ -11,18 +11,18 @@
 use crate::workspace::Workspace;
 
 /// Extensions of files a program reads as data.
-const DATA: &[&str] = &[
+pub(crate) const DATA: &[&str] = &[
     "txt", "csv", "tsv", "ini", "cfg", "conf", "json", "yaml", "yml", "toml", "log", "dat", "xml",
     "env", "list",
 ];
 
 /// Extensions of source files (the code that may read a data file by its name).
-const CODE: &[&str] = &[
+pub(crate) const CODE: &[&str] = &[
     "py", "sh", "bash", "zsh", "js", "mjs", "cjs", "ts", "rb", "pl", "php", "go", "rs", "c", "h",
     "cc", "cpp", "hpp", "java", "kt", "lua", "awk",
 ];
 
-fn ext(path: &str) -> Option<&str> {
+pub(crate) fn ext(path: &str) -> Option<&str> {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.rsplit_once('.').map(|(_, e)| e)
 }

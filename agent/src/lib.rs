@@ -9,6 +9,7 @@
 //! runs on [`models::ScriptedEngine`].
 
 pub mod act;
+pub mod answers;
 pub mod asks;
 pub mod attempts;
 pub mod bench;

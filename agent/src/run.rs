@@ -747,6 +747,7 @@ impl<'a> Session<'a> {
                 .or_else(|| self.check_changed_refusal())
                 .or_else(|| self.asks_refusal())
                 .or_else(|| self.tests_not_run_refusal())
+                .or_else(|| self.answer_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
@@ -1021,6 +1022,25 @@ impl<'a> Session<'a> {
             obs.summary = format!("{}; {}", obs.summary, crate::splice::PLACED);
         }
         self.observed(action, obs, true)
+    }
+
+    /// A DONE refused because a line the session wrote names the value the task expects
+    /// and the data holds (`answer_written`, [`crate::answers`]), counted.
+    fn answer_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.probes {
+            return None;
+        }
+        let written = crate::answers::written(
+            &self.cfg.task,
+            self.ws,
+            &self.tally.changed,
+            &self.tally.originals,
+        );
+        if written.is_empty() {
+            return None;
+        }
+        self.tally.probe_refused += 1;
+        Some(("answer_written", crate::answers::refusal(&written)))
     }
 
     /// [`crate::expect::removed_missing`] for a plan's changes, the rest of the repository
