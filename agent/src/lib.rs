@@ -32,6 +32,7 @@ pub mod isolate;
 pub mod journal;
 pub mod lint;
 pub mod observe;
+pub mod options;
 pub mod order;
 pub mod policy;
 pub mod probe;

@@ -748,6 +748,7 @@ impl<'a> Session<'a> {
                 .or_else(|| self.asks_refusal())
                 .or_else(|| self.tests_not_run_refusal())
                 .or_else(|| self.answer_refusal())
+                .or_else(|| self.option_refusal())
                 .or_else(|| self.probe_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
@@ -1022,6 +1023,20 @@ impl<'a> Session<'a> {
             obs.summary = format!("{}; {}", obs.summary, crate::splice::PLACED);
         }
         self.observed(action, obs, true)
+    }
+
+    /// A DONE refused because an option the task adds crashes in a documented command
+    /// (`option_crashes`, [`crate::options`]), counted.
+    fn option_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.probes {
+            return None;
+        }
+        let crashed = crate::options::crashing(&self.cfg.task, self.ws);
+        if crashed.is_empty() {
+            return None;
+        }
+        self.tally.probe_refused += 1;
+        Some(("option_crashes", crate::options::refusal(&crashed)))
     }
 
     /// A DONE refused because a line the session wrote names the value the task expects

@@ -696,3 +696,54 @@ fn the_expected_value_written_into_the_code_is_no_fix() {
         fixed
     );
 }
+
+const LOGVIEW: &str = "import argparse\n\n\ndef main(argv=None):\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"logfile\")\n    args = parser.parse_args(argv)\n    with open(args.logfile) as f:\n        for line in f:\n            print(line.rstrip())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+
+/// The 1.5B on logview-since: `--since` parsed with `datetime.strptime` after `import
+/// datetime`, so every use of the option crashed; the check passed and the DONE was taken.
+/// The README's example command runs again with the option and a sample value: a traceback
+/// refuses DONE (`option_crashes`); the working option is taken.
+#[test]
+fn an_option_the_task_adds_may_not_crash_in_the_documented_command() {
+    if !python_runs_confined() {
+        return;
+    }
+    let broken = LOGVIEW
+        .replace("import argparse\n", "import argparse\nimport datetime\n")
+        .replace(
+            "    args = parser.parse_args(argv)\n",
+            "    parser.add_argument(\"--since\", type=lambda s: datetime.strptime(s, \"%H:%M\"))\n    args = parser.parse_args(argv)\n",
+        );
+    let fixed = broken.replace("import datetime\n", "from datetime import datetime\n");
+    let dir = repo(
+        "probe-option-crashes",
+        &[
+            ("logview.py", LOGVIEW),
+            ("app.log", "09:00 start\n10:00 stop\n"),
+            ("README.md", "Run:\n\n    python3 logview.py app.log\n"),
+        ],
+    );
+    let first = format!("{}DONE", python_block("logview.py", &broken));
+    let second = format!("{}DONE", python_block("logview.py", &fixed));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "Add a --since HH:MM option to logview.py.";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["option_crashes"]);
+    assert!(
+        prompts(&e)[1].contains(
+            "`python3 logview.py app.log --since 12:00` crashes with the option the task adds"
+        ),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert!(
+        prompts(&e)[1].contains("has no attribute 'strptime'"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("logview.py")).unwrap(),
+        fixed
+    );
+}
