@@ -144,10 +144,150 @@ pub fn refusal(left: &[(String, String, &ProbeRun)]) -> crate::act::Observation 
     )
 }
 
+/// The first ISO date (`2024-03-09`) of `line`.
+fn iso_date(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    (0..b.len().saturating_sub(9)).find_map(|i| {
+        let d = &b[i..i + 10];
+        let shape = d.iter().enumerate().all(|(k, c)| match k {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        });
+        let alone = (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+            && b.get(i + 10).is_none_or(|c| !c.is_ascii_alphanumeric());
+        (shape && alone).then(|| &line[i..i + 10])
+    })
+}
+
+/// Whether `task` asks for a listing by date, newest first (`Some(true)`: `newest first`,
+/// `latest first`, `most recent first`) or oldest first (`Some(false)`).
+fn date_order(task: &str) -> Option<bool> {
+    let t = task.to_lowercase();
+    if ["newest first", "latest first", "most recent first"]
+        .iter()
+        .any(|p| t.contains(p))
+    {
+        Some(true)
+    } else if ["oldest first", "earliest first"]
+        .iter()
+        .any(|p| t.contains(p))
+    {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The task's own commands whose output, where the task asks for a listing newest (or
+/// oldest) first, holds dates out of that order: each with the first two lines out of order
+/// and the run. The 1.5B on orders-newest-first reversed the sort of orders.py; 2024-03-21
+/// then came above 2024-03-09 as the task said, and 2024-02-28 at the top: the DONE was taken.
+pub fn unsorted_dates<'r>(
+    task: &str,
+    probes: &[Probe],
+    now: &'r [ProbeRun],
+) -> Vec<(String, String, &'r ProbeRun)> {
+    let Some(newest) = date_order(task) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in probes
+        .iter()
+        .filter(|p| p.symptom && !p.found && !p.keep && !p.plain && !p.sibling)
+    {
+        let Some(n) = now.iter().find(|r| r.command == p.command) else {
+            continue;
+        };
+        let dates: Vec<&str> = n.output.lines().filter_map(iso_date).collect();
+        if let Some(w) = dates
+            .windows(2)
+            .find(|w| if newest { w[0] < w[1] } else { w[0] > w[1] })
+        {
+            out.push((w[0].to_owned(), w[1].to_owned(), n));
+        }
+    }
+    out
+}
+
+/// The observation of a DONE refused by [`unsorted_dates`] (`order_unsorted`).
+pub fn unsorted_refusal(
+    left: &[(String, String, &ProbeRun)],
+    task: &str,
+) -> crate::act::Observation {
+    let which = if date_order(task) == Some(false) {
+        "oldest first"
+    } else {
+        "newest first"
+    };
+    let said: Vec<String> = left
+        .iter()
+        .map(|(a, b, r)| format!("`{}` prints {a} above {b}", r.command))
+        .collect();
+    crate::probe::runs_refusal(
+        left.iter().map(|(_, _, r)| *r),
+        format!(
+            "DONE refused: the task asks for {which}, and {}",
+            said.join("; ")
+        ),
+        "every line must come in that order, not only the ones the task names: find what the \
+         lines are sorted by (the key, and what it is made from) and fix that, then DONE",
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_out_of_the_order_the_task_asks_for_are_found() {
+        assert_eq!(iso_date("  2024-03-09  #1043  Ines"), Some("2024-03-09"));
+        assert_eq!(iso_date("id 12024-03-09"), None);
+        let p = Probe {
+            command: "python3 report.py".to_owned(),
+            argv: vec!["python3".to_owned(), "report.py".to_owned()],
+            symptom: true,
+            fails: false,
+            quoted: Vec::new(),
+            found: false,
+            keep: false,
+            plain: false,
+            sibling: false,
+        };
+        let task = "`python3 report.py` should list the orders newest first, but it puts 2024-03-09 above 2024-03-21.";
+        let run = |out: &str| ProbeRun {
+            command: p.command.clone(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let half = [run("2024-02-28 a\n2024-03-21 b\n2024-03-09 c\nitems: 3\n")];
+        let found = unsorted_dates(task, std::slice::from_ref(&p), &half);
+        assert_eq!(
+            (found[0].0.as_str(), found[0].1.as_str()),
+            ("2024-02-28", "2024-03-21")
+        );
+        assert!(
+            unsorted_refusal(&found, task)
+                .summary
+                .contains("the task asks for newest first, and `python3 report.py` prints 2024-02-28 above 2024-03-21")
+        );
+        let right = [run("2024-03-21 b\n2024-03-09 c\n2024-02-28 a\n")];
+        assert!(unsorted_dates(task, std::slice::from_ref(&p), &right).is_empty());
+        let oldest = "`python3 report.py` should list the orders oldest first.";
+        assert_eq!(
+            unsorted_dates(oldest, std::slice::from_ref(&p), &right).len(),
+            1
+        );
+        assert!(
+            unsorted_dates(
+                "`python3 report.py` is wrong.",
+                std::slice::from_ref(&p),
+                &half
+            )
+            .is_empty()
+        );
+    }
 
     fn probe(command: &str) -> Probe {
         Probe {

@@ -1533,6 +1533,14 @@ impl<'a> Session<'a> {
                 return Some(("example_missing", crate::examples::refusal(&unshown)));
             }
         }
+        let unsorted = crate::order::unsorted_dates(&self.cfg.task, &self.probes, &now);
+        if !unsorted.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some((
+                "order_unsorted",
+                crate::order::unsorted_refusal(&unsorted, &self.cfg.task),
+            ));
+        }
         let stray = crate::probe::stray_printed(&self.probes, &self.before, &now);
         if !stray.is_empty() {
             self.tally.probe_refused += 1;

@@ -747,3 +747,32 @@ fn an_option_the_task_adds_may_not_crash_in_the_documented_command() {
         fixed
     );
 }
+
+/// The 1.5B on orders-newest-first reversed a sort: the two dates the task named came out
+/// right and the listing was still not newest first; the DONE was taken. A task that asks
+/// for newest first refuses DONE while its command prints dates out of that order
+/// (`order_unsorted`).
+#[test]
+fn newest_first_means_every_line() {
+    if !python_runs_confined() {
+        return;
+    }
+    let report = "DATES = ['2024-02-28', '2024-03-21', '2024-03-09']\nfor d in sorted(DATES, key=lambda d: d[-2:]):\n    print(d)\n";
+    let half = report.replace(
+        "key=lambda d: d[-2:])",
+        "key=lambda d: d[-2:], reverse=True)",
+    );
+    let right = report.replace("key=lambda d: d[-2:])", "reverse=True)");
+    let dir = repo("probe-order-unsorted", &[("report.py", report)]);
+    let first = format!("{}DONE", python_block("report.py", &half));
+    let second = format!("{}DONE", python_block("report.py", &right));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "`python3 report.py` should list the dates newest first, but it puts 2024-03-09 above 2024-03-21.";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["order_unsorted"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("report.py")).unwrap(),
+        right
+    );
+}
