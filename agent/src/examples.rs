@@ -10,6 +10,7 @@
 //! holds (so its data can print it), for a program whose output before the session already
 //! shared a line with it (so it is the program that prints such lines).
 
+use crate::expect::squeezed;
 use crate::probe::{Probe, ProbeRun};
 use crate::workspace::Workspace;
 
@@ -60,11 +61,6 @@ fn tokens(text: &str) -> Vec<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect()
-}
-
-/// `text` with every run of blanks one space.
-fn squeezed(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Scripts of the repository's top level whose stem is a word of `task` (`the listing` →

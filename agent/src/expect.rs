@@ -305,7 +305,7 @@ pub fn still_missing<'r>(
 
 /// `text` with every run of blanks one space: a text wrapped over lines in a data file is
 /// the same text.
-fn squeezed(text: &str) -> String {
+pub(crate) fn squeezed(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
