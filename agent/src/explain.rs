@@ -83,20 +83,8 @@ pub fn missing_args_hint(
     let missing = missing_args(output)?;
     let mut declared: Vec<(&str, &String)> = Vec::new();
     for path in changed.iter().filter(|p| p.ends_with(".py")) {
-        let Some(text) = ws
-            .read(path)
-            .ok()
-            .flatten()
-            .and_then(|b| String::from_utf8(b).ok())
-        else {
+        let Some((text, before)) = crate::imports::written(ws, path, originals) else {
             continue;
-        };
-        let before: BTreeSet<&str> = match originals.get(path) {
-            Some(Some(b)) => std::str::from_utf8(b)
-                .map(|t| t.lines().collect())
-                .unwrap_or_default(),
-            Some(None) => BTreeSet::new(),
-            None => continue,
         };
         for name in &missing.names {
             let wrote = text

@@ -383,6 +383,25 @@ fn binds(text: &str, name: &str) -> bool {
         })
 }
 
+/// The text of `path` now, and the lines it had before the session (`originals`: none for
+/// a file it created): `None` when it cannot be read, or its pre-image was too large to keep
+/// (nothing is known of what the session wrote).
+pub(crate) fn written(
+    ws: &Workspace,
+    path: &str,
+    originals: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
+) -> Option<(String, BTreeSet<String>)> {
+    let text = String::from_utf8(ws.read(path).ok().flatten()?).ok()?;
+    let before = match originals.get(path)? {
+        Some(b) => String::from_utf8_lossy(b)
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+        None => BTreeSet::new(),
+    };
+    Some((text, before))
+}
+
 /// In each Python file of `changed` (paths, with their text before the session in
 /// `originals`: `None` for a new file), the names a line the session wrote uses as
 /// `name.attr` that the file never binds — a missing import. The 1.5B wrote
@@ -395,21 +414,8 @@ pub fn unbound(
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for path in changed.iter().filter(|p| p.ends_with(".py")) {
-        let Some(text) = ws
-            .read(path)
-            .ok()
-            .flatten()
-            .and_then(|b| String::from_utf8(b).ok())
-        else {
+        let Some((text, before)) = written(ws, path, originals) else {
             continue;
-        };
-        let before: BTreeSet<&str> = match originals.get(path) {
-            Some(Some(b)) => std::str::from_utf8(b)
-                .map(|t| t.lines().collect())
-                .unwrap_or_default(),
-            Some(None) => BTreeSet::new(),
-            // Too large to keep: nothing known of what the session wrote.
-            None => continue,
         };
         let mut seen: Vec<String> = Vec::new();
         for (k, line) in text.lines().enumerate() {
