@@ -366,65 +366,15 @@ pub fn missing_refusal(missing: &[(String, &ProbeRun)]) -> crate::act::Observati
     )
 }
 
-/// Words by which a task says what a command prints now.
-const SAYS_WORDS: &[&str] = &[
-    "says", "prints", "gives", "shows", "returns", "outputs", "reports", "sets", "writes",
-    "displays", "answers", "computes",
-];
-
-/// Words that end what a task says a command prints now and call it wrong.
-const BUT_WORDS: &[&str] = &["but", "instead", "although", "though", "yet", "whereas"];
-
-/// The value the task says `probe`'s command prints now and calls wrong: after a word that
-/// says so ([`SAYS_WORDS`]), the run of words with a digit (joined, outer brackets and
-/// punctuation off) right before `but`/`instead` ([`BUT_WORDS`]), in the sentence that writes
-/// the command. `` `sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is newer``
-/// gives `v1.9.2`; `sets the timer for 1800 s (0:30:00) instead of …` gives `0:30:00`.
+/// The value the task says `probe`'s command, a symptom, prints now and calls wrong
+/// ([`crate::probe::value_called_wrong`]). `` `sh latest.sh` says the latest release is
+/// v1.9.2, but v1.10.0 is newer`` gives `v1.9.2`; `sets the timer for 1800 s (0:30:00)
+/// instead of …` gives `0:30:00`.
 pub fn wrong_value(task: &str, probe: &Probe) -> Option<String> {
     if !probe.symptom || probe.found || probe.keep || probe.plain || probe.sibling {
         return None;
     }
-    value_called_wrong(task, &probe.command)
-}
-
-/// [`wrong_value`] for the task's command `command`, whatever else its sentence says: a
-/// sentence that gives a value the command prints and then says `but` is a symptom by
-/// itself ([`crate::probe::commands`]: `` `sh latest.sh` says the latest release is v1.9.2,
-/// but v1.10.0 is newer`` holds none of the words that mark one otherwise).
-pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
-    let at = task.find(command)?;
-    let sentence = sentence_bounds(task)
-        .into_iter()
-        .find(|r| r.contains(&at))?;
-    let start = at + command.len();
-    let words: Vec<&str> = word_spans(&task[start..sentence.end])
-        .into_iter()
-        .map(|(_, w)| w)
-        .collect();
-    let plain = |w: &str| {
-        w.trim_matches(|c: char| !c.is_alphanumeric())
-            .to_lowercase()
-    };
-    let says = words
-        .iter()
-        .position(|w| SAYS_WORDS.contains(&plain(w).as_str()))?;
-    let but = (says + 1..words.len()).find(|&k| BUT_WORDS.contains(&plain(words[k]).as_str()))?;
-    let run: Vec<&str> = words[says + 1..but]
-        .iter()
-        .rev()
-        .take_while(|w| w.chars().any(|c| c.is_ascii_digit()))
-        .copied()
-        .collect();
-    let text = run.into_iter().rev().collect::<Vec<_>>().join(" ");
-    let text = text
-        .trim_end_matches([',', ';', ':', '.'])
-        .trim_matches(['"', '`', '\''])
-        .strip_prefix('(')
-        .and_then(|t| t.strip_suffix(')'))
-        .map_or(text.trim_end_matches([',', ';', ':', '.']), |t| t)
-        .trim_matches(['"', '`', '\''])
-        .to_owned();
-    (!text.is_empty()).then_some(text)
+    crate::probe::value_called_wrong(task, &probe.command)
 }
 
 /// `output` holds `value` with no digit (or a dot and a digit) running on at either side.

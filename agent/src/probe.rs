@@ -201,8 +201,7 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
         {
             return;
         }
-        let symptom =
-            is_symptom(task, at) || crate::expect::value_called_wrong(task, &command).is_some();
+        let symptom = is_symptom(task, at) || value_called_wrong(task, &command).is_some();
         let fails = symptom && says_it_fails(task, at);
         let stray = symptom && says_it_is_stray(task, at);
         out.push(Probe {
@@ -832,6 +831,57 @@ pub(crate) fn symptom_sentences<'t>(task: &'t str, probe: &Probe) -> Option<&'t 
     let k = bounds.iter().position(|r| r.contains(&at))?;
     let end = bounds.get(k + 1).unwrap_or(&bounds[k]).end;
     Some(&task[bounds[k].start..end])
+}
+
+/// Words by which a task says what a command prints now.
+const SAYS_WORDS: &[&str] = &[
+    "says", "prints", "gives", "shows", "returns", "outputs", "reports", "sets", "writes",
+    "displays", "answers", "computes",
+];
+
+/// Words that end what a task says a command prints now and call it wrong.
+const BUT_WORDS: &[&str] = &["but", "instead", "although", "though", "yet", "whereas"];
+
+/// The value the task says `command` prints now and calls wrong: after a word that says so
+/// ([`SAYS_WORDS`]), the run of words with a digit (joined, outer brackets and punctuation
+/// off) right before `but`/`instead` ([`BUT_WORDS`]), in the sentence that writes the
+/// command ([`crate::expect::wrong_value`]). Such a sentence makes the command a symptom by
+/// itself ([`commands`]: `` `sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is
+/// newer`` holds none of the words that mark one otherwise).
+pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
+    let at = task.find(command)?;
+    let sentence = sentence_bounds(task)
+        .into_iter()
+        .find(|r| r.contains(&at))?;
+    let start = at + command.len();
+    let words: Vec<&str> = word_spans(&task[start..sentence.end])
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect();
+    let plain = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let says = words
+        .iter()
+        .position(|w| SAYS_WORDS.contains(&plain(w).as_str()))?;
+    let but = (says + 1..words.len()).find(|&k| BUT_WORDS.contains(&plain(words[k]).as_str()))?;
+    let run: Vec<&str> = words[says + 1..but]
+        .iter()
+        .rev()
+        .take_while(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .copied()
+        .collect();
+    let text = run.into_iter().rev().collect::<Vec<_>>().join(" ");
+    let text = text
+        .trim_end_matches([',', ';', ':', '.'])
+        .trim_matches(['"', '`', '\''])
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .map_or(text.trim_end_matches([',', ';', ':', '.']), |t| t)
+        .trim_matches(['"', '`', '\''])
+        .to_owned();
+    (!text.is_empty()).then_some(text)
 }
 
 /// Byte ranges of the sentences of `text`: a `.`, `!` or `?` followed by whitespace (not the
