@@ -805,17 +805,30 @@ impl<'a> Session<'a> {
             } else {
                 crate::whole::dropped_definitions(&original, content, &self.cfg.task)
             };
+            // A block that drops definitions, spliced where each names its place; else one
+            // that leaves out only the file's closing main lines, which are kept.
             let merged = (!lost.is_empty())
                 .then(|| crate::splice::splice(path, &original, content))
                 .flatten()
-                .filter(|s| crate::whole::dropped_unnamed(&original, &s.content, &[]).is_empty());
+                .filter(|s| crate::whole::dropped_unnamed(&original, &s.content, &[]).is_empty())
+                .or_else(|| {
+                    lost.is_empty()
+                        .then(|| {
+                            crate::splice::keep_main_guard(path, &original, content, &self.cfg.task)
+                        })
+                        .flatten()
+                });
             if let Some(s) = merged {
                 if s.content == original {
+                    let held = if s.kept_guard {
+                        "is the file as it is, less its `if __name__ == \"__main__\":` lines \
+                         (kept)"
+                            .to_owned()
+                    } else {
+                        format!("holds {} exactly as the file has it", s.replaced.join(", "))
+                    };
                     let obs = Observation::error(
-                        format!(
-                            "{path} not changed: your block holds {} exactly as the file has it",
-                            s.replaced.join(", ")
-                        ),
+                        format!("{path} not changed: your block {held}"),
                         Some(crate::whole::AFTER_CHANGE),
                     );
                     return self.observed(action, obs, true);
@@ -832,24 +845,6 @@ impl<'a> Session<'a> {
                 })?;
                 let obs = crate::whole::dropped_observation(path, &lost);
                 return self.observed(action, obs, true);
-            } else if let Some(s) =
-                crate::splice::keep_main_guard(path, &original, content, &self.cfg.task)
-            {
-                if s.content == original {
-                    let obs = Observation::error(
-                        format!(
-                            "{path} not changed: your block is the file as it is, less its \
-                             `if __name__ == \"__main__\":` lines (kept)"
-                        ),
-                        Some(crate::whole::AFTER_CHANGE),
-                    );
-                    return self.observed(action, obs, true);
-                }
-                let whole = Action::Create {
-                    path: path.clone(),
-                    content: s.content.clone(),
-                };
-                spliced = Some((whole, s));
             }
             // A file written over with none of its lines kept, where the task asks for no
             // rewrite: refused (a spliced block keeps the rest of the file).
