@@ -1,5 +1,6 @@
 //! The loop: prompt → generate → decode → act → observe, until a [`StopReason`].
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use codec::render::{quote_argv, render};
@@ -429,6 +430,9 @@ struct Session<'a> {
     before: Vec<crate::probe::ProbeRun>,
     /// The files the check runs ([`crate::checkfiles`]): never changed by the session.
     check_files: Vec<crate::checkfiles::CheckFile>,
+    /// The files the model has seen whole: those the first message shows, and those it READ
+    /// since. A whole file written over one it never saw guesses at what it holds.
+    seen: BTreeSet<String>,
 }
 
 impl<'a> Session<'a> {
@@ -457,6 +461,9 @@ impl<'a> Session<'a> {
             probes: begin.probes,
             before: begin.before,
             check_files: begin.check_files,
+            seen: crate::whole::shown_paths(begin.task_message)
+                .into_iter()
+                .collect(),
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -788,6 +795,16 @@ impl<'a> Session<'a> {
         {
             return self.observed(action, obs, true);
         }
+        // A file written whole over one the model never saw (not shown, never READ, not
+        // written by the session): its content is a guess, so it is refused and the file
+        // shown instead, as a READ would (`unseen_file`).
+        if let Some(obs) = self.unseen_refusal(action) {
+            self.emit(Event::Refused {
+                turn,
+                why: "unseen_file".to_owned(),
+            })?;
+            return self.observed(action, obs, true);
+        }
         // A file written whole without definitions it has, which the task keeps: spliced
         // into the file when the block's definitions each name their place, else refused.
         let mut spliced: Option<(Action, crate::splice::Spliced)> = None;
@@ -963,6 +980,11 @@ impl<'a> Session<'a> {
         }
         let shown = match &plan {
             Plan::Observed(obs) => {
+                if let Action::Read { path, .. } = action
+                    && obs.ok
+                {
+                    self.seen.insert(path.clone());
+                }
                 let obs = match self.cfg.protocol {
                     prompt::Protocol::Text => obs.clone(),
                     prompt::Protocol::Whole | prompt::Protocol::Tools => {
@@ -1022,6 +1044,34 @@ impl<'a> Session<'a> {
 
     /// A DONE refused because an option the task adds crashes in a documented command
     /// (`option_crashes`, [`crate::options`]), counted.
+    /// [`Session::seen`]'s refusal: `Some` observation (the file as it is, fenced as the
+    /// first message shows files) when the whole protocol writes an existing file the model
+    /// has not seen, which is then seen.
+    fn unseen_refusal(&mut self, action: &Action) -> Option<Observation> {
+        let Action::Create { path, .. } = action else {
+            return None;
+        };
+        if self.cfg.protocol != prompt::Protocol::Whole
+            || self.seen.contains(path)
+            || self.tally.changed.contains(path)
+        {
+            return None;
+        }
+        let text = String::from_utf8(self.ws.read(path).ok()??).ok()?;
+        self.seen.insert(path.clone());
+        let obs = Observation::error(
+            format!(
+                "{path} not written: you had not seen it, so your block could only guess at \
+                 what it holds; here it is as it is now"
+            ),
+            Some(
+                "to change it, write it again whole with only your change made; leave it out \
+                 if the fix is in another file",
+            ),
+        );
+        Some(obs.with_output(crate::whole::fenced(path, &text)))
+    }
+
     fn option_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if !self.cfg.probes {
             return None;

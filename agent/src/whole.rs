@@ -209,18 +209,54 @@ fn files_and_map(ws: &Workspace, task: &str, budget: usize, focus: bool) -> Stri
         }
     }
     let mut s = map;
+    // The files left out are named before the files shown, not last: a small model writes
+    // the path it read last before the task, and wrote a file it was never shown in half of
+    // the focused first replies of the harder suite (sync.py in backoff-cap, every time).
+    if !left_out.is_empty() {
+        let _ = writeln!(
+            s,
+            "Not shown below (READ them if you need them): {}",
+            left_out.join(", ")
+        );
+    }
     if !shown.is_empty() {
         s.push_str("\nThe files, as they are now:\n\n");
         s.push_str(&shown);
     }
-    if !left_out.is_empty() {
-        let _ = writeln!(
-            s,
-            "Not shown (READ them if you need them): {}",
-            left_out.join(", ")
-        );
-    }
     s
+}
+
+/// The paths a first message shows whole ([`fenced`] blocks: a path line, then a fence, the
+/// file, the same fence), in order. Any other fenced block (a command's output) is skipped
+/// whole, and a file's own fenced lines never end its block, whose fence is longer.
+pub fn shown_paths(message: &str) -> Vec<String> {
+    let fence_of = |l: &str| {
+        let ticks = l.chars().take_while(|&c| c == '`').count();
+        (ticks >= 3).then(|| "`".repeat(ticks))
+    };
+    let mut out = Vec::new();
+    let mut lines = message.lines().peekable();
+    while let Some(line) = lines.next() {
+        let opens = match fence_of(line) {
+            Some(fence) => Some((fence, None)),
+            None => lines
+                .peek()
+                .filter(|next| fence_of(next).is_some_and(|f| f.len() == next.len()))
+                .filter(|_| !line.is_empty() && !line.contains(char::is_whitespace))
+                .map(|next| ((*next).to_owned(), Some(line))),
+        };
+        let Some((fence, path)) = opens else { continue };
+        if path.is_some() {
+            lines.next();
+        }
+        for inner in lines.by_ref() {
+            if inner == fence {
+                break;
+            }
+        }
+        out.extend(path.map(str::to_owned));
+    }
+    out
 }
 
 /// A file as the whole protocol shows it: its path, then its content in a fence long enough
@@ -851,6 +887,18 @@ pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::{diff_in_block, undiff};
+
+    #[test]
+    fn the_paths_a_message_shows_are_its_file_blocks_and_nothing_inside_a_fence() {
+        let doc = super::fenced("README.md", "Run:\n```\nsh run.sh\n```\nnotes.txt\n```\n");
+        let message = format!(
+            "Task: fix it\nRunning `sh x` (exit 0):\n```\nok\n```\n\
+             The files, as they are now:\n\n{}{doc}b.py\n```\n\n```\n",
+            super::fenced("a.py", "print(1)\n"),
+        );
+        assert_eq!(super::shown_paths(&message), ["a.py", "README.md", "b.py"]);
+        assert!(super::shown_paths("a.py\nno fence\n").is_empty());
+    }
 
     #[test]
     fn the_examples_block_is_left_out_of_the_reply_history_shows() {

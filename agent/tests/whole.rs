@@ -688,7 +688,8 @@ fn the_focused_layout_shows_only_the_files_the_task_points_at() {
         "{p}"
     );
     assert!(
-        p.contains("Not shown (READ them if you need them): settings.ini, sync.py"),
+        p.find("Not shown below (READ them if you need them): settings.ini, sync.py")
+            .is_some_and(|i| i < at("retry.py\n```\n").unwrap()),
         "{p}"
     );
 
@@ -833,6 +834,72 @@ fn a_diff_in_a_file_block_that_lines_up_with_the_file_is_its_change() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("config.py")).unwrap(),
         CONFIG
+    );
+}
+
+/// The 1.5B, focused on retry.py and its test, wrote sync.py — which it was never shown —
+/// whole from imagination, every time (backoff-cap). A file the model has not seen is not
+/// written over: refused (`unseen_file`), left as it was, and shown as a READ would; written
+/// again once seen, it is taken. A file it READ is no guess either.
+#[test]
+fn a_file_the_model_never_saw_is_shown_not_written_over() {
+    const SYNC: &str = "from retry import delays\nprint(delays(2, 1, 5))\n";
+    let files = [
+        (
+            "retry.py",
+            "def delays(n, base, cap):\n    return [base * 2**i for i in range(n)]\n",
+        ),
+        (
+            "test_retry.py",
+            "from retry import delays\nassert delays(3, 1, 2) == [1, 2, 2]\n",
+        ),
+        ("sync.py", SYNC),
+        ("README.md", "Retries with backoff.\n"),
+    ];
+    let dir = repo("whole-unseen", &files);
+    let guess = "sync.py\n```python\nimport time\n\ndef sync():\n    time.sleep(2)\n```\n";
+    let seen = "sync.py\n```python\nfrom retry import delays\nprint(delays(3, 1, 5))\n```\n";
+    let last = "README.md\n```\nRetries with capped backoff.\n```\n\nretry.py\n```python\n\
+                def delays(n, base, cap):\n    return [min(base * 2**i, cap) for i in range(n)]\n\
+                ```\nDONE";
+    let e = engine(&[guess, seen, "READ README.md", last]);
+    let mut c = cfg("python3 test_retry.py fails: delays in retry.py never caps the wait.");
+    c.focus = true;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(
+        refusals(dir.path(), &out.session),
+        ["unseen_file"],
+        "{:?}",
+        prompts(&e).last()
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    let p = &prompts(&e)[1];
+    assert!(
+        p.contains("sync.py not written: you had not seen it"),
+        "{p}"
+    );
+    // Shown as it was, the guess never written.
+    assert!(p.contains(&format!("sync.py\n```\n{SYNC}```")), "{p}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("sync.py")).unwrap(),
+        "from retry import delays\nprint(delays(3, 1, 5))\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("README.md")).unwrap(),
+        "Retries with capped backoff.\n"
+    );
+
+    // Not focused, every file is shown: the same guess is written (and judged as any).
+    let dir = repo("whole-seen", &files);
+    let e = engine(&[seen]);
+    c.focus = false;
+    c.max_turns = 1;
+    let out = session(&e, dir.path(), &c);
+    assert!(!refusals(dir.path(), &out.session).contains(&"unseen_file".to_owned()));
+    assert!(
+        std::fs::read_to_string(dir.path().join("sync.py"))
+            .unwrap()
+            .contains("delays(3")
     );
 }
 
