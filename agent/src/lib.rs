@@ -47,6 +47,7 @@ pub mod targets;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod testing;
+pub mod trace;
 pub mod usage;
 pub mod view;
 pub mod whole;

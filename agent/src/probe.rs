@@ -945,7 +945,7 @@ pub fn run_all(ws: &Workspace, probes: &[Probe]) -> Vec<ProbeRun> {
 
 /// A copy of `ws`'s regular files (modes kept; links, `.git` and `.bellows` left out) in a
 /// fresh temporary directory, as a workspace confined like `ws`.
-fn scratch_copy(ws: &Workspace) -> Option<(tempfile::TempDir, Workspace)> {
+pub(crate) fn scratch_copy(ws: &Workspace) -> Option<(tempfile::TempDir, Workspace)> {
     let entries = ws.entries("").ok()?;
     if entries.len() > MAX_COPY_FILES {
         return None;

@@ -98,10 +98,16 @@ pub async fn run(
     let before = crate::probe::run_all(ws, &probes);
     let (probes, before) = crate::found::keep_useful(probes, before);
     let (probes, before) = crate::found::steady(ws, probes, before);
+    // What the wrong commands run ([`crate::trace`]): shown once with what they print.
+    let traced = if cfg.probes {
+        crate::trace::section(ws, &probes)
+    } else {
+        String::new()
+    };
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,
-        &crate::probe::before_section(&before),
+        &format!("{}{traced}", crate::probe::before_section(&before)),
     );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
@@ -112,6 +118,7 @@ pub async fn run(
         probes,
         before,
         check_files,
+        traced,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     let history = cfg.protocol.history(
@@ -155,6 +162,8 @@ pub async fn resume(
         probes,
         before: replay.probes.clone(),
         check_files: replay.check_files.clone(),
+        // Not journaled apart: the resumed history's first message holds it.
+        traced: String::new(),
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
@@ -351,7 +360,11 @@ impl Session<'_> {
         crate::probe::insert_after_task(
             &message,
             &cfg.task,
-            &crate::probe::before_section(&self.before),
+            &format!(
+                "{}{}",
+                crate::probe::before_section(&self.before),
+                self.traced
+            ),
         )
     }
 
@@ -406,6 +419,8 @@ struct Begin<'m> {
     before: Vec<crate::probe::ProbeRun>,
     /// The files the check runs, read-only to the session.
     check_files: Vec<crate::checkfiles::CheckFile>,
+    /// The functions the wrong commands run ([`crate::trace::section`]).
+    traced: String,
 }
 
 /// Everything the loop's helpers share.
@@ -433,6 +448,8 @@ struct Session<'a> {
     /// The files the model has seen whole: those the first message shows, and those it READ
     /// since. A whole file written over one it never saw guesses at what it holds.
     seen: BTreeSet<String>,
+    /// [`Begin::traced`], shown with the commands' first output while nothing has changed.
+    traced: String,
 }
 
 impl<'a> Session<'a> {
@@ -464,6 +481,7 @@ impl<'a> Session<'a> {
             seen: crate::whole::shown_paths(begin.task_message)
                 .into_iter()
                 .collect(),
+            traced: begin.traced,
         };
         let info = engine.info();
         s.emit(Event::Start {
