@@ -417,6 +417,59 @@ pub fn still_wrong<'r>(
     out
 }
 
+/// The commands the task says print one value wrong ([`wrong_value`]) that printed it on one
+/// line before the session and print more lines now: the right value takes the wrong one's
+/// place, and nothing else is printed. The 1.5B on latest-release-sh made `tail -n 1` into
+/// `head -n -1`: `latest release: v1.10.0` came first only because the versions sort as
+/// text, three stray versions followed, and its check passed.
+pub fn lines_added<'r>(
+    task: &str,
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(usize, &'r ProbeRun)> {
+    let lines = |s: &str| s.lines().filter(|l| !l.trim().is_empty()).count();
+    let mut out = Vec::new();
+    for p in probes {
+        let (Some(b), Some(n), Some(value)) = (
+            before.iter().find(|r| r.command == p.command),
+            now.iter().find(|r| r.command == p.command),
+            wrong_value(task, p),
+        ) else {
+            continue;
+        };
+        if b.code == Some(0) && lines(&b.output) == 1 && holds_value(&b.output, &value) {
+            let k = lines(&n.output);
+            if k > 1 {
+                out.push((k, n));
+            }
+        }
+    }
+    out
+}
+
+/// The observation of a DONE refused by [`lines_added`] (`value_lines_added`).
+pub fn lines_refusal(grown: &[(usize, &ProbeRun)]) -> crate::act::Observation {
+    let said: Vec<String> = grown
+        .iter()
+        .map(|(k, r)| {
+            format!(
+                "`{}` printed one line before your change and {k} now",
+                r.command
+            )
+        })
+        .collect();
+    crate::probe::runs_refusal(
+        grown.iter().map(|(_, r)| *r),
+        format!(
+            "DONE refused: the task calls one printed value wrong, but {}",
+            said.join("; ")
+        ),
+        "the right value takes the wrong one's place and nothing more is printed: find the \
+         code that computes it and change it, then DONE",
+    )
+}
+
 /// The observation of a DONE refused because a command still prints the value the task
 /// calls wrong (`wrong_value_left`).
 pub fn wrong_refusal(left: &[(String, &ProbeRun)]) -> crate::act::Observation {
@@ -456,6 +509,37 @@ mod tests {
 
     fn got(task: &str, command: &str) -> Option<(String, bool)> {
         expected(task, &probe(command)).map(|e| (e.value, e.whole))
+    }
+
+    #[test]
+    fn a_value_called_wrong_is_replaced_not_joined_by_more_lines() {
+        let task = "`sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is newer.";
+        let probes = [probe("sh latest.sh")];
+        let run = |out: &str| ProbeRun {
+            command: "sh latest.sh".to_owned(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let before = [run("latest release: v1.9.2\n")];
+        let stray = [run("latest release: v1.10.0\n1.8.0\n1.9.0\n")];
+        let got = lines_added(task, &probes, &before, &stray);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, 3);
+        assert!(
+            lines_refusal(&got)
+                .summary
+                .contains("one line before your change and 3 now")
+        );
+        // The right value alone, or a trailing blank line: no refusal.
+        for fine in ["latest release: v1.10.0\n", "latest release: v1.10.0\n\n"] {
+            assert!(lines_added(task, &probes, &before, &[run(fine)]).is_empty());
+        }
+        // Several lines before, or no value called wrong: not judged.
+        let before_many = [run("v1.9.2\nv1.8.0\n")];
+        assert!(lines_added(task, &probes, &before_many, &stray).is_empty());
+        let other = "`sh latest.sh` should print the newest release.";
+        assert!(lines_added(other, &probes, &before, &stray).is_empty());
     }
 
     #[test]

@@ -118,11 +118,122 @@ pub fn left(task: &str, ws: &Workspace) -> Vec<(String, usize, String)> {
         .collect()
 }
 
+/// Extensions of files whose words are the document's, where a rename may reach prose.
+const DOCUMENTS: &[&str] = &["md", "rst", "txt", "adoc", "html"];
+
+/// Byte offsets where `name` stands as a word inside a string literal of `line` and not
+/// where a name stands ([`uses`]): `(timeout 5 s, …)` in an f-string the program prints. A
+/// quote count before the word tells a literal, roughly, as a line of code has it.
+fn in_literal_prose(line: &str, name: &str) -> Vec<usize> {
+    let idc = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    line.match_indices(name)
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let before = line[..i].chars().next_back();
+            let after = line[i + name.len()..].chars().next();
+            if before.is_some_and(idc) || after.is_some_and(idc) {
+                return false;
+            }
+            let quoted = matches!(
+                (before, after),
+                (Some('"'), Some('"')) | (Some('\''), Some('\'')) | (Some('`'), Some('`'))
+            );
+            let head = &line[..i];
+            let inside = head.matches('"').count() % 2 == 1 || head.matches('\'').count() % 2 == 1;
+            inside
+                && !quoted
+                && before != Some('.')
+                && !matches!(after, Some('(' | '[' | '=' | '{' | '}'))
+                && before != Some('{')
+        })
+        .collect()
+}
+
+/// The first line of a code file the session changed where the rename `task` asks for
+/// reached a word of text inside a string (what the program prints), which held the old name
+/// as prose before: `(file, line number, the line)`. The 1.5B on rename-config-key renamed
+/// the key everywhere and also the word of `(timeout 5 s, 2 retries)` that client.py prints;
+/// the task renames a name, not the words shown to a user. Documents are left out (a README's
+/// prose may name the setting).
+pub fn in_prose(
+    task: &str,
+    ws: &Workspace,
+    originals: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
+) -> Option<(String, usize, String)> {
+    let (old, new) = asked(task)?;
+    for (path, before) in originals {
+        let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+        if DOCUMENTS.contains(&ext) || crate::probe::is_test(&[format!("./{path}")]) {
+            continue;
+        }
+        let Some(before) = before.as_deref().and_then(|b| std::str::from_utf8(b).ok()) else {
+            continue;
+        };
+        let Some(now) = ws.read(path).ok().flatten() else {
+            continue;
+        };
+        let Ok(now) = String::from_utf8(now) else {
+            continue;
+        };
+        let old_lines: std::collections::BTreeSet<&str> = before.lines().collect();
+        for (k, line) in now.lines().enumerate() {
+            if in_literal_prose(line, &new).is_empty() {
+                continue;
+            }
+            // The line as it was, every new name put back: the session's rename reached a
+            // word the old line held as prose.
+            let was = line.replace(new.as_str(), &old);
+            if old_lines.contains(was.as_str()) && !in_literal_prose(&was, &old).is_empty() {
+                return Some((path.clone(), k + 1, line.trim().to_owned()));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::testing::repo;
+
+    #[test]
+    fn a_rename_that_reaches_the_words_a_program_prints_is_found() {
+        use std::collections::BTreeMap;
+        let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
+        let client = "def plan(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+        let (_d, ws) = repo(&[
+            (
+                "client.py",
+                "def plan(cfg):\n    return f\"(timeout_seconds {cfg['timeout_seconds']} s)\"\n",
+            ),
+            ("README.md", "the timeout_seconds setting\n"),
+        ]);
+        let mut originals = BTreeMap::new();
+        originals.insert("client.py".to_owned(), Some(client.as_bytes().to_vec()));
+        originals.insert(
+            "README.md".to_owned(),
+            Some(b"the timeout setting\n".to_vec()),
+        );
+        let got = in_prose(task, &ws, &originals).unwrap();
+        assert_eq!((got.0.as_str(), got.1), ("client.py", 2));
+        // The name renamed where it stands (quoted, the subscript) and the word kept: fine.
+        std::fs::write(
+            ws.root().join("client.py"),
+            "def plan(cfg):\n    return f\"(timeout {cfg['timeout_seconds']} s)\"\n",
+        )
+        .unwrap();
+        assert!(in_prose(task, &ws, &originals).is_none());
+        // A message that was already prose with the new name: not the session's rename.
+        originals.insert(
+            "client.py".to_owned(),
+            Some(b"x = \"(timeout_seconds 5)\"\n".to_vec()),
+        );
+        std::fs::write(ws.root().join("client.py"), "x = \"(timeout_seconds 5)\"\n").unwrap();
+        assert!(in_prose(task, &ws, &originals).is_none());
+        // No rename asked: nothing.
+        assert!(in_prose("Make the timeout longer.", &ws, &originals).is_none());
+    }
 
     #[test]
     fn the_names_of_a_rename_are_read_beside_to() {

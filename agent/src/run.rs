@@ -1369,6 +1369,22 @@ impl<'a> Session<'a> {
                      then its complete new content in a fenced code block"
                 ),
             )
+        } else if let Some((file, line, text)) =
+            crate::renames::in_prose(task, ws, &self.tally.originals)
+        {
+            let (old, new) = crate::renames::asked(task).unwrap_or_default();
+            (
+                "name_in_prose",
+                format!(
+                    "the task renames the name {old}, and you also renamed the word {old} in \
+                     text {file} prints (line {line}: `{text}`)"
+                ),
+                format!(
+                    "write {file} with {new} only where the code uses the name (quoted, called, \
+                     set) and the word {old} kept in the text: its path on a line by itself, \
+                     then its complete new content in a fenced code block"
+                ),
+            )
         } else if let Some((summary, hint)) = {
             let inputs = crate::inputs::only_inputs_changed(
                 task,
@@ -1573,6 +1589,11 @@ impl<'a> Session<'a> {
         if !wrong.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("wrong_value_left", crate::expect::wrong_refusal(&wrong)));
+        }
+        let grown = crate::expect::lines_added(&self.cfg.task, &self.probes, &self.before, &now);
+        if !grown.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("value_lines_added", crate::expect::lines_refusal(&grown)));
         }
         let misordered =
             crate::order::still_misordered(&self.cfg.task, &self.probes, &self.before, &now);

@@ -776,3 +776,65 @@ fn newest_first_means_every_line() {
         right
     );
 }
+
+/// The 1.5B on latest-release-sh made `tail -n 1` into `head -n -1`: the right version came
+/// first by chance, three stray ones followed, and the check passed. A command the task says
+/// prints one value wrong must print the right one in its place, not more lines
+/// (`value_lines_added`); the real fix is then taken.
+#[test]
+fn a_value_called_wrong_is_replaced_not_joined_by_more_lines() {
+    if !python_runs_confined() {
+        return;
+    }
+    let latest =
+        "TAGS = ['1.8.0', '1.10.0', '1.9.2']\nprint('latest release: v' + sorted(TAGS)[-1])\n";
+    let stray = "TAGS = ['1.8.0', '1.10.0', '1.9.2']\nfor t in sorted(TAGS)[:-1]:\n    print('latest release: v' + t)\n";
+    let right = "TAGS = ['1.8.0', '1.10.0', '1.9.2']\nkey = lambda t: [int(p) for p in t.split('.')]\nprint('latest release: v' + sorted(TAGS, key=key)[-1])\n";
+    let dir = repo("probe-lines-added", &[("latest.py", latest)]);
+    let first = format!("{}DONE", python_block("latest.py", stray));
+    let second = format!("{}DONE", python_block("latest.py", right));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "`python3 latest.py` says the latest release is v1.9.2, but v1.10.0 is newer.";
+    let out = session(&e, dir.path(), &whole_cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["value_lines_added"]);
+    assert!(
+        prompts(&e)[1].contains("printed one line before your change and 2 now"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("latest.py")).unwrap(),
+        right
+    );
+}
+
+/// The first message names the functions of the repository a wrong Python command runs, in
+/// the order it first calls them, with their files (`agent::trace`): timer.py's `plan`, then
+/// durations.py's `parse`, where the fault is.
+#[test]
+fn the_first_message_names_the_functions_a_wrong_command_runs() {
+    if !python_runs_confined() {
+        return;
+    }
+    let durations =
+        "def parse(text):\n    return int(text[:-1]) * 60\n\n\ndef unused():\n    return 0\n";
+    let timer = "import sys\nfrom durations import parse\n\n\ndef plan(d):\n    return parse(d)\n\n\nprint(plan(sys.argv[1]), 's')\n";
+    let dir = repo(
+        "probe-trace",
+        &[("durations.py", durations), ("timer.py", timer)],
+    );
+    let e = engine(&["DONE"]);
+    let mut c = whole_cfg("`python3 timer.py 1h30m` sets 1800 s instead of 5400 s.");
+    c.max_turns = 1;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(
+        p.contains(
+            "`python3 timer.py 1h30m` runs these functions of the repository, in the order it \
+             first calls them: plan (timer.py), parse (durations.py)."
+        ),
+        "{p}"
+    );
+    assert!(!p.contains("unused ("), "{p}");
+}

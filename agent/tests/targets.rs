@@ -485,6 +485,37 @@ fn a_rename_left_in_one_file_is_refused() {
     assert_eq!(read(dir.path(), "client.py"), fixed);
 }
 
+/// The 1.5B on rename-config-key (session 20): the key renamed everywhere, and also the word
+/// of `(timeout 5 s)` that client.py prints; its check passed. Refused (`name_in_prose`,
+/// line named, nothing undone); taken once only the name is renamed.
+#[test]
+fn a_rename_that_reaches_the_printed_words_is_refused() {
+    const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+    let dir = repo(
+        "targets-rename-prose",
+        &[
+            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
+            ("client.py", CLIENT),
+        ],
+    );
+    let over = CLIENT.replace("timeout", "timeout_seconds");
+    let right = CLIENT.replace("['timeout']", "['timeout_seconds']");
+    let config = "config.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\n";
+    let first = format!("{config}{}DONE", python_block("client.py", &over));
+    let second = format!("{}DONE", python_block("client.py", &right));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["name_in_prose"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("you also renamed the word timeout in text client.py prints (line 2"),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "client.py"), right);
+}
+
 /// The 1.5B on clean-dry-run-sh: asked for a -n option, it changed what clean.sh prints and
 /// never parsed -n (its `[ -n "$f" ]` is a test, not the option). Refused (`name_missing`,
 /// told where options are read); taken once getopts reads n.
