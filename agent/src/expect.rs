@@ -272,10 +272,47 @@ pub fn missing(task: &str, probe: &Probe) -> Vec<String> {
             .to_lowercase();
         MISSING_WORDS.contains(&w.as_str())
     });
-    if !says {
-        return Vec::new();
+    let mut out = if says {
+        crate::probe::quoted_near(task, at)
+    } else {
+        Vec::new()
+    };
+    out.extend(nothing_for(text));
+    out
+}
+
+/// Words that end the phrase after `nothing for`.
+const PHRASE_ENDS: &[&str] = &[
+    "although", "though", "but", "because", "while", "when", "even", "since", "yet", "and",
+];
+
+/// What a sentence says a command prints nothing for: `orders nothing for the AA batteries,
+/// although only 3 are left` gives `AA batteries` (the article off, up to a comma or a word
+/// that ends the phrase, at most five words). The 1.5B on restock-packs made restock.py
+/// print `nothing to order` at all, its check passing.
+fn nothing_for(sentence: &str) -> Option<String> {
+    let lower = sentence.to_lowercase();
+    let at = lower.find("nothing for ")? + "nothing for ".len();
+    let rest = &sentence[at..];
+    let mut words: Vec<&str> = Vec::new();
+    for w in rest.split_whitespace() {
+        let plain = w.trim_matches(|c: char| !c.is_alphanumeric());
+        if PHRASE_ENDS.contains(&plain.to_lowercase().as_str()) || plain.is_empty() {
+            break;
+        }
+        let ends = w.ends_with([',', '.', ';', ':', '!', '?', ')']);
+        words.push(plain);
+        if ends || words.len() > 5 {
+            break;
+        }
     }
-    crate::probe::quoted_near(task, at)
+    if matches!(
+        words.first().map(|w| w.to_lowercase()).as_deref(),
+        Some("the" | "a" | "an")
+    ) {
+        words.remove(0);
+    }
+    (!words.is_empty() && words.len() <= 5).then(|| words.join(" "))
 }
 
 /// The texts the task says a command leaves out ([`missing`]) that it left out before the
@@ -509,6 +546,45 @@ mod tests {
 
     fn got(task: &str, command: &str) -> Option<(String, bool)> {
         expected(task, &probe(command)).map(|e| (e.value, e.whole))
+    }
+
+    #[test]
+    fn what_a_command_prints_nothing_for_is_missing_from_its_output() {
+        let task = "`python3 restock.py` orders nothing for the AA batteries, although only 3 are left and the minimum is 10. Every item below its minimum should get enough whole packs to reach it.";
+        let probes = crate::probe::commands(
+            task,
+            &crate::testing::repo(&[("restock.py", "print(1)\n")]).1,
+            None,
+        );
+        assert_eq!(probes.len(), 1);
+        assert_eq!(missing(task, &probes[0]), ["AA batteries"]);
+        let run = |out: &str| ProbeRun {
+            command: "python3 restock.py".to_owned(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let before = [run(
+            "C-230  USB-C cables  2 x 10 = 20 units\n1 items to order\n",
+        )];
+        let nothing = [run("nothing to order\n")];
+        let left = still_missing(task, &probes, &before, &nothing);
+        assert_eq!(left.len(), 1);
+        let fixed = [run("B-101  AA batteries  1 x 12 = 12 units\n")];
+        assert!(still_missing(task, &probes, &before, &fixed).is_empty());
+        assert_eq!(
+            nothing_for("it prints nothing for a.txt").as_deref(),
+            Some("a.txt")
+        );
+        assert_eq!(
+            nothing_for("it prints nothing for a.txt.").as_deref(),
+            Some("a.txt")
+        );
+        assert_eq!(
+            nothing_for("says nothing for the first user when it starts"),
+            Some("first user".to_owned())
+        );
+        assert_eq!(nothing_for("prints nothing at all"), None);
     }
 
     #[test]
