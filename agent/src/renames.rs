@@ -153,14 +153,20 @@ fn in_literal_prose(line: &str, name: &str) -> Vec<usize> {
 /// reached a word of text inside a string (what the program prints), which held the old name
 /// as prose before: `(file, line number, the line)`. The 1.5B on rename-config-key renamed
 /// the key everywhere and also the word of `(timeout 5 s, 2 retries)` that client.py prints;
-/// the task renames a name, not the words shown to a user. Documents are left out (a README's
-/// prose may name the setting).
+/// the task renames a name, not the words shown to a user. Only an old name that is an
+/// ordinary lowercase word is judged, and documents are left out (a README's prose may name
+/// the setting).
 pub fn in_prose(
     task: &str,
     ws: &Workspace,
     originals: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
 ) -> Option<(String, usize, String)> {
     let (old, new) = asked(task)?;
+    // An old name that is an ordinary word (`timeout`) is that word in a sentence; one shaped
+    // like code (`get_data`, `maxRetries`, `v2`) names the code even in a message.
+    if !old.chars().all(|c| c.is_ascii_lowercase()) {
+        return None;
+    }
     for (path, before) in originals {
         let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
         if DOCUMENTS.contains(&ext) || crate::probe::is_test(&[format!("./{path}")]) {
@@ -230,6 +236,18 @@ mod tests {
             Some(b"x = \"(timeout_seconds 5)\"\n".to_vec()),
         );
         std::fs::write(ws.root().join("client.py"), "x = \"(timeout_seconds 5)\"\n").unwrap();
+        assert!(in_prose(task, &ws, &originals).is_none());
+        // A name shaped like code, in a message, names the code: not judged.
+        let task = "Rename the function `get_data` to `fetch_data` everywhere.";
+        originals.insert(
+            "client.py".to_owned(),
+            Some(b"print(\"(get_data failed)\")\n".to_vec()),
+        );
+        std::fs::write(
+            ws.root().join("client.py"),
+            "print(\"(fetch_data failed)\")\n",
+        )
+        .unwrap();
         assert!(in_prose(task, &ws, &originals).is_none());
         // No rename asked: nothing.
         assert!(in_prose("Make the timeout longer.", &ws, &originals).is_none());
