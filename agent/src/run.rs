@@ -1069,9 +1069,11 @@ impl<'a> Session<'a> {
         let Action::Create { path, .. } = action else {
             return None;
         };
+        // A file the check runs is refused as such, which says more.
         if self.cfg.protocol != prompt::Protocol::Whole
             || self.seen.contains(path)
             || self.tally.changed.contains(path)
+            || self.check_files.iter().any(|f| &f.path == path)
         {
             return None;
         }
