@@ -889,6 +889,21 @@ fn a_file_the_model_never_saw_is_shown_not_written_over() {
         "Retries with capped backoff.\n"
     );
 
+    // A file the check runs, never shown, is refused as the check's (which says more).
+    let dir = repo("whole-unseen-check", &files);
+    let e = engine(&["test_retry.py\n```python\nprint('ok')\n```\n"]);
+    let mut k = c.clone();
+    k.max_turns = 1;
+    k.task = "delays in retry.py never caps the wait.".to_owned();
+    k.verify = Some(["python3", "test_retry.py"].map(String::from).to_vec());
+    let out = session(&e, dir.path(), &k);
+    assert!(
+        !prompts(&e)[0].contains("test_retry.py\n```\n"),
+        "{}",
+        prompts(&e)[0]
+    );
+    assert_eq!(refusals(dir.path(), &out.session), ["check_file"]);
+
     // Not focused, every file is shown: the same guess is written (and judged as any).
     let dir = repo("whole-seen", &files);
     let e = engine(&[seen]);
