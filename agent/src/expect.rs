@@ -438,20 +438,27 @@ pub fn still_wrong<'r>(
     before: &[ProbeRun],
     now: &'r [ProbeRun],
 ) -> Vec<(String, &'r ProbeRun)> {
-    let mut out = Vec::new();
-    for p in probes {
-        let (Some(b), Some(n), Some(value)) = (
-            before.iter().find(|r| r.command == p.command),
-            now.iter().find(|r| r.command == p.command),
-            wrong_value(task, p),
-        ) else {
-            continue;
-        };
-        if holds_value(&b.output, &value) && holds_value(&n.output, &value) {
-            out.push((value, n));
-        }
-    }
-    out
+    called_wrong(task, probes, before, now)
+        .filter(|(value, b, n)| holds_value(&b.output, value) && holds_value(&n.output, value))
+        .map(|(value, _, n)| (value, n))
+        .collect()
+}
+
+/// Each command the task says prints a value wrong ([`wrong_value`]), with that value and
+/// its runs before the session and now.
+fn called_wrong<'a, 'r>(
+    task: &'a str,
+    probes: &'a [Probe],
+    before: &'a [ProbeRun],
+    now: &'r [ProbeRun],
+) -> impl Iterator<Item = (String, &'a ProbeRun, &'r ProbeRun)> + use<'a, 'r> {
+    probes.iter().filter_map(move |p| {
+        Some((
+            wrong_value(task, p)?,
+            before.iter().find(|r| r.command == p.command)?,
+            now.iter().find(|r| r.command == p.command)?,
+        ))
+    })
 }
 
 /// The commands the task says print one value wrong ([`wrong_value`]) that printed it on one
@@ -466,23 +473,13 @@ pub fn lines_added<'r>(
     now: &'r [ProbeRun],
 ) -> Vec<(usize, &'r ProbeRun)> {
     let lines = |s: &str| s.lines().filter(|l| !l.trim().is_empty()).count();
-    let mut out = Vec::new();
-    for p in probes {
-        let (Some(b), Some(n), Some(value)) = (
-            before.iter().find(|r| r.command == p.command),
-            now.iter().find(|r| r.command == p.command),
-            wrong_value(task, p),
-        ) else {
-            continue;
-        };
-        if b.code == Some(0) && lines(&b.output) == 1 && holds_value(&b.output, &value) {
-            let k = lines(&n.output);
-            if k > 1 {
-                out.push((k, n));
-            }
-        }
-    }
-    out
+    called_wrong(task, probes, before, now)
+        .filter(|(value, b, _)| {
+            b.code == Some(0) && lines(&b.output) == 1 && holds_value(&b.output, value)
+        })
+        .map(|(_, _, n)| (lines(&n.output), n))
+        .filter(|(k, _)| *k > 1)
+        .collect()
 }
 
 /// The observation of a DONE refused by [`lines_added`] (`value_lines_added`).

@@ -164,20 +164,9 @@ mod tests {
         }
     }
 
-    fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = dir.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let ws = Workspace::new(dir.path()).unwrap();
-        (dir, ws)
-    }
-
     #[test]
     fn the_functions_a_command_runs_are_named_in_call_order_even_when_it_fails() {
-        let (_dir, ws) = ws_with(&[
+        let (_dir, ws) = crate::testing::repo(&[
             (
                 "lib/durations.py",
                 "class Unit:\n    pass\n\ndef parse(t):\n    return helper(t) * 60\n\ndef helper(t):\n    return int(t[:-1])\n\ndef unused():\n    pass\n",
