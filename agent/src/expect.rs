@@ -484,21 +484,16 @@ pub fn lines_added<'r>(
 
 /// The observation of a DONE refused by [`lines_added`] (`value_lines_added`).
 pub fn lines_refusal(grown: &[(usize, &ProbeRun)]) -> crate::act::Observation {
-    let said: Vec<String> = grown
-        .iter()
-        .map(|(k, r)| {
+    crate::probe::each_refusal(
+        grown,
+        |(_, r)| *r,
+        |(k, r)| {
             format!(
                 "`{}` printed one line before your change and {k} now",
                 r.command
             )
-        })
-        .collect();
-    crate::probe::runs_refusal(
-        grown.iter().map(|(_, r)| *r),
-        format!(
-            "DONE refused: the task calls one printed value wrong, but {}",
-            said.join("; ")
-        ),
+        },
+        "DONE refused: the task calls one printed value wrong, but ",
         "the right value takes the wrong one's place and nothing more is printed: find the \
          code that computes it and change it, then DONE",
     )
@@ -507,16 +502,11 @@ pub fn lines_refusal(grown: &[(usize, &ProbeRun)]) -> crate::act::Observation {
 /// The observation of a DONE refused because a command still prints the value the task
 /// calls wrong (`wrong_value_left`).
 pub fn wrong_refusal(left: &[(String, &ProbeRun)]) -> crate::act::Observation {
-    let said: Vec<String> = left
-        .iter()
-        .map(|(v, r)| format!("`{}` still prints {v}", r.command))
-        .collect();
-    crate::probe::runs_refusal(
-        left.iter().map(|(_, r)| *r),
-        format!(
-            "DONE refused: the task says that value is wrong, and {}",
-            said.join("; ")
-        ),
+    crate::probe::each_refusal(
+        left,
+        |(_, r)| *r,
+        |(v, r)| format!("`{}` still prints {v}", r.command),
+        "DONE refused: the task says that value is wrong, and ",
         "find the code that computes that value and change it until the command prints the \
          right one, then DONE",
     )
@@ -526,20 +516,7 @@ pub fn wrong_refusal(left: &[(String, &ProbeRun)]) -> crate::act::Observation {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    fn probe(command: &str) -> Probe {
-        Probe {
-            command: command.to_owned(),
-            argv: shlex::split(command).unwrap(),
-            symptom: true,
-            fails: false,
-            quoted: Vec::new(),
-            found: false,
-            keep: false,
-            plain: false,
-            sibling: false,
-        }
-    }
+    use crate::testing::symptom as probe;
 
     fn got(task: &str, command: &str) -> Option<(String, bool)> {
         expected(task, &probe(command)).map(|e| (e.value, e.whole))

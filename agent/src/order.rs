@@ -129,16 +129,11 @@ pub fn still_misordered<'r>(
 /// The observation of a DONE refused because a command still prints values in the order the
 /// task calls wrong (`order_unchanged`).
 pub fn refusal(left: &[(String, String, &ProbeRun)]) -> crate::act::Observation {
-    let said: Vec<String> = left
-        .iter()
-        .map(|(a, b, r)| format!("`{}` still prints {a} before {b}", r.command))
-        .collect();
-    crate::probe::runs_refusal(
-        left.iter().map(|(_, _, r)| *r),
-        format!(
-            "DONE refused: the task says that order is wrong, and {}",
-            said.join("; ")
-        ),
+    crate::probe::each_refusal(
+        left,
+        |(_, _, r)| *r,
+        |(a, b, r)| format!("`{}` still prints {a} before {b}", r.command),
+        "DONE refused: the task says that order is wrong, and ",
         "find the code that orders these lines (a sort, its key, or what the key is made from) \
          and change it until the order is the one the task asks for, then DONE",
     )
@@ -219,16 +214,11 @@ pub fn unsorted_refusal(
     } else {
         "newest first"
     };
-    let said: Vec<String> = left
-        .iter()
-        .map(|(a, b, r)| format!("`{}` prints {a} above {b}", r.command))
-        .collect();
-    crate::probe::runs_refusal(
-        left.iter().map(|(_, _, r)| *r),
-        format!(
-            "DONE refused: the task asks for {which}, and {}",
-            said.join("; ")
-        ),
+    crate::probe::each_refusal(
+        left,
+        |(_, _, r)| *r,
+        |(a, b, r)| format!("`{}` prints {a} above {b}", r.command),
+        &format!("DONE refused: the task asks for {which}, and "),
         "every line must come in that order, not only the ones the task names: find what the \
          lines are sorted by (the key, and what it is made from) and fix that, then DONE",
     )
@@ -238,22 +228,13 @@ pub fn unsorted_refusal(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::testing::symptom as probe;
 
     #[test]
     fn dates_out_of_the_order_the_task_asks_for_are_found() {
         assert_eq!(iso_date("  2024-03-09  #1043  Ines"), Some("2024-03-09"));
         assert_eq!(iso_date("id 12024-03-09"), None);
-        let p = Probe {
-            command: "python3 report.py".to_owned(),
-            argv: vec!["python3".to_owned(), "report.py".to_owned()],
-            symptom: true,
-            fails: false,
-            quoted: Vec::new(),
-            found: false,
-            keep: false,
-            plain: false,
-            sibling: false,
-        };
+        let p = probe("python3 report.py");
         let task = "`python3 report.py` should list the orders newest first, but it puts 2024-03-09 above 2024-03-21.";
         let run = |out: &str| ProbeRun {
             command: p.command.clone(),
@@ -287,20 +268,6 @@ mod tests {
             )
             .is_empty()
         );
-    }
-
-    fn probe(command: &str) -> Probe {
-        Probe {
-            command: command.to_owned(),
-            argv: command.split(' ').map(str::to_owned).collect(),
-            symptom: true,
-            fails: false,
-            quoted: Vec::new(),
-            found: false,
-            keep: false,
-            plain: false,
-            sibling: false,
-        }
     }
 
     fn run(output: &str) -> ProbeRun {

@@ -1323,6 +1323,23 @@ pub(crate) fn runs_refusal<'r>(
     crate::act::Observation::error(summary, Some(hint)).with_output(output)
 }
 
+/// [`runs_refusal`] for a refusal that says one thing of each item of `left` (`said`, joined
+/// by "; " after `lead`) and shows each item's run.
+pub(crate) fn each_refusal<'r, T>(
+    left: &'r [T],
+    run: impl Fn(&'r T) -> &'r ProbeRun,
+    said: impl Fn(&T) -> String,
+    lead: &str,
+    hint: &str,
+) -> crate::act::Observation {
+    let told: Vec<String> = left.iter().map(said).collect();
+    runs_refusal(
+        left.iter().map(run),
+        format!("{lead}{}", told.join("; ")),
+        hint,
+    )
+}
+
 /// The commands of `runs` in backticks, joined by "and".
 pub(crate) fn command_names(runs: &[&ProbeRun]) -> String {
     runs.iter()
@@ -1654,15 +1671,8 @@ mod tests {
     #[test]
     fn only_every_unchanged_symptom_refuses() {
         let probe = |c: &str, symptom| Probe {
-            command: c.to_owned(),
-            argv: vec![c.to_owned()],
             symptom,
-            fails: false,
-            quoted: Vec::new(),
-            found: false,
-            keep: false,
-            plain: false,
-            sibling: false,
+            ..crate::testing::symptom(c)
         };
         let run = |c: &str, out: &str| ProbeRun {
             command: c.to_owned(),
@@ -1865,17 +1875,7 @@ mod tests {
 
     #[test]
     fn a_command_that_now_crashes_on_broken_code_is_told() {
-        let probe = |c: &str| Probe {
-            command: c.to_owned(),
-            argv: c.split(' ').map(str::to_owned).collect(),
-            symptom: true,
-            fails: false,
-            quoted: Vec::new(),
-            found: false,
-            keep: false,
-            plain: false,
-            sibling: false,
-        };
+        let probe = crate::testing::symptom;
         let run = |c: &str, code: i32, out: &str| ProbeRun {
             command: c.to_owned(),
             code: Some(code),
