@@ -516,7 +516,7 @@ pub fn wrong_refusal(left: &[(String, &ProbeRun)]) -> crate::act::Observation {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::testing::symptom as probe;
+    use crate::probe::symptom as probe;
 
     fn got(task: &str, command: &str) -> Option<(String, bool)> {
         expected(task, &probe(command)).map(|e| (e.value, e.whole))

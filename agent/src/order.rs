@@ -228,7 +228,7 @@ pub fn unsorted_refusal(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::testing::symptom as probe;
+    use crate::probe::symptom as probe;
 
     #[test]
     fn dates_out_of_the_order_the_task_asks_for_are_found() {

@@ -1323,6 +1323,22 @@ pub(crate) fn runs_refusal<'r>(
     crate::act::Observation::error(summary, Some(hint)).with_output(output)
 }
 
+/// A command the task calls wrong (a symptom), nothing else about it known: unit tests'.
+#[cfg(test)]
+pub(crate) fn symptom(command: &str) -> Probe {
+    Probe {
+        command: command.to_owned(),
+        argv: shlex::split(command).unwrap_or_default(),
+        symptom: true,
+        fails: false,
+        quoted: Vec::new(),
+        found: false,
+        keep: false,
+        plain: false,
+        sibling: false,
+    }
+}
+
 /// [`runs_refusal`] for a refusal that says one thing of each item of `left` (`said`, joined
 /// by "; " after `lead`) and shows each item's run.
 pub(crate) fn each_refusal<'r, T>(
@@ -1672,7 +1688,7 @@ mod tests {
     fn only_every_unchanged_symptom_refuses() {
         let probe = |c: &str, symptom| Probe {
             symptom,
-            ..crate::testing::symptom(c)
+            ..super::symptom(c)
         };
         let run = |c: &str, out: &str| ProbeRun {
             command: c.to_owned(),
@@ -1875,7 +1891,7 @@ mod tests {
 
     #[test]
     fn a_command_that_now_crashes_on_broken_code_is_told() {
-        let probe = crate::testing::symptom;
+        let probe = symptom;
         let run = |c: &str, code: i32, out: &str| ProbeRun {
             command: c.to_owned(),
             code: Some(code),

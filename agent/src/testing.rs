@@ -13,18 +13,3 @@ pub(crate) fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
     let ws = Workspace::new(dir.path()).unwrap();
     (dir, ws)
 }
-
-/// A command the task calls wrong (a symptom), nothing else about it known.
-pub(crate) fn symptom(command: &str) -> crate::probe::Probe {
-    crate::probe::Probe {
-        command: command.to_owned(),
-        argv: shlex::split(command).unwrap(),
-        symptom: true,
-        fails: false,
-        quoted: Vec::new(),
-        found: false,
-        keep: false,
-        plain: false,
-        sibling: false,
-    }
-}
