@@ -82,7 +82,9 @@ pub fn layout(configured: bool, number: u32) -> bool {
 
 /// Whether attempt `number` shows only the files the task points at ([`Config::focus`]):
 /// attempts 3 and 4 (then 7 and 8, …), so that each layout runs once focused and once not
-/// within four attempts, and the first attempt is the configured session's.
+/// within four attempts, and the first attempt is the configured session's. Where the task's
+/// wrong command runs few functions, a focused attempt shows only those
+/// ([`crate::whole::functions_message`]).
 pub fn focus(number: u32) -> bool {
     number.saturating_sub(1) / 2 % 2 == 1
 }

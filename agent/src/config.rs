@@ -44,7 +44,8 @@ pub struct Config {
     /// files it names, what they import or source, what defines its identifiers), sources
     /// before tests; the rest only in the map. The 1.5B, shown every file of backoff-cap,
     /// changed settings.ini's numbers instead of retry.py; attempts 3 and 4 focus
-    /// ([`crate::attempts::focus`]).
+    /// ([`crate::attempts::focus`]). Where the task's wrong command runs few functions, only
+    /// those are shown ([`crate::whole::functions_message`]).
     pub focus: bool,
     /// After the first turn, each prompt is the first message made again from the files as
     /// they are now, with what came of the earlier replies told inside it, instead of the

@@ -35,6 +35,8 @@ pub struct Replay {
     pub probes: Vec<crate::probe::ProbeRun>,
     /// The files the check runs, as they were when the session first started.
     pub check_files: Vec<crate::checkfiles::CheckFile>,
+    /// The definitions the first message left out ([`crate::whole::Partial`]).
+    pub left_out: Vec<(String, Vec<String>)>,
 }
 
 /// One turn while it is read back.
@@ -61,7 +63,7 @@ struct Pending {
 /// how far the history is compacted from its last `prompt` event.
 pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay, JournalError> {
     let events = crate::journal::read_events(&journal.path())?;
-    let (task, task_message, start_tree, protocol, probes, check_files) = events
+    let (task, task_message, start_tree, protocol, probes, check_files, left_out) = events
         .iter()
         .find_map(|e| match e {
             Event::Start {
@@ -71,6 +73,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 protocol,
                 probes,
                 check_files,
+                left_out,
                 ..
             } => Some((
                 task.clone(),
@@ -79,6 +82,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                 protocol.clone(),
                 probes.clone(),
                 check_files.clone(),
+                left_out.clone(),
             )),
             _ => None,
         })
@@ -290,6 +294,7 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
         protocol,
         probes,
         check_files,
+        left_out,
     })
 }
 

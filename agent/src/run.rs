@@ -89,9 +89,6 @@ pub async fn run(
     view: &mut dyn View,
 ) -> Result<Outcome, AgentError> {
     let context = context_chars(engine, cfg);
-    let task_message = cfg
-        .protocol
-        .task_message(ws, &cfg.task, context, cfg.layout());
     // The task's own commands, run on the files as they are: what they print joins the
     // first message, and later runs are compared with it.
     let probes = session_probes(ws, cfg);
@@ -100,10 +97,35 @@ pub async fn run(
     let (probes, before) = crate::found::steady(ws, probes, before);
     // What the wrong commands run ([`crate::trace`]): shown once with what they print.
     let traced = if cfg.probes {
-        crate::trace::section(ws, &probes)
+        crate::trace::trace(ws, &probes)
     } else {
-        String::new()
+        Vec::new()
     };
+    let check_files = protected_files(ws, cfg, &probes, &before);
+    // A focused attempt of the whole protocol shows only the functions the wrong command
+    // runs, where it runs few; otherwise the files the task points at.
+    let layout = cfg.layout();
+    let functions = (cfg.protocol == prompt::Protocol::Whole && layout.focus)
+        .then(|| {
+            let protected: Vec<String> = check_files.iter().map(|f| f.path.clone()).collect();
+            crate::whole::functions_message(
+                ws,
+                &cfg.task,
+                context,
+                layout.apart,
+                &traced,
+                &protected,
+            )
+        })
+        .flatten();
+    let (task_message, partial) = match functions {
+        Some((message, partial)) => (message, partial),
+        None => (
+            cfg.protocol.task_message(ws, &cfg.task, context, layout),
+            crate::whole::Partial::default(),
+        ),
+    };
+    let traced = crate::trace::section(&traced);
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,
@@ -111,7 +133,6 @@ pub async fn run(
     );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
-    let check_files = protected_files(ws, cfg, &probes, &before);
     let begin = Begin {
         task_message: &task_message,
         tree,
@@ -119,6 +140,7 @@ pub async fn run(
         before,
         check_files,
         traced,
+        partial,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     let history = cfg.protocol.history(
@@ -164,6 +186,7 @@ pub async fn resume(
         check_files: replay.check_files.clone(),
         // Not journaled apart: the resumed history's first message holds it.
         traced: String::new(),
+        partial: crate::whole::Partial(replay.left_out.clone()),
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
@@ -421,6 +444,8 @@ struct Begin<'m> {
     check_files: Vec<crate::checkfiles::CheckFile>,
     /// The functions the wrong commands run ([`crate::trace::section`]).
     traced: String,
+    /// The definitions the first message left out of files it showed in part.
+    partial: crate::whole::Partial,
 }
 
 /// Everything the loop's helpers share.
@@ -450,6 +475,9 @@ struct Session<'a> {
     seen: BTreeSet<String>,
     /// [`Begin::traced`], shown with the commands' first output while nothing has changed.
     traced: String,
+    /// [`Begin::partial`]: definitions never shown, kept as the file has them when a block
+    /// writes them ([`crate::splice::keep_unshown`]), until the file is READ.
+    partial: crate::whole::Partial,
 }
 
 impl<'a> Session<'a> {
@@ -482,6 +510,7 @@ impl<'a> Session<'a> {
                 .into_iter()
                 .collect(),
             traced: begin.traced,
+            partial: begin.partial,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -498,6 +527,7 @@ impl<'a> Session<'a> {
             protocol: Some(cfg.protocol.as_str().to_owned()),
             probes: s.before.clone(),
             check_files: s.check_files.clone(),
+            left_out: s.partial.0.clone(),
         })?;
         Ok(s)
     }
@@ -823,6 +853,10 @@ impl<'a> Session<'a> {
             })?;
             return self.observed(action, obs, true);
         }
+        // Definitions the first message left out of a file it showed in part: a block that
+        // writes one otherwise than the file has it guesses, so the file's own is kept.
+        let kept_own = self.keep_unshown(action);
+        let action = kept_own.as_ref().map_or(action, |(a, _)| a);
         // A file written whole without definitions it has, which the task keeps: spliced
         // into the file when the block's definitions each name their place, else refused.
         let mut spliced: Option<(Action, crate::splice::Spliced)> = None;
@@ -1002,6 +1036,7 @@ impl<'a> Session<'a> {
                     && obs.ok
                 {
                     self.seen.insert(path.clone());
+                    self.partial.seen(path);
                 }
                 let obs = match self.cfg.protocol {
                     prompt::Protocol::Text => obs.clone(),
@@ -1051,6 +1086,16 @@ impl<'a> Session<'a> {
         {
             obs.summary = format!("{}; {}", obs.summary, crate::splice::describe(s));
         }
+        if let Some((_, names)) = &kept_own
+            && obs.ok
+            && !names.is_empty()
+        {
+            obs.summary = format!(
+                "{}; kept {} as the file has it (not shown to you; READ the file to change it)",
+                obs.summary,
+                names.join(", ")
+            );
+        }
         if obs.ok
             && p.repairs
                 .contains(&codec::RepairKind::BlockPlacedByDefinitions)
@@ -1062,6 +1107,25 @@ impl<'a> Session<'a> {
 
     /// A DONE refused because an option the task adds crashes in a documented command
     /// (`option_crashes`, [`crate::options`]), counted.
+    /// [`Session::partial`]: `action` with the definitions of its file that the first
+    /// message left out kept as the file has them ([`crate::splice::keep_unshown`]), and the
+    /// names of those the block wrote otherwise.
+    fn keep_unshown(&self, action: &Action) -> Option<(Action, Vec<String>)> {
+        let Action::Create { path, content } = action else {
+            return None;
+        };
+        let names = self.partial.left_out(path)?;
+        let original = String::from_utf8(self.ws.read(path).ok()??).ok()?;
+        let (content, kept) = crate::splice::keep_unshown(path, &original, content, names)?;
+        Some((
+            Action::Create {
+                path: path.clone(),
+                content,
+            },
+            kept,
+        ))
+    }
+
     /// [`Session::seen`]'s refusal: `Some` observation (the file as it is, fenced as the
     /// first message shows files) when the whole protocol writes an existing file the model
     /// has not seen, which is then seen.

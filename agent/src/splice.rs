@@ -296,6 +296,153 @@ pub fn splice(path: &str, original: &str, content: &str) -> Option<Spliced> {
     })
 }
 
+/// `text` (the file at `path`) with only the top-level definitions named in `keep` and every
+/// other statement (imports, constants, the main guard): what a first message shows of a file
+/// when the task's command runs only some of its functions ([`crate::whole::functions_message`]).
+/// Returns the shown text and the definitions left out, in file order. `None` when the file
+/// is no language [`splice`] knows, a name of `keep` is no top-level definition of it (a
+/// method), or a definition's name is there twice: a block written back from what was shown
+/// must splice into the file.
+pub(crate) fn subset(path: &str, text: &str, keep: &[String]) -> Option<(String, Vec<String>)> {
+    let lang = lang(path)?;
+    let file = units(text, lang)?;
+    let names: Vec<&String> = file.iter().filter_map(|u| u.name.as_ref()).collect();
+    let unique: BTreeSet<&&String> = names.iter().collect();
+    if unique.len() != names.len() || keep.iter().any(|k| !names.contains(&k)) {
+        return None;
+    }
+    let mut left_out = Vec::new();
+    let mut lines: Vec<&str> = Vec::new();
+    for u in &file {
+        match &u.name {
+            Some(name) if !keep.contains(name) => left_out.push(name.clone()),
+            _ => {
+                // No more than two blank lines in a row where definitions were taken out.
+                let blank_run = lines
+                    .iter()
+                    .rev()
+                    .take_while(|l| l.trim().is_empty())
+                    .count();
+                if !(u.blank() && blank_run >= 2) {
+                    lines.extend(&u.lines);
+                }
+            }
+        }
+    }
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    let mut shown = lines.join("\n");
+    shown.push('\n');
+    Some((shown, left_out))
+}
+
+/// `written`, a block for `path` (which reads `original`) from a first message that showed
+/// the file without the definitions `names` ([`subset`]), as the content to act on: the
+/// model never saw those, so what it wrote for them is a guess and the file's own are kept.
+/// A block that [`splice`]s without them (its statements the file's own) is returned without
+/// them; one that changed a statement (a constant the fix needs) gets the file's definitions
+/// put back where the file has them, after the definition before them that the block holds
+/// (before the first it holds, for those at the top). Returns the content and the names
+/// the block wrote otherwise than the file; `None` when the block can be taken as it is (it
+/// writes none of them, or each as the file has it, and splices or holds them all), or the
+/// definitions have no certain place.
+pub fn keep_unshown(
+    path: &str,
+    original: &str,
+    written: &str,
+    names: &[String],
+) -> Option<(String, Vec<String>)> {
+    let lang = lang(path)?;
+    let file = units(original, lang)?;
+    let block = units(written, lang)?;
+    let guessed: Vec<String> = block
+        .iter()
+        .filter_map(|u| {
+            let name = u.name.as_ref().filter(|n| names.contains(n))?;
+            let own = file.iter().find(|f| f.name.as_ref() == Some(name))?;
+            (own.text() != u.text()).then(|| name.clone())
+        })
+        .collect();
+    // The block without them; the blank lines around a definition taken out collapse.
+    let blanks = match lang {
+        Lang::Python => 2,
+        Lang::Shell => 1,
+    };
+    let mut rest: Vec<&Unit<'_>> = Vec::new();
+    let mut had_any = false;
+    for u in &block {
+        if u.name.as_ref().is_some_and(|n| names.contains(n)) {
+            had_any = true;
+            continue;
+        }
+        let run = rest.iter().rev().take_while(|r| r.blank()).count();
+        if !(u.blank() && run >= blanks) {
+            rest.push(u);
+        }
+    }
+    while rest.last().is_some_and(|u| u.blank()) {
+        rest.pop();
+    }
+    let mut stripped = rest.iter().map(|u| u.text()).collect::<Vec<_>>().join("\n");
+    if written.ends_with('\n') {
+        stripped.push('\n');
+    }
+    if splice(path, original, &stripped).is_some() {
+        return (!guessed.is_empty()).then_some((stripped, guessed));
+    }
+    if !had_any && block.iter().any(|u| u.name.is_some()) {
+        // Holds none of them and splices not: the whole-file path judges it as it is.
+        if splice(path, original, written).is_some() {
+            return None;
+        }
+    } else if guessed.is_empty() && had_any {
+        return None;
+    }
+    // Put the file's own definitions back into the block, each after the nearest definition
+    // before it in the file that the block holds.
+    let held: Vec<&String> = rest.iter().filter_map(|u| u.name.as_ref()).collect();
+    let mut after: Vec<(Option<&String>, Vec<String>)> = Vec::new();
+    let mut anchor: Option<&String> = None;
+    for u in &file {
+        let Some(name) = &u.name else { continue };
+        if names.contains(name) {
+            match after.iter_mut().find(|(a, _)| *a == anchor) {
+                Some((_, list)) => list.push(u.text()),
+                None => after.push((anchor, vec![u.text()])),
+            }
+        } else if held.contains(&name) {
+            anchor = Some(name);
+        }
+    }
+    let first_held = rest.iter().position(|u| u.name.is_some())?;
+    let mut pieces: Vec<String> = Vec::new();
+    for (k, u) in rest.iter().enumerate() {
+        if k == first_held
+            && let Some((_, list)) = after.iter().find(|(a, _)| a.is_none())
+        {
+            for t in list {
+                pieces.push(t.clone());
+                pieces.extend(std::iter::repeat_n(String::new(), blanks));
+            }
+        }
+        pieces.push(u.text());
+        if let Some(name) = &u.name
+            && let Some((_, list)) = after.iter().find(|(a, _)| *a == Some(name))
+        {
+            for t in list {
+                pieces.extend(std::iter::repeat_n(String::new(), blanks));
+                pieces.push(t.clone());
+            }
+        }
+    }
+    let mut content = pieces.join("\n");
+    if written.ends_with('\n') {
+        content.push('\n');
+    }
+    Some((content, guessed))
+}
+
 /// `body`, a block without a path line, as the whole new content of `path` (which reads
 /// `text`): when its top-level definitions are exactly the file's (the same names, none
 /// twice). The 1.5B on book-year-field wrote catalog.py whole, with the right `year: int =
@@ -468,6 +615,58 @@ mod tests {
     use super::*;
 
     const RETRY: &str = "\"\"\"Retrying.\"\"\"\n\nimport time\n\n\ndef delays(retries, base, max_delay):\n    out = []\n    delay = base\n    for _ in range(retries):\n        out.append(delay)\n        delay = delay * 2\n    return out\n\n\ndef call_with_retry(fn, retries):\n    for attempt in range(retries + 1):\n        try:\n            return fn()\n        except OSError:\n            time.sleep(1)\n";
+
+    #[test]
+    fn a_subset_keeps_the_named_definitions_and_every_statement() {
+        let file = "import os\n\nLIMIT = 3\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return LIMIT\n\n\nif __name__ == '__main__':\n    print(b())\n";
+        let (shown, left) = subset("m.py", file, &["b".to_owned()]).unwrap();
+        assert_eq!(
+            shown,
+            "import os\n\nLIMIT = 3\n\n\ndef b():\n    return 2\n\n\nif __name__ == '__main__':\n    print(b())\n"
+        );
+        assert_eq!(left, ["a", "c"]);
+        // What was shown, written back with a change, splices into the file.
+        let changed = shown.replace("return 2", "return 20");
+        let s = splice("m.py", file, &changed).unwrap();
+        assert_eq!(s.content, file.replace("return 2", "return 20"));
+        // A method, a name the file does not define, a file of no known language: none.
+        let class = "class K:\n    def m(self):\n        return 1\n";
+        assert!(subset("k.py", class, &["m".to_owned()]).is_none());
+        assert!(subset("m.py", file, &["zzz".to_owned()]).is_none());
+        assert!(subset("m.txt", file, &["b".to_owned()]).is_none());
+        // Every definition named: the file as it is.
+        let all = ["a", "b", "c"].map(str::to_owned);
+        assert_eq!(
+            subset("m.py", file, &all).unwrap(),
+            (file.to_owned(), vec![])
+        );
+    }
+
+    #[test]
+    fn definitions_never_shown_are_kept_as_the_file_has_them() {
+        let names = ["call_with_retry".to_owned()];
+        let fixed = RETRY.replace("out.append(delay)", "out.append(min(delay, max_delay))");
+        // The fix with a guessed call_with_retry: taken without it, spliced into the file.
+        let guessed = fixed.replace("time.sleep(1)", "time.sleep(2)");
+        let (content, kept) = keep_unshown("retry.py", RETRY, &guessed, &names).unwrap();
+        assert_eq!(kept, names);
+        assert_eq!(splice("retry.py", RETRY, &content).unwrap().content, fixed);
+        // A changed statement (no splice): the file's own definition goes back in its place.
+        let moved = guessed.replace("Retrying.", "Retrying, capped.");
+        let (content, kept) = keep_unshown("retry.py", RETRY, &moved, &names).unwrap();
+        assert_eq!(kept, names);
+        assert_eq!(content, fixed.replace("Retrying.", "Retrying, capped."));
+        // The shown part alone, with a changed statement: the rest goes back after delays.
+        let shown = "\"\"\"Retrying.\"\"\"\n\nimport time\nLIMIT = 9\n\n\ndef delays(retries, base, max_delay):\n    return []\n";
+        let (content, kept) = keep_unshown("retry.py", RETRY, shown, &names).unwrap();
+        assert!(kept.is_empty());
+        let tail = &RETRY[RETRY.find("\n\n\ndef call_with_retry").unwrap()..];
+        assert_eq!(content, format!("{}{tail}", shown.trim_end()));
+        // Written as the file has them, or left out of a block that splices: taken as it is.
+        assert!(keep_unshown("retry.py", RETRY, &fixed, &names).is_none());
+        let only = "def delays(retries, base, max_delay):\n    return []\n";
+        assert!(keep_unshown("retry.py", RETRY, only, &names).is_none());
+    }
 
     #[test]
     fn main_lines_left_out_go_back_at_the_end_only_when_certain() {

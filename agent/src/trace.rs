@@ -106,24 +106,40 @@ pub fn calls(ws: &Workspace, argv: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The first message's lines: for each command the task calls wrong or failing, the
-/// functions of the repository it runs. Empty when none was traced.
-pub fn section(ws: &Workspace, probes: &[Probe]) -> String {
-    let mut out = String::new();
-    for p in probes
+/// What one wrong or failing command of the task runs: the repository's functions,
+/// `(path, function)` in the order first called.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traced {
+    pub command: String,
+    pub calls: Vec<(String, String)>,
+}
+
+/// Each command the task calls wrong or failing, traced ([`calls`]); those that ran no
+/// function of the repository are left out.
+pub fn trace(ws: &Workspace, probes: &[Probe]) -> Vec<Traced> {
+    probes
         .iter()
         .filter(|p| (p.symptom || p.fails) && !(p.found || p.keep || p.plain || p.sibling))
-    {
-        let called = calls(ws, &p.argv);
-        if called.is_empty() {
-            continue;
-        }
-        let shown: Vec<String> = called
+        .map(|p| Traced {
+            command: p.command.clone(),
+            calls: calls(ws, &p.argv),
+        })
+        .filter(|t| !t.calls.is_empty())
+        .collect()
+}
+
+/// The first message's lines: for each traced command, the functions of the repository it
+/// runs. Empty when none was traced.
+pub fn section(traced: &[Traced]) -> String {
+    let mut out = String::new();
+    for t in traced {
+        let shown: Vec<String> = t
+            .calls
             .iter()
             .take(MAX_FUNCTIONS)
             .map(|(path, f)| format!("{f} ({path})"))
             .collect();
-        let more = called.len().saturating_sub(MAX_FUNCTIONS);
+        let more = t.calls.len().saturating_sub(MAX_FUNCTIONS);
         let tail = if more > 0 {
             format!(" and {more} more")
         } else {
@@ -132,7 +148,7 @@ pub fn section(ws: &Workspace, probes: &[Probe]) -> String {
         out.push_str(&format!(
             "`{}` runs these functions of the repository, in the order it first calls them: \
              {}{tail}.\n",
-            p.command,
+            t.command,
             shown.join(", ")
         ));
     }

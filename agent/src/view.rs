@@ -48,6 +48,11 @@ pub enum Event {
         /// they were when it first started. Empty without a check, and in older journals.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         check_files: Vec<crate::checkfiles::CheckFile>,
+        /// The definitions the first message left out of the files it showed in part
+        /// ([`crate::whole::Partial`]), by file: a resumed session keeps them as the files
+        /// have them too. Empty when it showed files whole, and in older journals.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<(String, Vec<String>)>,
     },
     /// The prompt of a turn: its size with the engine's tokenizer, and how history was
     /// compacted to fit.
@@ -374,6 +379,7 @@ mod tests {
                     content: Some(s("true\n")),
                     run_by: s("sh test.sh"),
                 }],
+                left_out: vec![(s("retry.py"), vec![s("call_with_retry")])],
             },
             Event::Prompt {
                 turn: 1,

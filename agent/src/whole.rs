@@ -226,6 +226,126 @@ fn files_and_map(ws: &Workspace, task: &str, budget: usize, focus: bool) -> Stri
     s
 }
 
+/// At most this many functions make a [`functions_message`]; a command that runs more has
+/// not narrowed the search enough to leave the rest of its files out.
+pub const MAX_SHOWN_FUNCTIONS: usize = 6;
+
+/// A first message that shows, of the repository's code, only the functions the task's wrong
+/// command runs ([`crate::trace`]), each in its file with the file's other statements
+/// (imports, constants, the main guard) and without the file's other definitions
+/// ([`crate::splice::subset`]). The 1.5B shown four whole files for backoff-cap wrote all four
+/// back unchanged, turn after turn; shown the one function `delays` it has one thing to change.
+/// A block written back from what is shown is spliced into the file, so the definitions left
+/// out stay as they are (and, never shown, are not taken from a block: [`Partial`]).
+///
+/// `None` (the caller shows files) when nothing was traced, the command runs more than
+/// [`MAX_SHOWN_FUNCTIONS`] functions of files the session may change, or none: test files and
+/// `protected` (the check's files) are never shown this way. Returns the message and the
+/// definitions left out, by file.
+pub fn functions_message(
+    ws: &Workspace,
+    task: &str,
+    budget: usize,
+    apart: bool,
+    traced: &[crate::trace::Traced],
+    protected: &[String],
+) -> Option<(String, Partial)> {
+    let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
+    let mut count = 0;
+    for (path, function) in traced.iter().flat_map(|t| &t.calls) {
+        let test = crate::probe::is_test(&["python3".to_owned(), path.clone()]);
+        if test || protected.contains(path) || !path.ends_with(".py") {
+            continue;
+        }
+        match by_file.iter_mut().find(|(p, _)| p == path) {
+            Some((_, names)) if names.contains(function) => continue,
+            Some((_, names)) => names.push(function.clone()),
+            None => by_file.push((path.clone(), vec![function.clone()])),
+        }
+        count += 1;
+    }
+    if count == 0 || count > MAX_SHOWN_FUNCTIONS {
+        return None;
+    }
+    let files = repository_files(ws);
+    let map = repository_map(&files, budget / 5);
+    let mut shown = String::new();
+    let mut partial = Partial::default();
+    for (path, names) in &by_file {
+        let text = files
+            .iter()
+            .find(|(p, _, _)| p == path)
+            .and_then(|(_, t, _)| t.as_deref())?;
+        let (subset, left_out) = crate::splice::subset(path, text, names)?;
+        shown.push_str(&fenced(path, &subset));
+        if !left_out.is_empty() {
+            partial.0.push((path.clone(), left_out));
+        }
+    }
+    if map.len() + shown.len() > budget {
+        return None;
+    }
+    let others: Vec<&str> = files
+        .iter()
+        .map(|(p, _, _)| p.as_str())
+        .filter(|p| !by_file.iter().any(|(f, _)| f == p))
+        .collect();
+    let mut s = map;
+    if !others.is_empty() {
+        let _ = writeln!(
+            s,
+            "Not shown below (READ them if you need them): {}",
+            others.join(", ")
+        );
+    }
+    let left: Vec<String> = partial
+        .0
+        .iter()
+        .map(|(p, names)| format!("{} in {p}", names.join(", ")))
+        .collect();
+    if left.is_empty() {
+        s.push_str("\nThe files the task's command runs, as they are now:\n\n");
+    } else {
+        let _ = write!(
+            s,
+            "\nThe functions the task's command runs, in their files as they are now; the \
+             files' other functions are left out and stay as they are ({}):\n\n",
+            left.join("; ")
+        );
+    }
+    s.push_str(&shown);
+    let closing = "Reply with each file you change as it is shown above, with the change made: \
+                   its path on a line by itself, then its content in a fenced code block. The \
+                   functions left out stay as they are.";
+    let message = if apart {
+        format!("{}{TURN_BREAK}{task}\n{closing}", s.trim_end())
+    } else {
+        format!("Task: {task}\n\n{s}\nThe task again: {task}\n{closing}")
+    };
+    Some((message, partial))
+}
+
+/// The definitions a [`functions_message`] left out of the files it showed, by file: the
+/// model never saw them, so a block that writes one is not taken for it (the file's own is
+/// kept, [`crate::splice::keep_unshown`]) until the file is READ.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Partial(pub Vec<(String, Vec<String>)>);
+
+impl Partial {
+    /// The definitions of `path` left out, if it was shown in part.
+    pub fn left_out(&self, path: &str) -> Option<&[String]> {
+        self.0
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, names)| names.as_slice())
+    }
+
+    /// `path` was READ whole: its definitions are seen now.
+    pub fn seen(&mut self, path: &str) {
+        self.0.retain(|(p, _)| p != path);
+    }
+}
+
 /// The paths a first message shows whole ([`fenced`] blocks: a path line, then a fence, the
 /// file, the same fence), in order. Any other fenced block (a command's output) is skipped
 /// whole, and a file's own fenced lines never end its block, whose fence is longer.

@@ -10,7 +10,8 @@ mod common;
 
 use agent::StopReason;
 use common::{
-    engine, prompts, python_block, python_runs_confined, refusals, repo, resume, session, whole_cfg,
+    engine, events, prompts, python_block, python_runs_confined, refusals, repo, resume, session,
+    whole_cfg,
 };
 
 const CLI: &str = "import sys\nn = 1\nif '--count' in sys.argv:\n    n = int(sys.argv[sys.argv.index('--count') + 1])\nfor i in range(1, n):\n    print('hello')\n";
@@ -837,4 +838,125 @@ fn the_first_message_names_the_functions_a_wrong_command_runs() {
         "{p}"
     );
     assert!(!p.contains("unused ("), "{p}");
+}
+
+const RETRY: &str = "\"\"\"Backoff.\"\"\"\n\nimport time\n\n\ndef delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = d * 2\n    return out\n\n\ndef call(fn, n):\n    time.sleep(0)\n    return fn()\n";
+const RETRY_SHOWN: &str = "\"\"\"Backoff.\"\"\"\n\nimport time\n\n\ndef delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = d * 2\n    return out\n";
+const DELAYS_FIXED: &str = "def delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(min(d, cap))\n        d = d * 2\n    return out\n";
+const SHOW: &str =
+    "from retry import delays\n\n\ndef main():\n    print(delays(5, 1, 5))\n\n\nmain()\n";
+const CAP_TASK: &str = "`python3 show.py` prints [1, 2, 4, 8, 16] instead of [1, 2, 4, 5, 5].";
+
+/// A focused attempt of the whole protocol shows, of the code, only the functions the wrong
+/// command runs, each in its file without the file's other definitions (named as left out);
+/// a block written back from it is spliced into the file, and a definition it was never
+/// shown but wrote anyway (a guess) is kept as the file has it, and told.
+#[test]
+fn a_focused_attempt_shows_only_the_functions_a_wrong_command_runs() {
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo("probe-functions", &[("retry.py", RETRY), ("show.py", SHOW)]);
+    // The fix, with a guessed `call` the model never saw.
+    let guessed = format!("{DELAYS_FIXED}\n\ndef call(fn, n):\n    return fn(n)\n");
+    let reply = format!("{}DONE", python_block("retry.py", &guessed));
+    let e = engine(&[reply.as_str()]);
+    let mut c = whole_cfg(CAP_TASK);
+    c.focus = true;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done, "{:?}", prompts(&e));
+    let p = &prompts(&e)[0];
+    assert!(
+        p.contains(&format!("retry.py\n```\n{RETRY_SHOWN}```\n")),
+        "{p}"
+    );
+    assert!(!p.contains("def call("), "{p}");
+    assert!(
+        p.contains(
+            "the files' other functions are left out and stay as they are (call in retry.py)"
+        ),
+        "{p}"
+    );
+    assert!(p.contains("show.py\n```\n"), "{p}");
+    assert!(
+        p.contains("Reply with each file you change as it is shown above"),
+        "{p}"
+    );
+    let written = std::fs::read_to_string(dir.path().join("retry.py")).unwrap();
+    assert_eq!(
+        written,
+        RETRY.replace("out.append(d)", "out.append(min(d, cap))")
+    );
+    let evs = events(dir.path(), &out.session);
+    assert!(
+        evs.iter().any(
+            |e| matches!(e, agent::view::Event::Observation { summary, .. }
+            if summary.contains("kept call as the file has it (not shown to you"))
+        ),
+        "{evs:?}"
+    );
+}
+
+/// The same task unfocused shows the files whole; focused on a command that runs no function
+/// of the repository's code (only a test file's), the files the task points at are shown.
+#[test]
+fn the_functions_layout_is_only_for_a_focused_attempt_with_a_trace() {
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo(
+        "probe-functions-off",
+        &[("retry.py", RETRY), ("show.py", SHOW)],
+    );
+    let e = engine(&["DONE"]);
+    let mut c = whole_cfg(CAP_TASK);
+    c.max_turns = 1;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(p.contains(&format!("retry.py\n```\n{RETRY}```\n")), "{p}");
+    assert!(!p.contains("left out and stay as they are"), "{p}");
+
+    let test = "def test_it():\n    assert 1 + 1 == 3\n\n\ntest_it()\n";
+    let dir = repo(
+        "probe-functions-test",
+        &[("test_sum.py", test), ("retry.py", RETRY)],
+    );
+    let e = engine(&["DONE"]);
+    let mut c = whole_cfg("`python3 test_sum.py` fails with an AssertionError.");
+    c.max_turns = 1;
+    c.focus = true;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(!p.contains("left out and stay as they are"), "{p}");
+    assert!(p.contains("test_sum.py\n```\n"), "{p}");
+}
+
+/// A resumed session keeps the definitions its first message left out as the files have
+/// them, as the first run would have (they are journaled with the start).
+#[test]
+fn a_resumed_session_keeps_the_definitions_its_first_message_left_out() {
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo(
+        "probe-functions-resume",
+        &[("retry.py", RETRY), ("show.py", SHOW)],
+    );
+    let e = engine(&["I will look at delays first."]);
+    let mut c = whole_cfg(CAP_TASK);
+    c.focus = true;
+    c.max_turns = 1;
+    let first = session(&e, dir.path(), &c);
+    assert_eq!(first.reason, StopReason::MaxTurns);
+    let guessed = format!("{DELAYS_FIXED}\n\ndef call(fn, n):\n    return fn(n)\n");
+    let reply = format!("{}DONE", python_block("retry.py", &guessed));
+    let e = engine(&[reply.as_str()]);
+    let mut c = whole_cfg(CAP_TASK);
+    c.max_turns = 2;
+    let out = resume(&e, dir.path(), &c, &first.session);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("retry.py")).unwrap(),
+        RETRY.replace("out.append(d)", "out.append(min(d, cap))")
+    );
 }

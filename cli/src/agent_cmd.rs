@@ -293,7 +293,9 @@ pub struct RunArgs {
     pub files_apart: bool,
     /// Whole protocol: show whole only the files the task points at (the files it names,
     /// what they import or source, what defines its identifiers), sources before tests; the
-    /// others appear only in the repository map. With --attempts, attempts 3 and 4 focus.
+    /// others appear only in the repository map; where a wrong Python command the task names
+    /// runs at most six functions, only those functions are shown, in their files. With
+    /// --attempts, attempts 3 and 4 focus.
     #[arg(long)]
     pub focus: bool,
     /// After the first turn, send the first message again, made from the files as they are
