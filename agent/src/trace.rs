@@ -4,11 +4,15 @@
 //! (`parse` in durations.py); the 1.5B rewrote timer.py turn after turn (timer-durations,
 //! every attempt). The first message says what the command runs — `plan (timer.py), parse
 //! (durations.py), format_hms (durations.py)` — so the functions that can be at fault are
-//! named, with their files.
+//! named, with their files. Then each one's first calls, with their arguments and what they
+//! returned or raised (`parse('1h30m') returned 1800`, `wrap('Thank you.', 36) returned []`,
+//! `packs_needed(3, 10, 12) returned 0`): where a value first goes wrong is where the fault is,
+//! which the names alone do not say.
 //!
 //! Python commands only (`python3 FILE args`, `python3 -c CODE args`), run once at the start
-//! in a scratch copy of the repository, confined as every command is, under a profiler hook
-//! that records each call into a function of a file inside the copy. Nothing is traced when
+//! in a scratch copy of the repository, confined as every command is, under a trace hook
+//! (`sys.settrace`, values shortened by `reprlib`) that records each call into a function of a
+//! file inside the copy. Nothing is traced when
 //! the command is no Python, the copy cannot be made, or it calls no function of the
 //! repository; the section is then empty.
 
@@ -21,40 +25,93 @@ const MAX_FUNCTIONS: usize = 12;
 /// Where the tracer writes what it saw, in the scratch copy's root.
 const CALLS_FILE: &str = ".bellows-calls";
 
-/// Runs the command (`file` or `code` mode, then the target and its arguments) and writes
-/// each `path<TAB>function` it first calls, inside the working directory, to the file named
-/// by its first argument — also when the command raises or exits.
-const TRACER: &str = r#"import os, runpy, sys
+/// Runs the command (`file` or `code` mode, then the target and its arguments) and writes,
+/// for each function of a file inside the working directory in the order first called, one
+/// JSON line to the file named by its first argument — its path, its name, and its first
+/// three calls: the arguments (less `self`/`cls`), and what it returned or the
+/// exception it raised, each shortened by `reprlib` — also when the command raises or exits.
+/// A raise is told from a `return None` by the event before the frame's `return`: an
+/// `exception` with no line run after it.
+const TRACER: &str = r#"import json, os, reprlib, runpy, sys
 out, mode, target = sys.argv[1], sys.argv[2], sys.argv[3]
 root = os.getcwd()
+class Short(reprlib.Repr):
+    # An object's own repr cut at its end, not in its middle: the fields stay whole.
+    def repr_instance(self, x, level):
+        s = object.__repr__(x) if type(x).__repr__ is object.__repr__ else repr(x)
+        return s if len(s) <= self.maxother else s[: self.maxother - 1] + "…"
+rp = Short()
+rp.maxstring, rp.maxother, rp.maxlong, rp.maxlevel = 90, 100, 40, 3
+rp.maxlist = rp.maxtuple = rp.maxset = rp.maxdict = 8
 seen = {}
-def prof(frame, event, arg):
-    if event != "call" or len(seen) >= 64:
-        return
+def show(v):
+    try:
+        return rp.repr(v)
+    except Exception:
+        return "?"
+def watch(entry):
+    last = [None]
+    def local(frame, event, arg):
+        if event == "exception":
+            last[0] = arg[0].__name__
+        elif event == "return":
+            if last[0] is not None and arg is None:
+                entry["raised"] = last[0]
+            else:
+                entry["returned"] = show(arg)
+            return None
+        else:
+            last[0] = None
+        return local
+    return local
+def trace(frame, event, arg):
+    if event != "call":
+        return None
     co = frame.f_code
     # Functions only (CO_OPTIMIZED): a class body runs as a call of the class's name.
     if not co.co_flags & 1 or co.co_name.startswith("<") or co.co_filename.startswith("<"):
-        return
+        return None
     f = os.path.abspath(co.co_filename)
-    if f.startswith(root + os.sep):
-        seen.setdefault((os.path.relpath(f, root), co.co_name), None)
+    if not f.startswith(root + os.sep):
+        return None
+    key = (os.path.relpath(f, root), co.co_name)
+    if key not in seen and len(seen) >= 64:
+        return None
+    kept = seen.setdefault(key, [])
+    if len(kept) >= 3:
+        return None
+    n = co.co_argcount + co.co_kwonlyargcount
+    names = list(co.co_varnames[:n])
+    if co.co_flags & 4:
+        names.append(co.co_varnames[n])
+        n += 1
+    if co.co_flags & 8:
+        names.append(co.co_varnames[n])
+    args = []
+    for i, name in enumerate(names):
+        if i == 0 and name in ("self", "cls") or name not in frame.f_locals:
+            continue
+        args.append(show(frame.f_locals[name]))
+    entry = {"args": ", ".join(args)}
+    kept.append(entry)
+    return watch(entry)
 if mode == "file":
     sys.argv = [target] + sys.argv[4:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
 else:
     sys.argv = ["-c"] + sys.argv[4:]
     sys.path.insert(0, root)
-sys.setprofile(prof)
+sys.settrace(trace)
 try:
     if mode == "file":
         runpy.run_path(target, run_name="__main__")
     else:
         exec(compile(target, "<string>", "exec"), {"__name__": "__main__"})
 finally:
-    sys.setprofile(None)
+    sys.settrace(None)
     with open(out, "w") as fh:
-        for path, name in seen:
-            fh.write(path + "\t" + name + "\n")
+        for (path, name), kept in seen.items():
+            fh.write(json.dumps({"path": path, "name": name, "calls": kept}) + "\n")
 "#;
 
 /// The argv that runs `argv` under the tracer, when it is a Python command of a form it
@@ -84,9 +141,74 @@ fn traced_argv(argv: &[String]) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// The functions of the repository `argv` calls, `(path, function)` in the order first
-/// called; empty when it is no Python command the tracer knows or nothing could be traced.
-pub fn calls(ws: &Workspace, argv: &[String]) -> Vec<(String, String)> {
+/// A function of the repository a command ran, and its first calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    pub path: String,
+    pub name: String,
+    pub calls: Vec<Call>,
+}
+
+/// One call: its arguments as Python shows them (shortened), and what it returned, or the
+/// exception it raised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub args: String,
+    pub returned: Option<String>,
+    pub raised: Option<String>,
+}
+
+impl Call {
+    /// `parse('1h30m') returned 1800`; an object's address (`at 0x7f…`) left out, so that
+    /// two runs read the same.
+    fn line(&self, name: &str) -> String {
+        let outcome = match (&self.returned, &self.raised) {
+            (_, Some(e)) => format!(" raised {e}"),
+            (Some(v), None) => format!(" returned {v}"),
+            (None, None) => " did not return".to_owned(),
+        };
+        let outcome = cut(&outcome, MAX_RESULT);
+        without_addresses(&format!("{name}({}){outcome}", cut(&self.args, MAX_ARGS)))
+    }
+}
+
+/// A call's arguments are cut after this many characters, what it returned after
+/// [`MAX_RESULT`]: the value is what tells where a fault is.
+const MAX_ARGS: usize = 100;
+const MAX_RESULT: usize = 160;
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        text.chars().take(max).collect::<String>() + "…"
+    } else {
+        text.to_owned()
+    }
+}
+
+/// At most this many calls are shown per command.
+const MAX_CALL_LINES: usize = 12;
+
+/// `text` without the ` at 0x…` of Python's default object reprs.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(" at 0x") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " at 0x".len()..];
+        let hex = after.chars().take_while(char::is_ascii_hexdigit).count();
+        if hex == 0 {
+            out.push_str(" at 0x");
+        }
+        rest = &after[hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The functions of the repository `argv` runs, in the order first called, with their
+/// first calls; empty when it is no Python command the tracer knows or nothing could be
+/// traced.
+pub fn functions(ws: &Workspace, argv: &[String]) -> Vec<Function> {
     let Some(traced) = traced_argv(argv) else {
         return Vec::new();
     };
@@ -99,22 +221,47 @@ pub fn calls(ws: &Workspace, argv: &[String]) -> Vec<(String, String)> {
     let Ok(Some(bytes)) = scratch.read(CALLS_FILE) else {
         return Vec::new();
     };
+    let text =
+        |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_str()).map(str::to_owned);
     String::from_utf8_lossy(&bytes)
         .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(p, f)| (p.to_owned(), f.to_owned()))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            let calls = v
+                .get("calls")?
+                .as_array()?
+                .iter()
+                .map(|c| Call {
+                    args: text(c, "args").unwrap_or_default(),
+                    returned: text(c, "returned"),
+                    raised: text(c, "raised"),
+                })
+                .collect();
+            Some(Function {
+                path: text(&v, "path")?,
+                name: text(&v, "name")?,
+                calls,
+            })
+        })
         .collect()
 }
 
-/// What one wrong or failing command of the task runs: the repository's functions,
-/// `(path, function)` in the order first called.
+/// [`functions`] as `(path, function)`.
+pub fn calls(ws: &Workspace, argv: &[String]) -> Vec<(String, String)> {
+    functions(ws, argv)
+        .into_iter()
+        .map(|f| (f.path, f.name))
+        .collect()
+}
+
+/// What one wrong or failing command of the task runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Traced {
     pub command: String,
-    pub calls: Vec<(String, String)>,
+    pub functions: Vec<Function>,
 }
 
-/// Each command the task calls wrong or failing, traced ([`calls`]); those that ran no
+/// Each command the task calls wrong or failing, traced ([`functions`]); those that ran no
 /// function of the repository are left out.
 pub fn trace(ws: &Workspace, probes: &[Probe]) -> Vec<Traced> {
     probes
@@ -122,24 +269,25 @@ pub fn trace(ws: &Workspace, probes: &[Probe]) -> Vec<Traced> {
         .filter(|p| (p.symptom || p.fails) && !(p.found || p.keep || p.plain || p.sibling))
         .map(|p| Traced {
             command: p.command.clone(),
-            calls: calls(ws, &p.argv),
+            functions: functions(ws, &p.argv),
         })
-        .filter(|t| !t.calls.is_empty())
+        .filter(|t| !t.functions.is_empty())
         .collect()
 }
 
 /// The first message's lines: for each traced command, the functions of the repository it
-/// runs. Empty when none was traced.
+/// runs, then their first calls with what each returned or raised — where a value first goes
+/// wrong is where the fault is (`parse('1h30m') returned 1800`). Empty when none was traced.
 pub fn section(traced: &[Traced]) -> String {
     let mut out = String::new();
     for t in traced {
         let shown: Vec<String> = t
-            .calls
+            .functions
             .iter()
             .take(MAX_FUNCTIONS)
-            .map(|(path, f)| format!("{f} ({path})"))
+            .map(|f| format!("{} ({})", f.name, f.path))
             .collect();
-        let more = t.calls.len().saturating_sub(MAX_FUNCTIONS);
+        let more = t.functions.len().saturating_sub(MAX_FUNCTIONS);
         let tail = if more > 0 {
             format!(" and {more} more")
         } else {
@@ -151,6 +299,18 @@ pub fn section(traced: &[Traced]) -> String {
             t.command,
             shown.join(", ")
         ));
+        let lines: Vec<String> = t
+            .functions
+            .iter()
+            .flat_map(|f| f.calls.iter().map(|c| c.line(&f.name)))
+            .take(MAX_CALL_LINES)
+            .collect();
+        if !lines.is_empty() {
+            out.push_str("What they were called with, and what they returned (the first calls):\n");
+            for l in lines {
+                out.push_str(&format!("    {l}\n"));
+            }
+        }
     }
     out
 }
@@ -178,6 +338,52 @@ mod tests {
         ] {
             assert!(traced_argv(&argv(other)).is_none(), "{other:?}");
         }
+    }
+
+    #[test]
+    fn each_function_shows_its_first_calls_with_what_they_returned_or_raised() {
+        let (_dir, ws) = crate::testing::repo(&[
+            (
+                "durations.py",
+                "def parse(t):\n    if not t[:-1].isdigit():\n        raise ValueError(t)\n    return int(t[:-1]) * 60\n\n\ndef note(t):\n    try:\n        parse(t)\n    except ValueError:\n        pass\n\n\nclass Clock:\n    def tick(self, n, *rest, **opts):\n        return self\n",
+            ),
+            (
+                "timer.py",
+                "import sys\nfrom durations import parse, note, Clock\n\nfor t in sys.argv[1:]:\n    try:\n        parse(t)\n    except ValueError:\n        pass\nnote('x')\nClock().tick(1, 2, k=3)\nparse('oops')\n",
+            ),
+        ]);
+        let got = functions(
+            &ws,
+            &argv(&["python3", "timer.py", "5m", "1h30m", "2m", "9m"]),
+        );
+        let names: Vec<&str> = got.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["parse", "note", "tick"]);
+        let parse = &got[0];
+        // The first three calls only, a raise told from a return.
+        assert_eq!(parse.calls.len(), 3);
+        assert_eq!(parse.calls[0].line("parse"), "parse('5m') returned 300");
+        assert_eq!(
+            parse.calls[1].line("parse"),
+            "parse('1h30m') raised ValueError"
+        );
+        assert_eq!(parse.calls[2].line("parse"), "parse('2m') returned 120");
+        // A function that caught an exception inside and returned None returned None.
+        assert_eq!(got[1].calls[0].line("note"), "note('x') returned None");
+        // `self` left out, *args and **kwargs shown, an object's address left out.
+        let tick = got[2].calls[0].line("tick");
+        assert_eq!(
+            tick,
+            "tick(1, (2,), {'k': 3}) returned <durations.Clock object>"
+        );
+        let t = Traced {
+            command: "python3 timer.py 1h30m".to_owned(),
+            functions: got,
+        };
+        let s = section(&[t]);
+        assert!(
+            s.contains("runs these functions of the repository, in the order it first calls them: parse (durations.py), note (durations.py), tick (durations.py).\nWhat they were called with, and what they returned (the first calls):\n    parse('5m') returned 300\n    parse('1h30m') raised ValueError\n"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -252,7 +252,12 @@ pub fn functions_message(
 ) -> Option<(String, Partial)> {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut count = 0;
-    for (path, function) in traced.iter().flat_map(|t| &t.calls) {
+    for crate::trace::Function {
+        path,
+        name: function,
+        ..
+    } in traced.iter().flat_map(|t| &t.functions)
+    {
         let test = crate::probe::is_test(&["python3".to_owned(), path.clone()]);
         if test || protected.contains(path) || !path.ends_with(".py") {
             continue;
