@@ -317,13 +317,14 @@ pub(crate) fn subset(path: &str, text: &str, keep: &[String]) -> Option<(String,
         match &u.name {
             Some(name) if !keep.contains(name) => left_out.push(name.clone()),
             _ => {
-                // No more than two blank lines in a row where definitions were taken out.
+                // No more than two blank lines in a row where definitions were taken out,
+                // and none before the first line kept.
                 let blank_run = lines
                     .iter()
                     .rev()
                     .take_while(|l| l.trim().is_empty())
                     .count();
-                if !(u.blank() && blank_run >= 2) {
+                if !(u.blank() && (blank_run >= 2 || lines.is_empty())) {
                     lines.extend(&u.lines);
                 }
             }

@@ -1013,6 +1013,64 @@ pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
 mod tests {
     use super::{diff_in_block, undiff};
 
+    fn traced(calls: &[(&str, &str)]) -> Vec<crate::trace::Traced> {
+        vec![crate::trace::Traced {
+            command: "python3 main.py".to_owned(),
+            functions: calls
+                .iter()
+                .map(|(p, n)| crate::trace::Function {
+                    path: (*p).to_owned(),
+                    name: (*n).to_owned(),
+                    calls: Vec::new(),
+                })
+                .collect(),
+        }]
+    }
+
+    #[test]
+    fn a_functions_message_needs_few_functions_of_files_the_session_may_change() {
+        let lib: String = (1..=8)
+            .map(|k| format!("def f{k}():\n    return {k}\n\n\n"))
+            .collect();
+        let (_dir, ws) = crate::testing::repo(&[
+            ("lib.py", lib.as_str()),
+            ("test_lib.py", "def test_one():\n    assert 1\n"),
+            ("main.py", "import lib\nprint(lib.f1())\n"),
+        ]);
+        let m = |calls: &[(&str, &str)], protected: &[&str], apart: bool| {
+            let protected: Vec<String> = protected.iter().map(|p| (*p).to_owned()).collect();
+            super::functions_message(&ws, "fix it", 10_000, apart, &traced(calls), &protected)
+        };
+        let (message, partial) =
+            m(&[("lib.py", "f2"), ("test_lib.py", "test_one")], &[], false).unwrap();
+        assert!(
+            message.contains("lib.py\n```\ndef f2():\n    return 2\n```\n"),
+            "{message}"
+        );
+        assert!(!message.contains("test_one():"), "{message}");
+        assert_eq!(super::shown_paths(&message), ["lib.py"]);
+        assert_eq!(
+            partial.left_out("lib.py").unwrap(),
+            ["f1", "f3", "f4", "f5", "f6", "f7", "f8"]
+        );
+        assert!(message.ends_with("The functions left out stay as they are."));
+        // Apart: the task after the turn break.
+        let (message, _) = m(&[("lib.py", "f2")], &[], true).unwrap();
+        assert!(
+            message.contains(&format!("{}fix it\n", super::TURN_BREAK)),
+            "{message}"
+        );
+        // More than MAX_SHOWN_FUNCTIONS, only tests, only protected files, a method: none.
+        let many: Vec<(&str, &str)> = ["f1", "f2", "f3", "f4", "f5", "f6", "f7"]
+            .iter()
+            .map(|f| ("lib.py", *f))
+            .collect();
+        assert!(m(&many, &[], false).is_none());
+        assert!(m(&[("test_lib.py", "test_one")], &[], false).is_none());
+        assert!(m(&[("lib.py", "f2")], &["lib.py"], false).is_none());
+        assert!(m(&[("lib.py", "method")], &[], false).is_none());
+    }
+
     #[test]
     fn the_paths_a_message_shows_are_its_file_blocks_and_nothing_inside_a_fence() {
         let doc = super::fenced("README.md", "Run:\n```\nsh run.sh\n```\nnotes.txt\n```\n");
