@@ -1010,6 +1010,7 @@ pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::{diff_in_block, undiff};
 
