@@ -676,6 +676,20 @@ fn the_focused_layout_shows_only_the_files_the_task_points_at() {
     let mut c = cfg("python3 test_retry.py fails: delays in retry.py never caps the wait.");
     c.focus = true;
     c.max_turns = 1;
+    // With the task's command run, it is traced, and a focused attempt shows only the
+    // functions it runs (`whole::functions_message`): here all of retry.py, not the test.
+    if common::python_runs_confined() {
+        session(&e, dir.path(), &c);
+        let p = &prompts(&e)[0];
+        assert!(
+            p.contains("The files the task's command runs, as they are now:\n\nretry.py\n```\n"),
+            "{p}"
+        );
+        assert!(!p.contains("test_retry.py\n```\n"), "{p}");
+    }
+    // Without it (no trace), the files the task points at.
+    c.probes = false;
+    let e = engine(&["DONE"]);
     session(&e, dir.path(), &c);
     let p = &prompts(&e)[0];
     let at = |needle: &str| p.find(needle);
