@@ -392,12 +392,8 @@ pub fn keep_unshown(
     if splice(path, original, &stripped).is_some() {
         return (!guessed.is_empty()).then_some((stripped, guessed));
     }
-    if !had_any && block.iter().any(|u| u.name.is_some()) {
-        // Holds none of them and splices not: the whole-file path judges it as it is.
-        if splice(path, original, written).is_some() {
-            return None;
-        }
-    } else if guessed.is_empty() && had_any {
+    // Writes them all as the file has them: taken as it is.
+    if had_any && guessed.is_empty() {
         return None;
     }
     // Put the file's own definitions back into the block, each after the nearest definition

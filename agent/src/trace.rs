@@ -246,14 +246,6 @@ pub fn functions(ws: &Workspace, argv: &[String]) -> Vec<Function> {
         .collect()
 }
 
-/// [`functions`] as `(path, function)`.
-pub fn calls(ws: &Workspace, argv: &[String]) -> Vec<(String, String)> {
-    functions(ws, argv)
-        .into_iter()
-        .map(|f| (f.path, f.name))
-        .collect()
-}
-
 /// What one wrong or failing command of the task runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Traced {
@@ -319,6 +311,14 @@ pub fn section(traced: &[Traced]) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// [`functions`] as `(path, function)`.
+    fn calls(ws: &Workspace, argv: &[String]) -> Vec<(String, String)> {
+        functions(ws, argv)
+            .into_iter()
+            .map(|f| (f.path, f.name))
+            .collect()
+    }
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| (*w).to_owned()).collect()
