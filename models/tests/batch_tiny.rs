@@ -1,5 +1,6 @@
 //! Many sequences in one context, on the tiny random-weight GGUF: batched generation equals
-//! sequential generation token for token, cancelling one leaves the others alone, a prompt
+//! sequential generation token for token (up to the first near tie: llama.cpp's logits differ
+//! in their last bits between batch shapes, see `common::TIE`), cancelling one leaves the others alone, a prompt
 //! evaluated once serves every sequence that shares it, chunked prefill keeps the others
 //! generating, and the per-sequence and total context limits hold.
 
@@ -7,8 +8,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Output, run, text_request, tiny};
-use models::{Engine, EngineError, GenEvent, GrammarSpec, LlamaEngine, LoadOptions, StopReason};
+use common::{Output, assert_same_but_for_ties, run, text_request, tiny};
+use models::{
+    Engine, EngineError, GenEvent, GenerateRequest, GrammarSpec, LlamaEngine, LoadOptions,
+    StopReason,
+};
 
 fn engine_with(slots: u32, f: impl FnOnce(&mut LoadOptions)) -> Arc<LlamaEngine> {
     let mut opts = LoadOptions::new(tiny());
@@ -37,12 +41,21 @@ fn prompts(n: usize) -> Vec<String> {
         .collect()
 }
 
+/// A greedy request that reports each token's two most likely alternatives, so a
+/// comparison can tell a near tie from a wrong token.
+fn scored_request(prompt: &str, max_tokens: u32) -> GenerateRequest {
+    GenerateRequest {
+        logprobs: Some(2),
+        ..text_request(prompt, max_tokens)
+    }
+}
+
 /// Runs `prompts` one after another on a one-slot engine: the reference.
 async fn sequential(prompts: &[String], max_tokens: u32) -> Vec<Output> {
     let e = engine(1);
     let mut out = Vec::new();
     for p in prompts {
-        out.push(run(e.as_ref(), text_request(p, max_tokens)).await);
+        out.push(run(e.as_ref(), scored_request(p, max_tokens)).await);
     }
     out
 }
@@ -59,7 +72,7 @@ async fn batched_generation_equals_sequential_token_for_token() {
         for p in early {
             let (e, p) = (Arc::clone(&e), p.clone());
             tasks.push(tokio::spawn(async move {
-                run(e.as_ref(), text_request(&p, 48)).await
+                run(e.as_ref(), scored_request(&p, 48)).await
             }));
         }
         if !late.is_empty() {
@@ -72,19 +85,14 @@ async fn batched_generation_equals_sequential_token_for_token() {
             for p in late {
                 let (e, p) = (Arc::clone(&e), p.clone());
                 tasks.push(tokio::spawn(async move {
-                    run(e.as_ref(), text_request(&p, 48)).await
+                    run(e.as_ref(), scored_request(&p, 48)).await
                 }));
             }
             drop(g);
         }
         for (i, t) in tasks.into_iter().enumerate() {
             let got = t.await.expect("task");
-            assert_eq!(
-                got.tokens, want[i].tokens,
-                "{n} sequences: sequence {i} differs"
-            );
-            assert_eq!(got.reason, want[i].reason);
-            assert_eq!(got.text, want[i].text);
+            assert_same_but_for_ties(&got, &want[i], &format!("{n} sequences: sequence {i}"));
         }
     }
 }
@@ -102,14 +110,14 @@ async fn cancelling_one_sequence_leaves_the_others_unchanged() {
     for p in &prompts[1..] {
         let (e, p) = (Arc::clone(&e), p.clone());
         tasks.push(tokio::spawn(async move {
-            run(e.as_ref(), text_request(&p, 64)).await
+            run(e.as_ref(), scored_request(&p, 64)).await
         }));
     }
     assert!(matches!(doomed.next().await, Some(GenEvent::Text { .. })));
     drop(doomed);
     for (i, t) in tasks.into_iter().enumerate() {
         let got = t.await.expect("task");
-        assert_eq!(got.tokens, want[i + 1].tokens, "sequence {} differs", i + 1);
+        assert_same_but_for_ties(&got, &want[i + 1], &format!("sequence {}", i + 1));
     }
 }
 
@@ -129,16 +137,13 @@ async fn one_prompt_is_evaluated_once_for_every_sequence_that_shares_it() {
     for _ in 0..4 {
         let (e, p) = (Arc::clone(&e), prompt.clone());
         tasks.push(tokio::spawn(async move {
-            run(e.as_ref(), text_request(&p, 32)).await
+            run(e.as_ref(), scored_request(&p, 32)).await
         }));
     }
     let mut copied = 0;
     for t in tasks {
         let got = t.await.expect("task");
-        assert_eq!(
-            got.tokens, cold.tokens,
-            "a shared prefix changed the output"
-        );
+        assert_same_but_for_ties(&got, &cold, "a sequence that shares the prompt");
         if got.timings.cached_tokens as usize == n_prompt - 1 {
             copied += 1;
         }
@@ -157,14 +162,14 @@ async fn one_prompt_is_evaluated_once_for_every_sequence_that_shares_it() {
         .generate(text_request(&prompt, 200))
         .await
         .expect("generate");
-    let second = run(fresh_engine.as_ref(), text_request(&other, 8)).await;
+    let second = run(fresh_engine.as_ref(), scored_request(&other, 8)).await;
     assert!(
         second.timings.cached_tokens as usize >= shared.min(n_prompt - 1) - 2,
         "the second request reused {} of {shared} shared tokens",
         second.timings.cached_tokens
     );
     let alone = sequential(std::slice::from_ref(&other), 8).await.remove(0);
-    assert_eq!(second.tokens, alone.tokens);
+    assert_same_but_for_ties(&second, &alone, "a sequence that copied a prefix");
     drop(first);
 }
 
