@@ -42,6 +42,7 @@ pub mod renames;
 pub mod resume;
 pub mod run;
 pub mod sandbox;
+pub mod shtrace;
 pub mod splice;
 pub mod targets;
 #[cfg(test)]

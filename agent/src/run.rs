@@ -96,11 +96,22 @@ pub async fn run(
     let (probes, before) = crate::found::keep_useful(probes, before);
     let (probes, before) = crate::found::steady(ws, probes, before);
     // What the wrong commands run ([`crate::trace`]): shown once with what they print.
+    // The check, where the task names it as what fails, is traced and shown the same way,
+    // though the probes leave it out (it runs after every change anyway).
+    let check = cfg
+        .verify
+        .as_deref()
+        .filter(|_| cfg.probes)
+        .and_then(|c| crate::trace::check_probe(&cfg.task, ws, c));
     let traced = if cfg.probes {
-        crate::trace::trace(ws, &probes)
+        let mut wrong = probes.clone();
+        wrong.extend(check.clone());
+        crate::trace::trace(ws, &wrong)
     } else {
         Vec::new()
     };
+    let mut shown_before = before.clone();
+    shown_before.extend(check.map_or_else(Vec::new, |c| crate::probe::run_all(ws, &[c])));
     let check_files = protected_files(ws, cfg, &probes, &before);
     // A focused attempt of the whole protocol shows only the functions the wrong command
     // runs, where it runs few; otherwise the files the task points at.
@@ -129,7 +140,7 @@ pub async fn run(
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,
-        &format!("{}{traced}", crate::probe::before_section(&before)),
+        &format!("{}{traced}", crate::probe::before_section(&shown_before)),
     );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;

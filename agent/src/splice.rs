@@ -65,7 +65,7 @@ fn python_def(line: &str) -> Option<String> {
 }
 
 /// The name a shell line at column 0 defines (`f() {`, `f ()`, `function f {`).
-fn shell_def(line: &str) -> Option<String> {
+pub(crate) fn shell_def(line: &str) -> Option<String> {
     if let Some(rest) = line.strip_prefix("function ") {
         let name: String = rest
             .chars()

@@ -172,6 +172,26 @@ impl Call {
     }
 }
 
+impl Call {
+    /// `patch 1.2.3 printed 2`: a shell function's call whose output a variable kept
+    /// ([`crate::shtrace`]); `None` for one whose output nobody kept.
+    fn shell_line(&self, name: &str) -> Option<String> {
+        let printed = self.returned.as_deref()?;
+        let printed = if printed.is_empty() {
+            "nothing".to_owned()
+        } else {
+            cut(printed, MAX_RESULT)
+        };
+        let args = cut(&self.args, MAX_ARGS);
+        let call = if args.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name} {args}")
+        };
+        Some(format!("{call} printed {printed}"))
+    }
+}
+
 /// A call's arguments are cut after this many characters, what it returned after
 /// [`MAX_RESULT`]: the value is what tells where a fault is.
 const MAX_ARGS: usize = 100;
@@ -251,6 +271,8 @@ pub fn functions(ws: &Workspace, argv: &[String]) -> Vec<Function> {
 pub struct Traced {
     pub command: String,
     pub functions: Vec<Function>,
+    /// A shell command ([`crate::shtrace`]): a call's value is what it printed.
+    pub shell: bool,
 }
 
 /// Each command the task calls wrong or failing, traced ([`functions`]); those that ran no
@@ -259,12 +281,30 @@ pub fn trace(ws: &Workspace, probes: &[Probe]) -> Vec<Traced> {
     probes
         .iter()
         .filter(|p| (p.symptom || p.fails) && !(p.found || p.keep || p.plain || p.sibling))
-        .map(|p| Traced {
-            command: p.command.clone(),
-            functions: functions(ws, &p.argv),
+        .map(|p| {
+            let python = functions(ws, &p.argv);
+            let shell = python.is_empty();
+            Traced {
+                command: p.command.clone(),
+                functions: if shell {
+                    crate::shtrace::functions(ws, &p.argv)
+                } else {
+                    python
+                },
+                shell,
+            }
         })
         .filter(|t| !t.functions.is_empty())
         .collect()
+}
+
+/// The check as a command to trace, when the task names it as what is wrong or fails (`sh
+/// test.sh fails`): [`crate::probe::commands`] leaves the check out of the probes, since it
+/// runs anyway, but what it runs says as much as a probe's run.
+pub fn check_probe(task: &str, ws: &Workspace, check: &[String]) -> Option<Probe> {
+    crate::probe::commands(task, ws, None)
+        .into_iter()
+        .find(|p| p.argv == check && (p.symptom || p.fails))
 }
 
 /// The first message's lines: for each traced command, the functions of the repository it
@@ -294,11 +334,19 @@ pub fn section(traced: &[Traced]) -> String {
         let lines: Vec<String> = t
             .functions
             .iter()
-            .flat_map(|f| f.calls.iter().map(|c| c.line(&f.name)))
+            .flat_map(|f| {
+                f.calls.iter().filter_map(|c| match t.shell {
+                    false => Some(c.line(&f.name)),
+                    true => c.shell_line(&f.name),
+                })
+            })
             .take(MAX_CALL_LINES)
             .collect();
         if !lines.is_empty() {
-            out.push_str("What they were called with, and what they returned (the first calls):\n");
+            let what = if t.shell { "printed" } else { "returned" };
+            out.push_str(&format!(
+                "What they were called with, and what they {what} (the first calls):\n"
+            ));
             for l in lines {
                 out.push_str(&format!("    {l}\n"));
             }
@@ -378,6 +426,7 @@ mod tests {
         let t = Traced {
             command: "python3 timer.py 1h30m".to_owned(),
             functions: got,
+            shell: false,
         };
         let s = section(&[t]);
         assert!(

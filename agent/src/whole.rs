@@ -1025,6 +1025,7 @@ mod tests {
                     calls: Vec::new(),
                 })
                 .collect(),
+            shell: false,
         }]
     }
 

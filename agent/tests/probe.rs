@@ -840,6 +840,52 @@ fn the_first_message_names_the_functions_a_wrong_command_runs() {
     assert!(!p.contains("unused ("), "{p}");
 }
 
+/// A shell check the task names as failing (`sh test.sh fails`) is traced too: the first
+/// message names the shell functions it runs and what a call printed where a line kept its
+/// whole output — `patch 1.2.3 printed 2` beside `minor 1.2.3 printed 2` says where the fault
+/// is, not in bump.sh's `+ 1`.
+#[test]
+fn a_failing_shell_check_shows_what_its_functions_printed() {
+    if !python_runs_confined() {
+        return;
+    }
+    let semver = "major() { echo \"$1\" | cut -d. -f1; }\nminor() { echo \"$1\" | cut -d. -f2; }\npatch() { echo \"$1\" | cut -d. -f2; }\n";
+    let bump = "#!/bin/sh\n. ./semver.sh\nma=$(major \"$1\")\nmi=$(minor \"$1\")\npa=$(patch \"$1\")\necho \"$ma.$mi.$((pa + 1))\"\n";
+    let test =
+        "#!/bin/sh\n[ \"$(sh bump.sh 1.2.3)\" = 1.2.4 ] || { echo FAIL; exit 1; }\necho ok\n";
+    let dir = repo(
+        "probe-shell-trace",
+        &[("semver.sh", semver), ("bump.sh", bump), ("test.sh", test)],
+    );
+    let e = engine(&["DONE"]);
+    let mut c = whole_cfg("sh test.sh fails. Find the bug and fix it.");
+    c.verify = Some(vec!["sh".to_owned(), "test.sh".to_owned()]);
+    c.max_turns = 1;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    // What the check prints now is shown too.
+    assert!(
+        p.contains("Running `sh test.sh` on the files as they are now (exit 1):\n```\nFAIL\n```"),
+        "{p}"
+    );
+    assert!(
+        p.contains(
+            "`sh test.sh` runs these functions of the repository, in the order it first calls \
+             them: major (semver.sh), minor (semver.sh), patch (semver.sh).\nWhat they were \
+             called with, and what they printed (the first calls):\n    major 1.2.3 printed 1\n    \
+             minor 1.2.3 printed 2\n    patch 1.2.3 printed 2\n"
+        ),
+        "{p}"
+    );
+    // Without the task naming it, the check is not traced.
+    let e = engine(&["DONE"]);
+    c.task = "Make bump.sh print the next patch version.".to_owned();
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(!p.contains("runs these functions"), "{p}");
+    assert!(!p.contains("Running `sh test.sh`"), "{p}");
+}
+
 const RETRY: &str = "\"\"\"Backoff.\"\"\"\n\nimport time\n\n\ndef delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = d * 2\n    return out\n\n\ndef call(fn, n):\n    time.sleep(0)\n    return fn()\n";
 const RETRY_SHOWN: &str = "\"\"\"Backoff.\"\"\"\n\nimport time\n\n\ndef delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(d)\n        d = d * 2\n    return out\n";
 const DELAYS_FIXED: &str = "def delays(n, base, cap):\n    out = []\n    d = base\n    for _ in range(n):\n        out.append(min(d, cap))\n        d = d * 2\n    return out\n";
