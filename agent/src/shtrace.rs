@@ -520,5 +520,15 @@ mod tests {
         // The same function in another process, not captured: after the captured one.
         assert_eq!(got[0].calls[1].args, "b");
         assert_eq!(got[0].calls[1].returned, None);
+        // Shown on one line, its lines as `\n`; the call whose output nobody kept not at all.
+        let s = crate::trace::section(&[crate::trace::Traced {
+            command: "sh main.sh".to_owned(),
+            functions: got,
+            shell: true,
+        }]);
+        assert!(
+            s.ends_with("(the first calls):\n    f a printed \"one\\ntwo\"\n"),
+            "{s}"
+        );
     }
 }

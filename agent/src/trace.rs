@@ -177,8 +177,11 @@ impl Call {
     /// ([`crate::shtrace`]); `None` for one whose output nobody kept.
     fn shell_line(&self, name: &str) -> Option<String> {
         let printed = self.returned.as_deref()?;
+        // Lines as `\n` within quotes, so that a listing stays on its call's line.
         let printed = if printed.is_empty() {
             "nothing".to_owned()
+        } else if printed.contains('\n') {
+            format!("\"{}\"", cut(&printed.replace('\n', "\\n"), MAX_RESULT))
         } else {
             cut(printed, MAX_RESULT)
         };

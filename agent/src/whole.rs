@@ -259,7 +259,8 @@ pub fn functions_message(
     } in traced.iter().flat_map(|t| &t.functions)
     {
         let test = crate::probe::is_test(&["python3".to_owned(), path.clone()]);
-        if test || protected.contains(path) || !path.ends_with(".py") {
+        let code = [".py", ".sh", ".bash"].iter().any(|e| path.ends_with(e));
+        if test || protected.contains(path) || !code {
             continue;
         }
         match by_file.iter_mut().find(|(p, _)| p == path) {

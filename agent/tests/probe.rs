@@ -877,6 +877,16 @@ fn a_failing_shell_check_shows_what_its_functions_printed() {
         ),
         "{p}"
     );
+    // Focused, the functions it runs are shown alone: the file that defines them, the test
+    // (the check) and the script that only calls them named, not shown.
+    let e = engine(&["DONE"]);
+    c.focus = true;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(p.contains(&format!("semver.sh\n```\n{semver}```\n")), "{p}");
+    assert!(!p.contains("bump.sh\n```"), "{p}");
+    assert!(!p.contains("test.sh\n```"), "{p}");
+    c.focus = false;
     // Without the task naming it, the check is not traced.
     let e = engine(&["DONE"]);
     c.task = "Make bump.sh print the next patch version.".to_owned();
