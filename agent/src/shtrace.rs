@@ -37,7 +37,7 @@ const MAX_CALLS: usize = 3;
 /// Started by the launcher with `BASH_ENV` pointing here; `{ROOT}` is the scratch copy.
 const ENV_FILE: &str = r#"exec {BELLOWS_XFD}>>'{ROOT}/.bellows-shell-trace'
 BASH_XTRACEFD=$BELLOWS_XFD
-PS4=$'+\037$$\037${BASH_SOURCE[0]}\037${LINENO}\037'
+PS4=$'+\037$$\037${BASH_SOURCE[0]}\037${LINENO}\037${FUNCNAME[0]}\037'
 if [ -n "$BELLOWS_AS_SH" ]; then set -o posix; shopt -s xpg_echo; fi
 unset BELLOWS_AS_SH
 set -x
@@ -206,13 +206,15 @@ fn traced(ws: &Workspace, argv: &[String]) -> Option<Vec<Function>> {
 }
 
 /// One traced command: how deep in command substitutions and subshells, which process, the
-/// file and line it comes from, and the command as bash shows it.
+/// file and line it comes from, the function running it (empty at a script's top level), and
+/// the command as bash shows it.
 #[derive(Debug)]
 struct Entry<'a> {
     depth: usize,
     pid: &'a str,
     file: &'a str,
     line: usize,
+    function: &'a str,
     text: String,
 }
 
@@ -236,13 +238,9 @@ fn entries(text: &str) -> Vec<Entry<'_>> {
 
 fn entry(raw: &str) -> Option<Entry<'_>> {
     let depth = raw.chars().take_while(|&c| c == '+').count();
-    let mut fields = raw[depth..].strip_prefix(SEP)?.splitn(4, SEP);
-    let (pid, file, line, text) = (
-        fields.next()?,
-        fields.next()?,
-        fields.next()?,
-        fields.next()?,
-    );
+    let mut fields = raw[depth..].strip_prefix(SEP)?.splitn(5, SEP);
+    let (pid, file, line) = (fields.next()?, fields.next()?, fields.next()?);
+    let (function, text) = (fields.next()?, fields.next()?);
     if depth == 0 || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -251,6 +249,7 @@ fn entry(raw: &str) -> Option<Entry<'_>> {
         pid,
         file,
         line: line.parse().ok()?,
+        function,
         text: text.to_owned(),
     })
 }
@@ -315,7 +314,19 @@ struct Seen<'a> {
     pid: &'a str,
     depth: usize,
     printed: Option<String>,
+    ran: Vec<String>,
 }
+
+/// Commands that change files: what a function ran of these is shown with its call, the
+/// order of moves being what a rotation gets wrong (`mv -f app.log.1 app.log.2; mv -f
+/// app.log.2 app.log.3`).
+const FILE_COMMANDS: &[&str] = &[
+    "mv", "cp", "rm", "mkdir", "rmdir", "ln", "touch", "chmod", "tar", "gzip", "gunzip",
+    "truncate", "install",
+];
+
+/// Commands kept per call.
+const MAX_RAN: usize = 6;
 
 /// The functions of `defs` the trace calls, in the order first called, each with its first
 /// distinct calls — those with what they printed first; `source` gives a file's line.
@@ -335,7 +346,19 @@ fn calls(
                 pid: e.pid,
                 depth: e.depth,
                 printed: None,
+                ran: Vec::new(),
             });
+            continue;
+        }
+        if FILE_COMMANDS.contains(&first) && !e.function.is_empty() {
+            // The function's own body runs at its call's depth, in its call's process.
+            let call = seen
+                .iter_mut()
+                .rev()
+                .find(|c| c.pid == e.pid && c.depth == e.depth && c.name == e.function);
+            if let Some(call) = call.filter(|c| c.ran.len() < MAX_RAN) {
+                call.ran.push(e.text.clone());
+            }
             continue;
         }
         let Some((var, value)) = assignment(&e.text) else {
@@ -372,14 +395,16 @@ fn calls(
             args: c.args.to_owned(),
             returned: c.printed.clone(),
             raised: None,
+            ran: c.ran.clone(),
         };
         let calls = &mut out[i].calls;
         if calls.contains(&call) {
             continue;
         }
-        // Calls whose output was kept first: they are what says where a value goes wrong.
-        let unkept = calls.iter().position(|k| k.returned.is_none());
-        match (call.returned.is_some(), unkept) {
+        // Calls that show something first: they are what says where a value goes wrong.
+        let shows = |k: &Call| k.returned.is_some() || !k.ran.is_empty();
+        let unkept = calls.iter().position(|k| !shows(k));
+        match (shows(&call), unkept) {
             (true, Some(j)) => {
                 calls.insert(j, call);
                 calls.truncate(MAX_CALLS);
@@ -426,6 +451,7 @@ mod tests {
             args: args.to_owned(),
             returned: printed.map(str::to_owned),
             raised: None,
+            ran: Vec::new(),
         };
         // `check` is called, its output kept by nobody; the test stops at the first failure.
         assert_eq!(got[0].calls, [call("1.2.3 1.2.4", None)]);
@@ -442,7 +468,7 @@ mod tests {
             shell: true,
         }]);
         assert!(
-            s.contains("them: check (test.sh), major (semver.sh), minor (semver.sh), patch (semver.sh).\nWhat they were called with, and what they printed (the first calls):\n    major 1.2.3 printed 1\n    minor 1.2.3 printed 2\n    patch 1.2.3 printed 2\n"),
+            s.contains("them: check (test.sh), major (semver.sh), minor (semver.sh), patch (semver.sh).\nWhat they were called with, and what they printed or did (the first calls):\n    major 1.2.3 printed 1\n    minor 1.2.3 printed 2\n    patch 1.2.3 printed 2\n"),
             "{s}"
         );
         // The copies are thrown away: the repository has no trace file.
@@ -484,6 +510,47 @@ mod tests {
     }
 
     #[test]
+    fn a_function_that_changes_files_shows_the_commands_it_ran() {
+        let (_dir, ws) = crate::testing::repo(&[
+            (
+                "logrot.sh",
+                "shift_logs() {\n    i=1\n    while [ \"$i\" -lt \"$2\" ]; do\n        if [ -f \"$1.$i\" ]; then\n            mv -f \"$1.$i\" \"$1.$((i + 1))\"\n        fi\n        i=$((i + 1))\n    done\n}\n",
+            ),
+            (
+                "rotate.sh",
+                "#!/bin/sh\n. ./logrot.sh\nshift_logs \"$1\" 5\nmv -f \"$1\" \"$1.1\"\necho rotated\n",
+            ),
+            ("app.log", "new\n"),
+            ("app.log.1", "one\n"),
+            ("app.log.2", "two\n"),
+        ]);
+        let got = functions(&ws, &argv(&["sh", "rotate.sh", "app.log"]));
+        assert_eq!(got.len(), 1, "{got:?}");
+        // The moves in the order run (each one moving the file the one before moved); the
+        // script's own `mv`, outside any function, is nobody's.
+        assert_eq!(
+            got[0].calls[0].ran,
+            [
+                "mv -f app.log.1 app.log.2",
+                "mv -f app.log.2 app.log.3",
+                "mv -f app.log.3 app.log.4",
+                "mv -f app.log.4 app.log.5"
+            ]
+        );
+        let s = crate::trace::section(&[crate::trace::Traced {
+            command: "sh rotate.sh app.log".to_owned(),
+            functions: got,
+            shell: true,
+        }]);
+        assert!(
+            s.contains("    shift_logs app.log 5 ran mv -f app.log.1 app.log.2; mv -f app.log.2 app.log.3; mv"),
+            "{s}"
+        );
+        // The repository's files are as they were.
+        assert_eq!(ws.read("app.log.1").unwrap().unwrap(), b"one\n");
+    }
+
+    #[test]
     fn a_value_is_told_only_where_the_line_captures_one_call_whole() {
         for (line, want) in [
             ("pa=$(patch \"$v\")", Some("patch")),
@@ -508,7 +575,7 @@ mod tests {
     fn a_value_holding_a_newline_continues_its_entry() {
         let s = SEP;
         let text = format!(
-            "++{s}7{s}lib.sh{s}1{s}f a\n+{s}7{s}main.sh{s}2{s}x='one\ntwo'\n+{s}8{s}other.sh{s}1{s}f b\n"
+            "++{s}7{s}main.sh{s}2{s}{s}f a\n++{s}7{s}lib.sh{s}1{s}f{s}echo one\n+{s}7{s}main.sh{s}2{s}{s}x='one\ntwo'\n+{s}8{s}other.sh{s}1{s}{s}f b\n"
         );
         let defs: HashMap<String, String> = [("f".to_owned(), "lib.sh".to_owned())].into();
         let mut source = |file: &str, line: usize| {

@@ -156,6 +156,9 @@ pub struct Call {
     pub args: String,
     pub returned: Option<String>,
     pub raised: Option<String>,
+    /// A shell function's commands that change files (`mv -f app.log.1 app.log.2`), in the
+    /// order run ([`crate::shtrace`]); empty for Python.
+    pub ran: Vec<String>,
 }
 
 impl Call {
@@ -173,17 +176,26 @@ impl Call {
 }
 
 impl Call {
-    /// `patch 1.2.3 printed 2`: a shell function's call whose output a variable kept
-    /// ([`crate::shtrace`]); `None` for one whose output nobody kept.
+    /// `patch 1.2.3 printed 2`, `shift_logs app.log 5 ran mv -f app.log.1 app.log.2; …`: a
+    /// shell function's call whose output a variable kept, or that changed files
+    /// ([`crate::shtrace`]); `None` for one that shows neither.
     fn shell_line(&self, name: &str) -> Option<String> {
-        let printed = self.returned.as_deref()?;
         // Lines as `\n` within quotes, so that a listing stays on its call's line.
-        let printed = if printed.is_empty() {
-            "nothing".to_owned()
-        } else if printed.contains('\n') {
-            format!("\"{}\"", cut(&printed.replace('\n', "\\n"), MAX_RESULT))
-        } else {
-            cut(printed, MAX_RESULT)
+        let printed = self.returned.as_deref().map(|p| {
+            if p.is_empty() {
+                "nothing".to_owned()
+            } else if p.contains('\n') {
+                format!("\"{}\"", cut(&p.replace('\n', "\\n"), MAX_RESULT))
+            } else {
+                cut(p, MAX_RESULT)
+            }
+        });
+        let ran = (!self.ran.is_empty()).then(|| cut(&self.ran.join("; "), MAX_RESULT));
+        let outcome = match (ran, printed) {
+            (None, None) => return None,
+            (None, Some(p)) => format!("printed {p}"),
+            (Some(r), None) => format!("ran {r}"),
+            (Some(r), Some(p)) => format!("ran {r}, and printed {p}"),
         };
         let args = cut(&self.args, MAX_ARGS);
         let call = if args.is_empty() {
@@ -191,7 +203,7 @@ impl Call {
         } else {
             format!("{name} {args}")
         };
-        Some(format!("{call} printed {printed}"))
+        Some(format!("{call} {outcome}"))
     }
 }
 
@@ -258,6 +270,7 @@ pub fn functions(ws: &Workspace, argv: &[String]) -> Vec<Function> {
                     args: text(c, "args").unwrap_or_default(),
                     returned: text(c, "returned"),
                     raised: text(c, "raised"),
+                    ran: Vec::new(),
                 })
                 .collect();
             Some(Function {
@@ -346,7 +359,11 @@ pub fn section(traced: &[Traced]) -> String {
             .take(MAX_CALL_LINES)
             .collect();
         if !lines.is_empty() {
-            let what = if t.shell { "printed" } else { "returned" };
+            let what = if t.shell {
+                "printed or did"
+            } else {
+                "returned"
+            };
             out.push_str(&format!(
                 "What they were called with, and what they {what} (the first calls):\n"
             ));

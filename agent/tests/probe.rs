@@ -872,7 +872,7 @@ fn a_failing_shell_check_shows_what_its_functions_printed() {
         p.contains(
             "`sh test.sh` runs these functions of the repository, in the order it first calls \
              them: major (semver.sh), minor (semver.sh), patch (semver.sh).\nWhat they were \
-             called with, and what they printed (the first calls):\n    major 1.2.3 printed 1\n    \
+             called with, and what they printed or did (the first calls):\n    major 1.2.3 printed 1\n    \
              minor 1.2.3 printed 2\n    patch 1.2.3 printed 2\n"
         ),
         "{p}"
