@@ -407,6 +407,9 @@ pub(crate) fn written(
 /// `name.attr` that the file never binds — a missing import. The 1.5B wrote
 /// `type=lambda s: datetime.strptime(s, "%H:%M")` into logview.py without importing
 /// datetime: the file parses, and the option fails with a NameError the moment it is used.
+/// Also a line that was there before, when it uses a name the file bound before and the
+/// session's change no longer binds: renaming strutil.py, the 1.5B turned report.py's
+/// `import strutil` into `import text_utils` and left `strutil.title_case(text)` below it.
 pub fn unbound(
     ws: &Workspace,
     changed: &BTreeSet<String>,
@@ -417,11 +420,13 @@ pub fn unbound(
         let Some((text, before)) = written(ws, path, originals) else {
             continue;
         };
+        let before_text = match originals.get(path) {
+            Some(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+            _ => String::new(),
+        };
         let mut seen: Vec<String> = Vec::new();
         for (k, line) in text.lines().enumerate() {
-            if before.contains(line) {
-                continue;
-            }
+            let kept = before.contains(line);
             for name in dotted_names(line) {
                 if BUILTIN_TYPES.contains(&name.as_str())
                     || seen.contains(&name)
@@ -429,12 +434,16 @@ pub fn unbound(
                 {
                     continue;
                 }
+                let why = if !kept {
+                    "never imports or defines"
+                } else if binds(&before_text, &name) {
+                    "no longer imports or defines since your change"
+                } else {
+                    continue;
+                };
                 out.push((
                     path.clone(),
-                    format!(
-                        "line {} uses {name}, which {path} never imports or defines",
-                        k + 1
-                    ),
+                    format!("line {} uses {name}, which {path} {why}", k + 1),
                 ));
                 seen.push(name);
             }
@@ -490,6 +499,23 @@ mod tests {
         let originals_after = [("logview.py".to_owned(), Some(after.as_bytes().to_vec()))].into();
         let (_d, ws) = repo(&[("logview.py", after)]);
         assert!(unbound(&ws, &changed, &originals_after).is_empty());
+        // A line as it was, using an import the change took out.
+        let report =
+            "import strutil\n\n\ndef heading(text):\n    return strutil.title_case(text)\n";
+        let renamed = report.replacen("import strutil", "import text_utils", 1);
+        let (_d, ws) = repo(&[("report.py", &renamed)]);
+        let report_changed: BTreeSet<String> = ["report.py".to_owned()].into();
+        let report_before = [("report.py".to_owned(), Some(report.as_bytes().to_vec()))].into();
+        assert_eq!(
+            unbound(&ws, &report_changed, &report_before),
+            [(
+                "report.py".to_owned(),
+                "line 5 uses strutil, which report.py no longer imports or defines since your change"
+                    .to_owned()
+            )]
+        );
+        let (_d, ws) = repo(&[("report.py", report)]);
+        assert!(unbound(&ws, &report_changed, &report_before).is_empty());
         // `import os.path` binds os.
         let (_d, ws) = repo(&[("logview.py", "import os.path\nprint(os.path.join('a'))\n")]);
         let new_file = [("logview.py".to_owned(), None)].into();

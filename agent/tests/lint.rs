@@ -148,3 +148,28 @@ fn a_name_used_without_its_import_is_told_and_holds_back_done() {
     );
     assert!(told.contains("add the import that name needs"), "{told}");
 }
+
+/// The 1.5B on rename-module: report.py's `import strutil` became `import text_utils`, and
+/// `strutil.title_case(text)` below it stayed as it was — a line the session did not write,
+/// using a name its change unbound. The check (which imports only text_utils) passed; the
+/// DONE is refused as `lint` until the line follows the import.
+#[test]
+fn a_kept_line_using_an_import_the_change_took_out_holds_back_done() {
+    const REPORT: &str =
+        "import strutil\n\n\ndef heading(text):\n    return strutil.title_case(text)\n";
+    let dir = repo("lint-unbound-kept", &[("report.py", REPORT)]);
+    let renamed = REPORT.replacen("import strutil", "import text_utils", 1);
+    let fixed = renamed.replace("strutil.", "text_utils.");
+    let block = |t: &str| format!("report.py\n```python\n{t}```\nDONE");
+    let e = engine(&[block(&renamed).as_str(), block(&fixed).as_str()]);
+    let out = session(&e, dir.path(), &cfg());
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(
+            "report.py line 5 uses strutil, which report.py no longer imports or defines since your change"
+        ),
+        "{told}"
+    );
+}
