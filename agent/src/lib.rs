@@ -31,6 +31,7 @@ pub mod interrupt;
 pub mod isolate;
 pub mod journal;
 pub mod lint;
+pub mod localise;
 pub mod observe;
 pub mod options;
 pub mod order;

@@ -102,11 +102,11 @@ pub async fn run(
         .verify
         .as_deref()
         .filter(|_| cfg.probes)
-        .and_then(|c| crate::trace::check_probe(&cfg.task, ws, c));
+        .and_then(|c| crate::localise::check_probe(&cfg.task, ws, c));
     let traced = if cfg.probes {
         let mut wrong = probes.clone();
         wrong.extend(check.clone());
-        crate::trace::trace(ws, &wrong)
+        crate::localise::trace(ws, &wrong)
     } else {
         Vec::new()
     };

@@ -16,7 +16,6 @@
 //! the command is no Python, the copy cannot be made, or it calls no function of the
 //! repository; the section is then empty.
 
-use crate::probe::Probe;
 use crate::workspace::Workspace;
 
 /// At most this many functions are named per command.
@@ -289,38 +288,6 @@ pub struct Traced {
     pub functions: Vec<Function>,
     /// A shell command ([`crate::shtrace`]): a call's value is what it printed.
     pub shell: bool,
-}
-
-/// Each command the task calls wrong or failing, traced ([`functions`]); those that ran no
-/// function of the repository are left out.
-pub fn trace(ws: &Workspace, probes: &[Probe]) -> Vec<Traced> {
-    probes
-        .iter()
-        .filter(|p| (p.symptom || p.fails) && !(p.found || p.keep || p.plain || p.sibling))
-        .map(|p| {
-            let python = functions(ws, &p.argv);
-            let shell = python.is_empty();
-            Traced {
-                command: p.command.clone(),
-                functions: if shell {
-                    crate::shtrace::functions(ws, &p.argv)
-                } else {
-                    python
-                },
-                shell,
-            }
-        })
-        .filter(|t| !t.functions.is_empty())
-        .collect()
-}
-
-/// The check as a command to trace, when the task names it as what is wrong or fails (`sh
-/// test.sh fails`): [`crate::probe::commands`] leaves the check out of the probes, since it
-/// runs anyway, but what it runs says as much as a probe's run.
-pub fn check_probe(task: &str, ws: &Workspace, check: &[String]) -> Option<Probe> {
-    crate::probe::commands(task, ws, None)
-        .into_iter()
-        .find(|p| p.argv == check && (p.symptom || p.fails))
 }
 
 /// The first message's lines: for each traced command, the functions of the repository it
