@@ -144,21 +144,8 @@ fn traced(ws: &Workspace, argv: &[String]) -> Option<Vec<Function>> {
     if root.contains('\'') {
         return None;
     }
-    let tools = tempfile::Builder::new()
-        .prefix("bellows-shtrace-")
-        .tempdir()
-        .ok()?;
     let bash_path = bash.to_str()?;
-    for (shim, as_sh) in [("sh", "1"), ("bash", "")] {
-        let path = tools.path().join(shim);
-        let text = format!("#!/bin/sh\nexport BELLOWS_AS_SH={as_sh}\nexec '{bash_path}' \"$@\"\n");
-        std::fs::write(&path, text).ok()?;
-        let mut perms = std::fs::metadata(&path).ok()?.permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-        std::fs::set_permissions(&path, perms).ok()?;
-    }
-    let env_file = tools.path().join("env");
-    std::fs::write(&env_file, ENV_FILE.replace("{ROOT}", &root)).ok()?;
+    let (tools, env_file) = shims(bash_path, &root)?;
     let mut launch = vec![
         bash_path.to_owned(),
         "-c".to_owned(),
@@ -201,8 +188,28 @@ fn traced(ws: &Workspace, argv: &[String]) -> Option<Vec<Function>> {
             .cloned()
     };
     let found = calls(&text, &defs, &mut source);
-    drop(tools);
     (!found.is_empty()).then_some(found)
+}
+
+/// A temporary directory holding the `sh` and `bash` shims (bash at `bash_path`, `sh` asking
+/// for POSIX mode) and the env file that switches xtrace on into `root`'s trace file; the
+/// env file's path with it.
+fn shims(bash_path: &str, root: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let tools = tempfile::Builder::new()
+        .prefix("bellows-shtrace-")
+        .tempdir()
+        .ok()?;
+    for (shim, as_sh) in [("sh", "1"), ("bash", "")] {
+        let path = tools.path().join(shim);
+        let text = format!("#!/bin/sh\nexport BELLOWS_AS_SH={as_sh}\nexec '{bash_path}' \"$@\"\n");
+        std::fs::write(&path, text).ok()?;
+        let mut perms = std::fs::metadata(&path).ok()?.permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&path, perms).ok()?;
+    }
+    let env_file = tools.path().join("env");
+    std::fs::write(&env_file, ENV_FILE.replace("{ROOT}", root)).ok()?;
+    Some((tools, env_file))
 }
 
 /// One traced command: how deep in command substitutions and subshells, which process, the
@@ -254,13 +261,18 @@ fn entry(raw: &str) -> Option<Entry<'_>> {
     })
 }
 
+/// `text` without a leading `local`, `export`, `readonly` or `declare`.
+fn without_declaration(text: &str) -> &str {
+    ["local ", "export ", "readonly ", "declare "]
+        .iter()
+        .find_map(|k| text.strip_prefix(k))
+        .unwrap_or(text)
+}
+
 /// `NAME=VALUE` as bash traces an assignment (after `local`, `export`, `readonly` or
 /// `declare`), the value without the quotes bash puts around it.
 fn assignment(text: &str) -> Option<(&str, String)> {
-    let text = ["local ", "export ", "readonly ", "declare "]
-        .iter()
-        .find_map(|k| text.strip_prefix(k))
-        .unwrap_or(text);
+    let text = without_declaration(text);
     let (name, value) = text.split_once('=')?;
     let ident = !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
@@ -280,10 +292,7 @@ fn assignment(text: &str) -> Option<(&str, String)> {
 /// for a pipe, a list, a redirection, a second substitution or text around it.
 fn captured_call<'a>(line: &'a str, var: &str) -> Option<&'a str> {
     let s = line.trim();
-    let s = ["local ", "export ", "readonly ", "declare "]
-        .iter()
-        .find_map(|k| s.strip_prefix(k))
-        .unwrap_or(s);
+    let s = without_declaration(s);
     let s = s.strip_prefix(var)?.strip_prefix('=')?;
     let (quoted, s) = match s.strip_prefix('"') {
         Some(rest) => (true, rest),
@@ -425,6 +434,15 @@ mod tests {
         words.iter().map(|w| (*w).to_owned()).collect()
     }
 
+    /// The first message's lines for `functions`, run by the shell command `command`.
+    fn section(command: &str, functions: Vec<Function>) -> String {
+        crate::trace::section(&[crate::trace::Traced {
+            command: command.to_owned(),
+            functions,
+            shell: true,
+        }])
+    }
+
     const SEMVER: &str = "# Helpers.\n\nmajor() { echo \"$1\" | cut -d. -f1; }\nminor() { echo \"$1\" | cut -d. -f2; }\npatch() { echo \"$1\" | cut -d. -f2; }\n";
     const BUMP: &str = "#!/bin/sh\n. ./semver.sh\nv=$1\nma=$(major \"$v\")\nmi=$(minor \"$v\")\npa=$(patch \"$v\")\nlabel=\"v$(major \"$v\")\"\necho \"$ma.$mi.$((pa + 1))\"\n";
     const TEST: &str = "#!/bin/sh\ncheck() {\n  got=$(sh bump.sh \"$1\")\n  [ \"$got\" = \"$2\" ] || { echo \"FAIL: got '$got', want '$2'\"; exit 1; }\n}\ncheck 1.2.3 1.2.4\ncheck 4.5.6 4.5.7\necho ok\n";
@@ -462,11 +480,7 @@ mod tests {
         );
         assert_eq!(got[2].calls, [call("1.2.3", Some("2"))]);
         assert_eq!(got[3].calls, [call("1.2.3", Some("2"))]);
-        let s = crate::trace::section(&[crate::trace::Traced {
-            command: "sh test.sh".to_owned(),
-            functions: got,
-            shell: true,
-        }]);
+        let s = section("sh test.sh", got);
         assert!(
             s.contains("them: check (test.sh), major (semver.sh), minor (semver.sh), patch (semver.sh).\nWhat they were called with, and what they printed or did (the first calls):\n    major 1.2.3 printed 1\n    minor 1.2.3 printed 2\n    patch 1.2.3 printed 2\n"),
             "{s}"
@@ -537,11 +551,7 @@ mod tests {
                 "mv -f app.log.4 app.log.5"
             ]
         );
-        let s = crate::trace::section(&[crate::trace::Traced {
-            command: "sh rotate.sh app.log".to_owned(),
-            functions: got,
-            shell: true,
-        }]);
+        let s = section("sh rotate.sh app.log", got);
         assert!(
             s.contains("    shift_logs app.log 5 ran mv -f app.log.1 app.log.2; mv -f app.log.2 app.log.3; mv"),
             "{s}"
@@ -588,11 +598,7 @@ mod tests {
         assert_eq!(got[0].calls[1].args, "b");
         assert_eq!(got[0].calls[1].returned, None);
         // Shown on one line, its lines as `\n`; the call whose output nobody kept not at all.
-        let s = crate::trace::section(&[crate::trace::Traced {
-            command: "sh main.sh".to_owned(),
-            functions: got,
-            shell: true,
-        }]);
+        let s = section("sh main.sh", got);
         assert!(
             s.ends_with("(the first calls):\n    f a printed \"one\\ntwo\"\n"),
             "{s}"

@@ -172,9 +172,7 @@ impl Call {
         let outcome = cut(&outcome, MAX_RESULT);
         without_addresses(&format!("{name}({}){outcome}", cut(&self.args, MAX_ARGS)))
     }
-}
 
-impl Call {
     /// `patch 1.2.3 printed 2`, `shift_logs app.log 5 ran mv -f app.log.1 app.log.2; …`: a
     /// shell function's call whose output a variable kept, or that changed files
     /// ([`crate::shtrace`]); `None` for one that shows neither.
