@@ -354,6 +354,53 @@ fn parses_short_option(text: &str, short: &str) -> bool {
     })
 }
 
+/// A `getopts` line of `files` (paths of `ws`) whose option letters leave out the one-letter
+/// option `short`: `(file, line number, the line, the line with the letter added)`, trimmed.
+/// The 1.5B on clean-dry-run-sh wrote `while getopts v n opt; do` — `n` there is the variable
+/// and `opt` an argument — and, told only that nothing read -n, said DONE three times; the
+/// line as it should read is something it can copy. A lone `short` letter written as a word of
+/// its own right after the letters is taken into them.
+pub fn getopts_without(
+    ws: &Workspace,
+    files: &[String],
+    short: &str,
+) -> Option<(String, usize, String, String)> {
+    let letter = short.strip_prefix('-').filter(|r| r.len() == 1)?;
+    files.iter().find_map(|path| {
+        let text = String::from_utf8(ws.read(path).ok().flatten()?).ok()?;
+        text.lines().enumerate().find_map(|(k, line)| {
+            let t = line.trim();
+            let at = t.find("getopts ")?;
+            let (head, rest) = t.split_at(at + "getopts ".len());
+            let mut words: Vec<&str> = rest.split_whitespace().collect();
+            let opts = *words.first()?;
+            let plain = opts.trim_matches(['"', '\'']);
+            if plain.is_empty()
+                || plain.contains(letter)
+                || !plain.chars().all(|c| c.is_ascii_alphabetic() || c == ':')
+            {
+                return None;
+            }
+            let fixed_opts = match opts.strip_suffix(['"', '\'']) {
+                Some(inner) if inner.len() < opts.len() && opts.len() > 1 => {
+                    format!("{inner}{letter}{}", &opts[inner.len()..])
+                }
+                _ => format!("{opts}{letter}"),
+            };
+            if words.len() >= 3 && words[1] == letter {
+                words.remove(1);
+            }
+            words[0] = &fixed_opts;
+            Some((
+                path.clone(),
+                k + 1,
+                t.to_owned(),
+                format!("{head}{}", words.join(" ")),
+            ))
+        })
+    })
+}
+
 /// `--word` or `--two-words`.
 fn long_option(w: &str) -> bool {
     w.strip_prefix("--").is_some_and(|rest| {
@@ -820,8 +867,8 @@ pub(crate) fn file_name_like(word: &str) -> bool {
 mod tests {
     use super::{
         content_missing, contents_asked, definition_left, definitions_to_delete, delete_unasked,
-        files_to_create, files_to_delete, names_missing, names_to_add, placed, rename_left,
-        renames,
+        files_to_create, files_to_delete, getopts_without, names_missing, names_to_add, placed,
+        rename_left, renames,
     };
     use crate::testing::repo;
 
@@ -1019,6 +1066,38 @@ mod tests {
         assert!(missing("case.sh").is_empty());
         assert!(missing("argparse.py").is_empty());
         assert!(missing("compare.sh").is_empty());
+    }
+
+    /// The 1.5B's `getopts v n opt`: the line named, and given with the letter among the
+    /// others; a quoted option string keeps its quotes; a line that has the letter, none.
+    #[test]
+    fn a_getopts_line_without_the_letter_is_given_with_it() {
+        let (_dir, ws) = repo(&[
+            (
+                "split.sh",
+                "DRY=0\nwhile getopts v n opt; do\n  case $opt in n) DRY=1 ;; esac\ndone\n",
+            ),
+            ("quoted.sh", "  while getopts \"v:\" opt; do :; done\n"),
+            ("has.sh", "while getopts vn opt; do :; done\n"),
+            ("none.sh", "echo no options\n"),
+        ]);
+        let got = |f: &str| getopts_without(&ws, &[f.to_owned()], "-n");
+        assert_eq!(
+            got("split.sh"),
+            Some((
+                "split.sh".to_owned(),
+                2,
+                "while getopts v n opt; do".to_owned(),
+                "while getopts vn opt; do".to_owned()
+            ))
+        );
+        assert_eq!(
+            got("quoted.sh").unwrap().3,
+            "while getopts \"v:n\" opt; do :; done"
+        );
+        assert!(got("has.sh").is_none());
+        assert!(got("none.sh").is_none());
+        assert!(getopts_without(&ws, &["split.sh".to_owned()], "--dry-run").is_none());
     }
 
     #[test]

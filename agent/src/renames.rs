@@ -151,7 +151,7 @@ fn in_literal_prose(line: &str, name: &str) -> Vec<usize> {
 
 /// The first line of a code file the session changed where the rename `task` asks for
 /// reached a word of text inside a string (what the program prints), which held the old name
-/// as prose before: `(file, line number, the line)`. The 1.5B on rename-config-key renamed
+/// as prose before: `(file, line number, the line, the line with those words put back)`. The 1.5B on rename-config-key renamed
 /// the key everywhere and also the word of `(timeout 5 s, 2 retries)` that client.py prints;
 /// the task renames a name, not the words shown to a user. Only an old name that is an
 /// ordinary lowercase word is judged, and documents are left out (a README's prose may name
@@ -160,7 +160,7 @@ pub fn in_prose(
     task: &str,
     ws: &Workspace,
     originals: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
-) -> Option<(String, usize, String)> {
+) -> Option<(String, usize, String, String)> {
     let (old, new) = asked(task)?;
     // An old name that is an ordinary word (`timeout`) is that word in a sentence; one shaped
     // like code (`get_data`, `maxRetries`, `v2`) names the code even in a message.
@@ -183,14 +183,27 @@ pub fn in_prose(
         };
         let old_lines: std::collections::BTreeSet<&str> = before.lines().collect();
         for (k, line) in now.lines().enumerate() {
-            if in_literal_prose(line, &new).is_empty() {
+            let prose = in_literal_prose(line, &new);
+            if prose.is_empty() {
                 continue;
             }
             // The line as it was, every new name put back: the session's rename reached a
             // word the old line held as prose.
             let was = line.replace(new.as_str(), &old);
             if old_lines.contains(was.as_str()) && !in_literal_prose(&was, &old).is_empty() {
-                return Some((path.clone(), k + 1, line.trim().to_owned()));
+                // The words alone put back, the names left renamed: the line as the task
+                // wants it, for the model to copy (the 1.5B, told only what was wrong, wrote
+                // the same line back turn after turn).
+                let mut fixed = line.to_owned();
+                for &i in prose.iter().rev() {
+                    fixed.replace_range(i..i + new.len(), &old);
+                }
+                return Some((
+                    path.clone(),
+                    k + 1,
+                    line.trim().to_owned(),
+                    fixed.trim().to_owned(),
+                ));
             }
         }
     }
@@ -223,6 +236,8 @@ mod tests {
         );
         let got = in_prose(task, &ws, &originals).unwrap();
         assert_eq!((got.0.as_str(), got.1), ("client.py", 2));
+        // The line to write: the word put back, the subscript's name left renamed.
+        assert_eq!(got.3, "return f\"(timeout {cfg['timeout_seconds']} s)\"");
         // The name renamed where it stands (quoted, the subscript) and the word kept: fine.
         std::fs::write(
             ws.root().join("client.py"),

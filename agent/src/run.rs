@@ -1290,6 +1290,10 @@ impl<'a> Session<'a> {
         }
         let (task, ws) = (&self.cfg.task, self.ws);
         let changed: Vec<String> = self.tally.changed.iter().cloned().collect();
+        // The file with one line as it should read, where the refusal knows that line whole:
+        // shown after the refusal, since the 1.5B, told the line, wrote back the file as the
+        // message showed it (rename-config-key, session 23).
+        let mut shown: Option<String> = None;
         let (why, summary, hint) = if let Some(f) = crate::asks::files_to_delete(task, ws).first() {
             (
                 "file_left",
@@ -1335,17 +1339,35 @@ impl<'a> Session<'a> {
                 ),
             )
         } else if let Some(name) = crate::asks::names_missing(task, ws, &changed).first() {
+            let getopts = crate::asks::getopts_without(ws, &changed, name);
+            if let Some((file, line, _, fixed)) = &getopts {
+                shown = with_line(ws, file, *line, fixed);
+            }
             (
                 "name_missing",
-                if name.starts_with('-') {
-                    format!(
+                match &getopts {
+                    Some((file, line, text, fixed)) => format!(
+                        "the task asks you to add the option {name}, and no file you changed \
+                         reads it from the command line: {file} line {line} `{text}` gives \
+                         getopts its option letters in one word, without {}; with it, the \
+                         line reads `{fixed}`",
+                        name.trim_start_matches('-')
+                    ),
+                    None if name.starts_with('-') => format!(
                         "the task asks you to add the option {name}, and no file you changed \
                          reads it from the command line"
-                    )
-                } else {
-                    format!("the task asks you to add {name}, and no file you changed has it")
+                    ),
+                    None => {
+                        format!("the task asks you to add {name}, and no file you changed has it")
+                    }
                 },
-                if name.starts_with('-') {
+                if let Some((file, line, _, fixed)) = &getopts {
+                    format!(
+                        "write {file} with line {line} as `{fixed}`, keeping everything else in \
+                         the file: its path on a line by itself, then its complete new content in \
+                         a fenced code block"
+                    )
+                } else if name.starts_with('-') {
                     format!(
                         "make the program the task names accept {name} where it reads its \
                          options (its getopts letters and case patterns, or its argument \
@@ -1446,19 +1468,21 @@ impl<'a> Session<'a> {
                      then its complete new content in a fenced code block"
                 ),
             )
-        } else if let Some((file, line, text)) =
+        } else if let Some((file, line, text, fixed)) =
             crate::renames::in_prose(task, ws, &self.tally.originals)
         {
             let (old, new) = crate::renames::asked(task).unwrap_or_default();
+            shown = with_line(ws, &file, line, &fixed);
             (
                 "name_in_prose",
                 format!(
                     "the task renames the name {old}, and you also renamed the word {old} in \
-                     text {file} prints (line {line}: `{text}`)"
+                     text {file} prints (line {line}: `{text}`); with the word kept and the name \
+                     renamed, line {line} reads `{fixed}`"
                 ),
                 format!(
-                    "write {file} with {new} only where the code uses the name (quoted, called, \
-                     set) and the word {old} kept in the text: its path on a line by itself, \
+                    "write {file} with line {line} as `{fixed}` ({new} only where the code uses \
+                     the name, the word {old} kept in the text): its path on a line by itself, \
                      then its complete new content in a fenced code block"
                 ),
             )
@@ -1492,9 +1516,13 @@ impl<'a> Session<'a> {
             return None;
         };
         self.tally.file_left_refused += 1;
+        let obs = Observation::error(format!("DONE refused: {summary}"), Some(&hint));
         Some((
             why,
-            Observation::error(format!("DONE refused: {summary}"), Some(&hint)),
+            match shown {
+                Some(text) => obs.with_output(text),
+                None => obs,
+            },
         ))
     }
 
@@ -2232,6 +2260,24 @@ pub(crate) fn repeated_blocks(text: &str) -> Option<&str> {
         }
     }
     None
+}
+
+/// `file` of `ws` as a fenced block with line `line` (numbered from 1) written as `fixed`,
+/// indented as the line was: what a refusal that knows the line whole shows the model.
+fn with_line(ws: &Workspace, file: &str, line: usize, fixed: &str) -> Option<String> {
+    let text = String::from_utf8(ws.read(file).ok()??).ok()?;
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let at = lines.get_mut(line.checked_sub(1)?)?;
+    let indent: String = at.chars().take_while(|c| c.is_whitespace()).collect();
+    *at = format!("{indent}{fixed}");
+    let mut out = lines.join("\n");
+    if text.ends_with('\n') {
+        out.push('\n');
+    }
+    Some(format!(
+        "{file} with line {line} so:\n{}",
+        crate::whole::fenced(file, &out)
+    ))
 }
 
 #[cfg(test)]

@@ -487,7 +487,8 @@ fn a_rename_left_in_one_file_is_refused() {
 
 /// The 1.5B on rename-config-key (session 20): the key renamed everywhere, and also the word
 /// of `(timeout 5 s)` that client.py prints; its check passed. Refused (`name_in_prose`,
-/// line named, nothing undone); taken once only the name is renamed.
+/// line named and given as it should read, nothing undone); taken once only the name is
+/// renamed.
 #[test]
 fn a_rename_that_reaches_the_printed_words_is_refused() {
     const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
@@ -511,6 +512,18 @@ fn a_rename_that_reaches_the_printed_words_is_refused() {
     let told = &prompts(&e)[1];
     assert!(
         told.contains("you also renamed the word timeout in text client.py prints (line 2"),
+        "{told}"
+    );
+    // The line to write is given whole: the word kept, the name renamed.
+    assert!(
+        told.contains("line 2 reads `return f\"(timeout {cfg['timeout_seconds']} s)\"`"),
+        "{told}"
+    );
+    // And the file so, to copy: the 1.5B wrote back the file as the message showed it.
+    assert!(
+        told.contains(&format!(
+            "client.py with line 2 so:\nclient.py\n```\n{right}```"
+        )),
         "{told}"
     );
     assert_eq!(read(dir.path(), "client.py"), right);
@@ -540,6 +553,42 @@ fn a_one_letter_option_never_parsed_is_refused() {
     let told = &prompts(&e)[1];
     assert!(
         told.contains("add the option -n, and no file you changed reads it from the command line"),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "clean.sh"), right);
+}
+
+/// The 1.5B on clean-dry-run-sh (session 21): `while getopts v n opt` — `n` the variable,
+/// `opt` an argument — and, told only that nothing read -n, DONE three times. The refusal
+/// names the line and gives it with the letter among the others.
+#[test]
+fn a_getopts_line_without_the_letter_is_told_as_it_should_read() {
+    const CLEAN: &str =
+        "while getopts v opt; do\n  case $opt in\n    v) V=1 ;;\n  esac\ndone\necho removed\n";
+    let dir = repo("targets-getopts-split", &[("clean.sh", CLEAN)]);
+    let split = CLEAN
+        .replace("getopts v opt", "getopts v n opt")
+        .replace("    v) V=1 ;;\n", "    v) V=1 ;;\n    n) DRY=1 ;;\n");
+    let right = split.replace("getopts v n opt", "getopts vn opt");
+    let first = format!("clean.sh\n```sh\n{split}```\nDONE");
+    let second = format!("clean.sh\n```sh\n{right}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Add a -n option to clean.sh for a dry run: delete nothing."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["name_missing"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("clean.sh line 1 `while getopts v n opt; do` gives getopts its option letters in one word, without n; with it, the line reads `while getopts vn opt; do`"),
+        "{told}"
+    );
+    assert!(
+        told.contains(&format!(
+            "clean.sh with line 1 so:\nclean.sh\n```\n{right}```"
+        )),
         "{told}"
     );
     assert_eq!(read(dir.path(), "clean.sh"), right);
