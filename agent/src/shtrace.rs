@@ -324,6 +324,165 @@ struct Seen<'a> {
     depth: usize,
     printed: Option<String>,
     ran: Vec<String>,
+    /// What the body's own `echo`/`printf` lines printed, while nothing else the body ran
+    /// could have printed too (`None` once something could); `said` tells whether one ran.
+    echoed: Option<String>,
+    said: bool,
+}
+
+/// Commands a function body may run beside its `echo`/`printf` lines and still have printed
+/// only what those printed: tests, reads and shell bookkeeping, which print nothing.
+const QUIET: &[&str] = &[
+    "[", "[[", "test", "read", "return", "shift", ":", "true", "false", "local", "set", "unset",
+    "((",
+];
+
+/// The words of a command as bash's trace writes it: plain, `'quoted'`, `$'with\nescapes'`,
+/// and `\'` between quotes, run together. `None` for anything else.
+fn trace_words(text: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.peek() == Some(&' ') {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return Some(out);
+        }
+        let mut word = String::new();
+        while let Some(&c) = chars.peek() {
+            match c {
+                ' ' => break,
+                '\'' => {
+                    chars.next();
+                    loop {
+                        match chars.next()? {
+                            '\'' => break,
+                            c => word.push(c),
+                        }
+                    }
+                }
+                '$' => {
+                    chars.next();
+                    if chars.peek() != Some(&'\'') {
+                        word.push('$');
+                        continue;
+                    }
+                    chars.next();
+                    loop {
+                        match chars.next()? {
+                            '\'' => break,
+                            '\\' => word.push(match chars.next()? {
+                                'n' => '\n',
+                                't' => '\t',
+                                c @ ('\\' | '\'' | '"') => c,
+                                _ => return None,
+                            }),
+                            c => word.push(c),
+                        }
+                    }
+                }
+                '\\' => {
+                    chars.next();
+                    word.push(chars.next()?);
+                }
+                '"' => return None,
+                c => {
+                    chars.next();
+                    word.push(c);
+                }
+            }
+        }
+        out.push(word);
+    }
+}
+
+/// What `printf FORMAT ARGS…` prints, for formats of `%s`, `%d`, `%%` (with a width and `-`)
+/// and `\n`/`\t`/`\\`, the format reused while arguments are left, as printf does; `None`
+/// for any other directive or escape.
+fn printf_output(format: &str, args: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut next = 0;
+    loop {
+        let before = next;
+        let mut chars = format.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.push(match chars.next()? {
+                    'n' => '\n',
+                    't' => '\t',
+                    '\\' => '\\',
+                    _ => return None,
+                }),
+                '%' => {
+                    if chars.peek() == Some(&'%') {
+                        chars.next();
+                        out.push('%');
+                        continue;
+                    }
+                    let left = chars.peek() == Some(&'-');
+                    if left {
+                        chars.next();
+                    }
+                    let mut width = String::new();
+                    while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                        width.push(*d);
+                        chars.next();
+                    }
+                    let width: usize = if width.is_empty() {
+                        0
+                    } else {
+                        width.parse().ok()?
+                    };
+                    let kind = chars.next()?;
+                    let arg = args.get(next).map_or("", String::as_str);
+                    next += 1;
+                    let value = match kind {
+                        's' => arg.to_owned(),
+                        'd' | 'i' => {
+                            let n: i64 = if arg.is_empty() { 0 } else { arg.parse().ok()? };
+                            n.to_string()
+                        }
+                        _ => return None,
+                    };
+                    let pad = " ".repeat(width.saturating_sub(value.chars().count()));
+                    if left {
+                        out.push_str(&value);
+                        out.push_str(&pad);
+                    } else {
+                        out.push_str(&pad);
+                        out.push_str(&value);
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        if next >= args.len() || next == before {
+            return Some(out);
+        }
+    }
+}
+
+/// What an `echo`/`printf` line of a function body printed, from its trace (`words`), when
+/// its source line (`line`) neither redirects nor pipes it; `None` when that is not known.
+fn said(words: &[String], line: &str) -> Option<String> {
+    if line.contains(['>', '|', '`']) || line.contains("$(") {
+        return None;
+    }
+    let (first, rest) = words.split_first()?;
+    match first.as_str() {
+        "printf" => {
+            let (format, args) = rest.split_first()?;
+            printf_output(format, args)
+        }
+        "echo" => {
+            if rest.iter().any(|w| w.contains('\\') || w.starts_with('-')) {
+                return None;
+            }
+            Some(format!("{}\n", rest.join(" ")))
+        }
+        _ => None,
+    }
 }
 
 /// Commands that change files: what a function ran of these is shown with its call, the
@@ -348,6 +507,28 @@ fn calls(
     let mut seen: Vec<Seen<'_>> = Vec::new();
     for e in &entries {
         let (first, args) = e.text.split_once(' ').unwrap_or((&e.text, ""));
+        // The call whose body this entry is a command of: it runs at its call's depth, in its
+        // call's process.
+        let body_of = |c: &Seen<'_>| c.pid == e.pid && c.depth == e.depth && c.name == e.function;
+        if !e.function.is_empty() && assignment(&e.text).is_none() {
+            let printed = match first {
+                "echo" | "printf" => {
+                    let line = source(e.file, e.line).unwrap_or_default();
+                    trace_words(&e.text).and_then(|w| said(&w, &line))
+                }
+                _ if QUIET.contains(&first) => Some(String::new()),
+                _ => None,
+            };
+            if let Some(call) = seen.iter_mut().rev().find(|c| body_of(c)) {
+                match (printed, call.echoed.as_mut()) {
+                    (Some(p), Some(so_far)) => {
+                        call.said |= matches!(first, "echo" | "printf");
+                        so_far.push_str(&p);
+                    }
+                    _ => call.echoed = None,
+                }
+            }
+        }
         if defs.contains_key(first) {
             seen.push(Seen {
                 name: first,
@@ -356,6 +537,8 @@ fn calls(
                 depth: e.depth,
                 printed: None,
                 ran: Vec::new(),
+                echoed: Some(String::new()),
+                said: false,
             });
             continue;
         }
@@ -400,9 +583,17 @@ fn calls(
                 out.len() - 1
             }
         };
+        // A value captured whole, else what the body's own echo and printf lines printed
+        // when nothing else it ran could print: `base_name photos/ printed nothing`, where
+        // the call sits inside a printf's arguments and no line captures it alone.
+        let echoed = c
+            .echoed
+            .as_deref()
+            .filter(|_| c.said)
+            .map(|t| t.trim_end_matches('\n').to_owned());
         let call = Call {
             args: c.args.to_owned(),
-            returned: c.printed.clone(),
+            returned: c.printed.clone().or(echoed),
             raised: None,
             ran: c.ran.clone(),
         };
@@ -558,6 +749,69 @@ mod tests {
         );
         // The repository's files are as they were.
         assert_eq!(ws.read("app.log.1").unwrap().unwrap(), b"one\n");
+    }
+
+    /// archive-dir-sh: `base_name` runs inside printf's arguments, where no line captures it
+    /// alone; its own printf line says what it printed, `photos/` giving nothing.
+    #[test]
+    fn a_function_that_only_echoes_shows_what_it_printed() {
+        const PATHS: &str = "base_name() {\n    printf '%s\\n' \"${1##*/}\"\n}\n\narchive_path() {\n    printf '%s/%s.tar\\n' \"$2\" \"$(base_name \"$1\")\"\n}\n\nwarn() {\n    echo \"warning: $1\" >&2\n}\n\nshout() {\n    [ -n \"$1\" ] || return 1\n    local up\n    echo \"$1\" | tr a-z A-Z\n}\n\ngreet() {\n    echo hello \"$1\"\n    base_name \"$1\"\n}\n";
+        const ARCHIVE: &str = "#!/bin/sh\n. ./paths.sh\nout=$(archive_path \"$1\" backups)\nwarn \"$out\"\nshout \"$out\"\ngreet \"$1\"\necho \"archived $1 to $out\"\n";
+        let (_dir, ws) = crate::testing::repo(&[("paths.sh", PATHS), ("archive.sh", ARCHIVE)]);
+        let got = functions(&ws, &argv(&["sh", "archive.sh", "photos/"]));
+        let printed = |name: &str| -> Vec<Option<String>> {
+            got.iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .calls
+                .iter()
+                .map(|c| c.returned.clone())
+                .collect()
+        };
+        // Captured whole by its line: as before.
+        assert_eq!(printed("archive_path"), [Some("backups/.tar".to_owned())]);
+        // Its printf's arguments: the empty base name, shown as printed nothing.
+        assert_eq!(printed("base_name"), [Some(String::new())]);
+        // Redirected, piped, or beside another call that prints: not known, not told.
+        assert_eq!(printed("warn"), [None]);
+        assert_eq!(printed("shout"), [None]);
+        assert_eq!(printed("greet"), [None]);
+        let shown = section("sh archive.sh photos/", got);
+        assert!(
+            shown.contains("base_name photos/ printed nothing"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn trace_words_and_printf_formats_are_read_as_the_shell_does() {
+        let words = |t: &str| trace_words(t).map(|w| w.join("|"));
+        assert_eq!(words("printf '%s\\n' ''").as_deref(), Some("printf|%s\\n|"));
+        assert_eq!(words("echo 'a b' c").as_deref(), Some("echo|a b|c"));
+        assert_eq!(words("echo 'it'\\''s'").as_deref(), Some("echo|it's"));
+        assert_eq!(words("echo $'a\\nb'").as_deref(), Some("echo|a\nb"));
+        assert_eq!(words("echo 'open"), None);
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            printf_output("%s/%s.tar\\n", &args(&["backups", ""])).as_deref(),
+            Some("backups/.tar\n")
+        );
+        // The format reused while arguments are left; widths; %%; a number.
+        assert_eq!(
+            printf_output("%s\\n", &args(&["a", "b"])).as_deref(),
+            Some("a\nb\n")
+        );
+        assert_eq!(
+            printf_output("[%-4s|%3d] 100%%", &args(&["ab", "7"])).as_deref(),
+            Some("[ab  |  7] 100%")
+        );
+        assert_eq!(printf_output("%x", &args(&["1"])), None);
+        assert_eq!(printf_output("%d", &args(&["seven"])), None);
+        // A line that redirects or pipes says nothing of what the function printed.
+        let w = args(&["echo", "x"]);
+        assert_eq!(said(&w, "echo x").as_deref(), Some("x\n"));
+        assert_eq!(said(&w, "echo x >&2"), None);
+        assert_eq!(said(&w, "echo x | tr x y"), None);
     }
 
     #[test]
