@@ -7,7 +7,7 @@
 //! program that prints it. Such a script is run alone before the session and at DONE
 //! ([`scripts_named_by_stem`]), and a DONE is refused (`example_missing`) while no run of the
 //! task's programs prints the example — only an example every word of which the repository
-//! holds (so its data can print it), for a program whose output before the session already
+//! holds, or held before the session changed a file (so its data can print it), for a program whose output before the session already
 //! shared a line with it (so it is the program that prints such lines).
 
 use crate::expect::squeezed;

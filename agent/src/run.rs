@@ -1707,7 +1707,11 @@ impl<'a> Session<'a> {
             return Some(("order_unchanged", crate::order::refusal(&misordered)));
         }
         if !crate::examples::examples(&self.cfg.task).is_empty() {
-            let files: Vec<String> = self
+            // What the repository holds now and what the files the session changed held
+            // before it: an example the data promised stays promised when the session takes
+            // its words out of the data (the 0.5B on book-year-field wrote Dune's year 1965
+            // as 0, and the example looked like an illustration).
+            let mut files: Vec<String> = self
                 .ws
                 .files("")
                 .unwrap_or_default()
@@ -1715,6 +1719,13 @@ impl<'a> Session<'a> {
                 .filter_map(|f| self.ws.read(f).ok().flatten())
                 .filter_map(|b| String::from_utf8(b).ok())
                 .collect();
+            files.extend(
+                self.tally
+                    .originals
+                    .values()
+                    .flatten()
+                    .filter_map(|b| String::from_utf8(b.clone()).ok()),
+            );
             let unshown =
                 crate::examples::unshown(&self.cfg.task, &files, &self.probes, &self.before, &now);
             if !unshown.is_empty() {

@@ -632,3 +632,34 @@ fn done_waits_until_the_program_the_task_names_prints_its_example() {
     );
     assert_eq!(read(dir.path(), "listing.py"), right);
 }
+
+/// The 0.5B on book-year-field (session 23): it wrote books.csv with Dune's year 1965 as 0,
+/// the check passed, and the example's words were no longer all in the repository, so it
+/// looked like an illustration and the DONE was taken. What the data held before the session
+/// still promises the example.
+#[test]
+fn an_example_stays_promised_when_the_session_takes_its_words_out_of_the_data() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let books = "title,author,year\nDune,Frank Herbert,1965\n";
+    let listing = "import csv\n\nfor row in csv.DictReader(open(\"books.csv\")):\n    print(f\"{row['title']} by {row['author']}\")\n";
+    let right = listing.replace("{row['title']} by", "{row['title']} ({row['year']}) by");
+    let dir = repo(
+        "targets-example-data",
+        &[("books.csv", books), ("listing.py", listing)],
+    );
+    let blanked = books.replace("1965", "0");
+    let first = format!("books.csv\n```\n{blanked}```\nDONE");
+    let second = format!(
+        "books.csv\n```\n{books}```\n{}DONE",
+        python_block("listing.py", &right)
+    );
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "Read the year from books.csv and show it in the listing after the title, like \"Dune (1965) by Frank Herbert\".";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["example_missing"]);
+    assert_eq!(read(dir.path(), "listing.py"), right);
+}
