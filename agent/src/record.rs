@@ -454,11 +454,19 @@ fn told_plainly(observations: &[(String, Observation)], said: &[(String, String)
         })
         .take(TOLD_OUTPUTS);
     for o in shown {
-        out.push_str(&format!(
-            "\n{}:\n```\n{}\n```\n",
-            o.summary.trim_end_matches(':'),
-            crate::observe::head_tail(o.output.trim_end(), TOLD_OUTPUT_CHARS, None).trim_end()
-        ));
+        let output = o.output.trim_end();
+        let summary = o.summary.trim_end_matches(':');
+        if output.lines().any(|l| l.trim_start().starts_with("```")) {
+            // A file shown whole (fenced after its path): as it is. Fenced again, its own
+            // fence would end the outer one, and a cut would leave it half a file; the 1.5B,
+            // given rename-config-key's client.py so, wrote back the file it had.
+            out.push_str(&format!("\n{summary}:\n{output}\n"));
+        } else {
+            out.push_str(&format!(
+                "\n{summary}:\n```\n{}\n```\n",
+                crate::observe::head_tail(output, TOLD_OUTPUT_CHARS, None).trim_end()
+            ));
+        }
     }
     if let Some((_, hint)) = said.iter().rev().find(|(_, h)| !h.is_empty()) {
         out.push_str(&format!("\nWhat to do now: {hint}\n"));
@@ -505,3 +513,40 @@ pub(crate) fn loop_key(action: &str, ok: bool, summary: &str, output: &str) -> S
 
 /// The failure kind of a reply cut because it repeated itself.
 pub(crate) const REPETITION: &str = "repetition";
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_shown_whole_is_told_as_it_is_and_other_outputs_fenced() {
+        let file =
+            "client.py with line 2 so:\nclient.py\n```\ndef url(cfg):\n    return cfg\n```\n";
+        let refused =
+            Observation::error("DONE refused: the word", Some("write client.py")).with_output(file);
+        let ran = Observation::ok("`python3 app.py` printed", "hello\n");
+        let said = vec![
+            (
+                "DONE refused: the word".to_owned(),
+                "write client.py".to_owned(),
+            ),
+            ("`python3 app.py` printed".to_owned(), String::new()),
+        ];
+        let told = told_plainly(
+            &[("done".to_owned(), refused), ("run".to_owned(), ran)],
+            &said,
+        );
+        // The file's own fence, once: not inside another.
+        assert!(
+            told.contains("DONE refused: the word:\nclient.py with line 2 so:\nclient.py\n```\ndef url(cfg):\n    return cfg\n```\n"),
+            "{told}"
+        );
+        assert_eq!(told.matches("```").count(), 4, "{told}");
+        // A command's output is fenced as before.
+        assert!(
+            told.contains("`python3 app.py` printed:\n```\nhello\n```"),
+            "{told}"
+        );
+    }
+}

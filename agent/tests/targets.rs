@@ -529,6 +529,42 @@ fn a_rename_that_reaches_the_printed_words_is_refused() {
     assert_eq!(read(dir.path(), "client.py"), right);
 }
 
+/// As above with the first message restated each turn (the coder models' profiles): the
+/// file with the line as it should read reaches the model whole, its fence not inside another
+/// (session 23's run: fenced again, it was not copied).
+#[test]
+fn a_restated_refusal_shows_the_file_to_write_whole() {
+    const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+    let dir = repo(
+        "targets-rename-prose-restated",
+        &[
+            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
+            ("client.py", CLIENT),
+        ],
+    );
+    let over = CLIENT.replace("timeout", "timeout_seconds");
+    let right = CLIENT.replace("['timeout']", "['timeout_seconds']");
+    let config = "config.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\n";
+    let first = format!("{config}{}DONE", python_block("client.py", &over));
+    let second = format!("{}DONE", python_block("client.py", &right));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
+    let mut c = cfg(task);
+    c.restate = true;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["name_in_prose"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(&format!(
+            "client.py with line 2 so:\nclient.py\n```\n{right}```"
+        )),
+        "{told}"
+    );
+    assert!(!told.contains("```\nclient.py with line 2 so:"), "{told}");
+    assert_eq!(read(dir.path(), "client.py"), right);
+}
+
 /// The 1.5B on clean-dry-run-sh: asked for a -n option, it changed what clean.sh prints and
 /// never parsed -n (its `[ -n "$f" ]` is a test, not the option). Refused (`name_missing`,
 /// told where options are read); taken once getopts reads n.
