@@ -485,15 +485,14 @@ fn a_rename_left_in_one_file_is_refused() {
     assert_eq!(read(dir.path(), "client.py"), fixed);
 }
 
-/// The 1.5B on rename-config-key (session 20): the key renamed everywhere, and also the word
-/// of `(timeout 5 s)` that client.py prints; its check passed. Refused (`name_in_prose`,
-/// line named and given as it should read, nothing undone); taken once only the name is
-/// renamed.
-#[test]
-fn a_rename_that_reaches_the_printed_words_is_refused() {
+/// The rename-config-key session both tests below play: the key renamed everywhere and also
+/// the word of `(timeout 5 s)` that client.py prints, then only the name. Checks that the
+/// first DONE is refused (`name_in_prose`, nothing undone) and the second taken; returns
+/// what the model was told after the first reply, and client.py as it should be.
+fn rename_in_prose(name: &str, restate: bool) -> (String, String) {
     const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
     let dir = repo(
-        "targets-rename-prose",
+        name,
         &[
             ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
             ("client.py", CLIENT),
@@ -505,11 +504,22 @@ fn a_rename_that_reaches_the_printed_words_is_refused() {
     let first = format!("{config}{}DONE", python_block("client.py", &over));
     let second = format!("{}DONE", python_block("client.py", &right));
     let e = engine(&[first.as_str(), second.as_str()]);
-    let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
-    let out = session(&e, dir.path(), &cfg(task));
+    let mut c = cfg("Rename the setting `timeout` to `timeout_seconds` everywhere.");
+    c.restate = restate;
+    let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["name_in_prose"]);
-    let told = &prompts(&e)[1];
+    assert_eq!(read(dir.path(), "client.py"), right);
+    (prompts(&e)[1].clone(), right)
+}
+
+/// The 1.5B on rename-config-key (session 20): the key renamed everywhere, and also the word
+/// of `(timeout 5 s)` that client.py prints; its check passed. Refused (`name_in_prose`,
+/// line named and given as it should read, nothing undone); taken once only the name is
+/// renamed.
+#[test]
+fn a_rename_that_reaches_the_printed_words_is_refused() {
+    let (told, right) = rename_in_prose("targets-rename-prose", false);
     assert!(
         told.contains("you also renamed the word timeout in text client.py prints (line 2"),
         "{told}"
@@ -526,7 +536,6 @@ fn a_rename_that_reaches_the_printed_words_is_refused() {
         )),
         "{told}"
     );
-    assert_eq!(read(dir.path(), "client.py"), right);
 }
 
 /// As above with the first message restated each turn (the coder models' profiles): the
@@ -534,27 +543,7 @@ fn a_rename_that_reaches_the_printed_words_is_refused() {
 /// (session 23's run: fenced again, it was not copied).
 #[test]
 fn a_restated_refusal_shows_the_file_to_write_whole() {
-    const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
-    let dir = repo(
-        "targets-rename-prose-restated",
-        &[
-            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
-            ("client.py", CLIENT),
-        ],
-    );
-    let over = CLIENT.replace("timeout", "timeout_seconds");
-    let right = CLIENT.replace("['timeout']", "['timeout_seconds']");
-    let config = "config.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\n";
-    let first = format!("{config}{}DONE", python_block("client.py", &over));
-    let second = format!("{}DONE", python_block("client.py", &right));
-    let e = engine(&[first.as_str(), second.as_str()]);
-    let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
-    let mut c = cfg(task);
-    c.restate = true;
-    let out = session(&e, dir.path(), &c);
-    assert_eq!(out.reason, StopReason::Done);
-    assert_eq!(refusals(dir.path(), &out.session), ["name_in_prose"]);
-    let told = &prompts(&e)[1];
+    let (told, right) = rename_in_prose("targets-rename-prose-restated", true);
     assert!(
         told.contains(&format!(
             "client.py with line 2 so:\nclient.py\n```\n{right}```"
@@ -562,7 +551,6 @@ fn a_restated_refusal_shows_the_file_to_write_whole() {
         "{told}"
     );
     assert!(!told.contains("```\nclient.py with line 2 so:"), "{told}");
-    assert_eq!(read(dir.path(), "client.py"), right);
 }
 
 /// The 1.5B on clean-dry-run-sh: asked for a -n option, it changed what clean.sh prints and
