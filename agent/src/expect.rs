@@ -706,10 +706,21 @@ mod tests {
         let list = probe("python3 show.py");
         let l = "`python3 show.py` gives [1, 2, 4, 8, 16] instead of [1, 2, 4, 5, 5].";
         assert_eq!(wrong_value(l, &list).as_deref(), Some("[1, 2, 4, 8, 16]"));
+        // No number, a path: archive-dir-sh.
+        let archive = probe("sh archive.sh photos/");
+        let a = "`sh archive.sh photos/` (with the slash that tab completion adds) writes backups/.tar instead of backups/photos.tar.";
+        assert_eq!(wrong_value(a, &archive).as_deref(), Some("backups/.tar"));
         // No complaint, or no value: nothing.
         assert_eq!(wrong_value("`sh latest.sh` says v1.9.2.", &latest), None);
         assert_eq!(
             wrong_value("`sh latest.sh` says nothing, but should.", &latest),
+            None
+        );
+        assert_eq!(
+            wrong_value(
+                "`sh latest.sh` says the wrong thing, but should not.",
+                &latest
+            ),
             None
         );
 

@@ -844,7 +844,8 @@ const BUT_WORDS: &[&str] = &["but", "instead", "although", "though", "yet", "whe
 
 /// The value the task says `command` prints now and calls wrong: after a word that says so
 /// ([`SAYS_WORDS`]), the run of words with a digit (joined, outer brackets and punctuation
-/// off) right before `but`/`instead` ([`BUT_WORDS`]), in the sentence that writes the
+/// off) right before `but`/`instead` ([`BUT_WORDS`]), else a path-like word there (a `/` or
+/// a `.`: `writes backups/.tar instead of …`), in the sentence that writes the
 /// command ([`crate::expect::wrong_value`]). Such a sentence makes the command a symptom by
 /// itself ([`commands`]: `` `sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is
 /// newer`` holds none of the words that mark one otherwise).
@@ -872,7 +873,22 @@ pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
         .take_while(|w| w.chars().any(|c| c.is_ascii_digit()))
         .copied()
         .collect();
-    let text = run.into_iter().rev().collect::<Vec<_>>().join(" ");
+    let mut text = run.into_iter().rev().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        // No number: a path or file name right before `but`/`instead` is the value
+        // (`writes backups/.tar instead of backups/photos.tar`; the 1.5B on archive-dir-sh
+        // made the script print more around `backups/.tar`, and no rule saw it stay).
+        let last = words[says + 1..but].last().copied().unwrap_or_default();
+        let word = last
+            .trim_end_matches([',', ';', ':', '.'])
+            .trim_matches(['"', '`', '\'']);
+        let path_like = word.contains(['/', '.'])
+            && word.chars().any(char::is_alphanumeric)
+            && !word.starts_with('(');
+        if path_like {
+            text = word.to_owned();
+        }
+    }
     let text = text
         .trim_end_matches([',', ';', ':', '.'])
         .trim_matches(['"', '`', '\''])
