@@ -564,22 +564,29 @@ fn a_one_letter_option_never_parsed_is_refused() {
     let right = CLEAN
         .replace("getopts v opt", "getopts vn opt")
         .replace("    v) V=1 ;;\n", "    v) V=1 ;;\n    n) DRY=1 ;;\n");
-    let first = format!("clean.sh\n```sh\n{wrong}```\nDONE");
-    let second = format!("clean.sh\n```sh\n{right}```\nDONE");
-    let e = engine(&[first.as_str(), second.as_str()]);
-    let out = session(
-        &e,
-        dir.path(),
-        &cfg("Add a -n option to clean.sh for a dry run: delete nothing."),
-    );
-    assert_eq!(out.reason, StopReason::Done);
-    assert_eq!(refusals(dir.path(), &out.session), ["name_missing"]);
-    let told = &prompts(&e)[1];
+    let told = dry_run_option(dir.path(), &wrong, &right);
     assert!(
         told.contains("add the option -n, and no file you changed reads it from the command line"),
         "{told}"
     );
-    assert_eq!(read(dir.path(), "clean.sh"), right);
+}
+
+/// A session asked for clean.sh's -n that writes clean.sh as `first`, then as `right`: the
+/// first DONE refused (`name_missing`), the second taken. What the model was told after the
+/// first reply.
+fn dry_run_option(dir: &std::path::Path, first: &str, right: &str) -> String {
+    let first = format!("clean.sh\n```sh\n{first}```\nDONE");
+    let second = format!("clean.sh\n```sh\n{right}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(
+        &e,
+        dir,
+        &cfg("Add a -n option to clean.sh for a dry run: delete nothing."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir, &out.session), ["name_missing"]);
+    assert_eq!(read(dir, "clean.sh"), right);
+    prompts(&e)[1].clone()
 }
 
 /// The 1.5B on clean-dry-run-sh (session 21): `while getopts v n opt` — `n` the variable,
@@ -594,17 +601,7 @@ fn a_getopts_line_without_the_letter_is_told_as_it_should_read() {
         .replace("getopts v opt", "getopts v n opt")
         .replace("    v) V=1 ;;\n", "    v) V=1 ;;\n    n) DRY=1 ;;\n");
     let right = split.replace("getopts v n opt", "getopts vn opt");
-    let first = format!("clean.sh\n```sh\n{split}```\nDONE");
-    let second = format!("clean.sh\n```sh\n{right}```\nDONE");
-    let e = engine(&[first.as_str(), second.as_str()]);
-    let out = session(
-        &e,
-        dir.path(),
-        &cfg("Add a -n option to clean.sh for a dry run: delete nothing."),
-    );
-    assert_eq!(out.reason, StopReason::Done);
-    assert_eq!(refusals(dir.path(), &out.session), ["name_missing"]);
-    let told = &prompts(&e)[1];
+    let told = dry_run_option(dir.path(), &split, &right);
     assert!(
         told.contains("clean.sh line 1 `while getopts v n opt; do` gives getopts its option letters in one word, without n; with it, the line reads `while getopts vn opt; do`"),
         "{told}"
@@ -615,7 +612,6 @@ fn a_getopts_line_without_the_letter_is_told_as_it_should_read() {
         )),
         "{told}"
     );
-    assert_eq!(read(dir.path(), "clean.sh"), right);
 }
 
 /// The 1.5B on book-year-field: the field added to the class and the loader, the check (a
