@@ -184,6 +184,10 @@ impl History {
 /// Characters of the last turn's results a restated message holds at most (head and tail).
 const RESTATED_RESULTS: usize = 2400;
 
+/// Characters of the last turn's results a restated message holds whole when they show a file
+/// as it should be written ([`crate::whole::files_to_write`]).
+const RESTATED_WHOLE: usize = 4 * RESTATED_RESULTS;
+
 /// Turns a restated message lists at most (the latest).
 const RESTATED_TURNS: usize = 8;
 
@@ -201,8 +205,27 @@ pub fn restated(history: &History, fresh: &str) -> History {
     for t in &history.turns[skip..] {
         section.push_str(&format!("- {}\n", t.digest));
     }
+    let mut fresh = fresh.to_owned();
     if let Some(last) = history.turns.last() {
-        let told = crate::observe::head_tail(last.told.trim_end(), RESTATED_RESULTS, None);
+        // A file the results show as it should be written is shown there only: the 1.5B,
+        // shown rename-config-key's client.py as it is above and as it should be below,
+        // wrote back the one above, turn after turn.
+        // Such results are told whole, a cut file being no file to copy, within
+        // [`RESTATED_WHOLE`].
+        let to_write = crate::whole::files_to_write(&last.told);
+        let whole = !to_write.is_empty() && last.told.len() <= RESTATED_WHOLE;
+        for path in to_write.iter().filter(|_| whole) {
+            let note = format!("{path}: shown below as it should be written\n");
+            if let Some(without) = crate::whole::replace_block(&fresh, path, &note) {
+                fresh = without;
+            }
+        }
+        let limit = if whole {
+            RESTATED_WHOLE
+        } else {
+            RESTATED_RESULTS
+        };
+        let told = crate::observe::head_tail(last.told.trim_end(), limit, None);
         section.push_str(&format!(
             "\nWhat came of your last reply:\n{}\n",
             told.trim_end()

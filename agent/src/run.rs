@@ -2286,7 +2286,8 @@ fn with_line(ws: &Workspace, file: &str, line: usize, fixed: &str) -> Option<Str
         out.push('\n');
     }
     Some(format!(
-        "{file} with line {line} so:\n{}",
+        "{}\n{}",
+        crate::whole::to_write_heading(file, line),
         crate::whole::fenced(file, &out)
     ))
 }

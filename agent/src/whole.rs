@@ -385,6 +385,58 @@ pub fn shown_paths(message: &str) -> Vec<String> {
     out
 }
 
+/// The line that heads a file shown whole as it should be written: `path`'s content with line
+/// `line` as a refusal gives it ([`files_to_write`] finds it again).
+pub fn to_write_heading(path: &str, line: usize) -> String {
+    format!("{path} with line {line} so:")
+}
+
+/// The paths of the files `text` shows whole as they should be written: a
+/// [`to_write_heading`] line, then the file [`fenced`].
+pub fn files_to_write(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(3)
+        .filter(|w| bare_fence(w[2]))
+        .filter_map(|w| {
+            let rest = w[0].strip_prefix(w[1])?.strip_prefix(" with line ")?;
+            let n = rest.strip_suffix(" so:")?;
+            (!w[1].is_empty() && n.parse::<usize>().is_ok()).then(|| w[1].to_owned())
+        })
+        .collect()
+}
+
+/// A line that is only a fence of three backticks or more, as [`fenced`] writes them.
+fn bare_fence(line: &str) -> bool {
+    line.len() >= 3 && line.chars().all(|c| c == '`')
+}
+
+/// `message` with the block that shows `path` ([`fenced`]: the path on a line of its own, a
+/// fence, the content, the same fence) replaced by `note`; `None` when it shows no such block.
+pub fn replace_block(message: &str, path: &str, note: &str) -> Option<String> {
+    let mut at = 0;
+    let mut lines = message.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        let start = at;
+        at += line.len();
+        let Some(next) = lines.peek() else { break };
+        let fence = next.trim_end_matches('\n');
+        if line.trim_end_matches('\n') != path || !bare_fence(fence) {
+            continue;
+        }
+        let mut end = at + next.len();
+        lines.next();
+        for inner in lines.by_ref() {
+            end += inner.len();
+            if inner.trim_end_matches('\n') == fence {
+                return Some(format!("{}{note}{}", &message[..start], &message[end..]));
+            }
+        }
+        return None;
+    }
+    None
+}
+
 /// A file as the whole protocol shows it: its path, then its content in a fence long enough
 /// that the file's own fences cannot close it.
 pub fn fenced(path: &str, text: &str) -> String {
@@ -1013,6 +1065,38 @@ pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn a_file_to_write_is_found_by_its_heading_and_its_block_replaced() {
+        let right = "x = 2\n";
+        let told = format!(
+            "- DONE refused\n\n{}\n{}What to do now: write a.py\n",
+            super::to_write_heading("a.py", 1),
+            super::fenced("a.py", right)
+        );
+        assert_eq!(super::files_to_write(&told), ["a.py"]);
+        // A file shown as it is, without the heading, is not one to write.
+        assert!(super::files_to_write(&super::fenced("a.py", right)).is_empty());
+        let message = format!(
+            "The files:\n\n{}{}The task again: x\n",
+            super::fenced("a.py", "x = 1\n```\nnot the end\n"),
+            super::fenced("b.py", "y = 1\n")
+        );
+        let out = super::replace_block(&message, "a.py", "a.py: below\n").unwrap();
+        assert_eq!(
+            out,
+            format!(
+                "The files:\n\na.py: below\n\n{}The task again: x\n",
+                super::fenced("b.py", "y = 1\n")
+            )
+        );
+        assert_eq!(super::replace_block(&message, "c.py", "-"), None);
+        // A path named in prose, not heading a block, is left.
+        assert_eq!(
+            super::replace_block("see a.py\na.py\nno fence\n", "a.py", "-"),
+            None
+        );
+    }
     use super::{diff_in_block, undiff};
 
     fn traced(calls: &[(&str, &str)]) -> Vec<crate::trace::Traced> {

@@ -551,6 +551,15 @@ fn a_restated_refusal_shows_the_file_to_write_whole() {
         "{told}"
     );
     assert!(!told.contains("```\nclient.py with line 2 so:"), "{told}");
+    // And only so: the files above show client.py no more as it is now (the 1.5B copied that
+    // one), but say where it is.
+    let now = "def url(cfg):\n    return f\"(timeout_seconds {cfg['timeout_seconds']} s)\"\n";
+    assert!(!told.contains(now), "{told}");
+    assert_eq!(told.matches(&right).count(), 1, "{told}");
+    assert!(
+        told.contains("client.py: shown below as it should be written"),
+        "{told}"
+    );
 }
 
 /// The 1.5B on clean-dry-run-sh: asked for a -n option, it changed what clean.sh prints and
