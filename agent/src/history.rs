@@ -177,7 +177,25 @@ impl History {
             last.content.push_str("\n\n");
             last.content.push_str(note);
         }
+        unshown_but_last(&mut messages);
         messages
+    }
+}
+
+/// A file the last message shows as it should be written ([`crate::whole::files_to_write`]) is
+/// shown there only: its blocks in the earlier messages (the files as they were, the model's
+/// own earlier writes of it) become a line that says where it is. The 1.5B on rename-config-key,
+/// given client.py with the line as it should read, wrote back its own first reply's client.py
+/// each turn, as the conversation showed it above.
+fn unshown_but_last(messages: &mut [ChatMessage]) {
+    let Some((last, earlier)) = messages.split_last_mut() else {
+        return;
+    };
+    for path in crate::whole::files_to_write(&last.content) {
+        let note = format!("{path}: (as it should be written, it is in the last message)\n");
+        for m in earlier.iter_mut().filter(|m| m.role != "system") {
+            m.content = crate::whole::replace_blocks(&m.content, &path, &note).0;
+        }
     }
 }
 
@@ -216,9 +234,7 @@ pub fn restated(history: &History, fresh: &str) -> History {
         let whole = !to_write.is_empty() && last.told.len() <= RESTATED_WHOLE;
         for path in to_write.iter().filter(|_| whole) {
             let note = format!("{path}: shown below as it should be written\n");
-            if let Some(without) = crate::whole::replace_block(&fresh, path, &note) {
-                fresh = without;
-            }
+            fresh = crate::whole::replace_blocks(&fresh, path, &note).0;
         }
         let limit = if whole {
             RESTATED_WHOLE

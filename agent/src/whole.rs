@@ -411,30 +411,33 @@ fn bare_fence(line: &str) -> bool {
     line.len() >= 3 && line.chars().all(|c| c == '`')
 }
 
-/// `message` with the block that shows `path` ([`fenced`]: the path on a line of its own, a
-/// fence, the content, the same fence) replaced by `note`; `None` when it shows no such block.
-pub fn replace_block(message: &str, path: &str, note: &str) -> Option<String> {
-    let mut at = 0;
-    let mut lines = message.split_inclusive('\n').peekable();
-    while let Some(line) = lines.next() {
-        let start = at;
-        at += line.len();
-        let Some(next) = lines.peek() else { break };
-        let fence = next.trim_end_matches('\n');
-        if line.trim_end_matches('\n') != path || !bare_fence(fence) {
-            continue;
-        }
-        let mut end = at + next.len();
-        lines.next();
-        for inner in lines.by_ref() {
-            end += inner.len();
-            if inner.trim_end_matches('\n') == fence {
-                return Some(format!("{}{note}{}", &message[..start], &message[end..]));
+/// `message` with every block that shows `path` (the path on a line of its own, a fence of
+/// three backticks or more with or without a language, the content, the same fence alone) replaced
+/// by `note`, and how many were. A block left open is left as it is.
+pub fn replace_blocks(message: &str, path: &str, note: &str) -> (String, usize) {
+    let lines: Vec<&str> = message.split_inclusive('\n').collect();
+    let (mut out, mut count, mut i) = (String::new(), 0, 0);
+    while i < lines.len() {
+        let opens = lines.get(i + 1).map(|l| l.trim_end()).and_then(|next| {
+            let ticks = next.chars().take_while(|&c| c == '`').count();
+            (lines[i].trim_end() == path && ticks >= 3 && !next[ticks..].contains('`'))
+                .then(|| &next[..ticks])
+        });
+        let close =
+            opens.and_then(|fence| (i + 2..lines.len()).find(|&k| lines[k].trim_end() == fence));
+        match close {
+            Some(k) => {
+                out.push_str(note);
+                count += 1;
+                i = k + 1;
+            }
+            None => {
+                out.push_str(lines[i]);
+                i += 1;
             }
         }
-        return None;
     }
-    None
+    (out, count)
 }
 
 /// A file as the whole protocol shows it: its path, then its content in a fence long enough
@@ -1082,7 +1085,8 @@ mod tests {
             super::fenced("a.py", "x = 1\n```\nnot the end\n"),
             super::fenced("b.py", "y = 1\n")
         );
-        let out = super::replace_block(&message, "a.py", "a.py: below\n").unwrap();
+        let (out, n) = super::replace_blocks(&message, "a.py", "a.py: below\n");
+        assert_eq!(n, 1);
         assert_eq!(
             out,
             format!(
@@ -1090,11 +1094,17 @@ mod tests {
                 super::fenced("b.py", "y = 1\n")
             )
         );
-        assert_eq!(super::replace_block(&message, "c.py", "-"), None);
-        // A path named in prose, not heading a block, is left.
         assert_eq!(
-            super::replace_block("see a.py\na.py\nno fence\n", "a.py", "-"),
-            None
+            super::replace_blocks(&message, "c.py", "-"),
+            (message.clone(), 0)
+        );
+        // A model's blocks, with a language, each one; a path named in prose or a block
+        // left open is left.
+        let reply =
+            "a.py\n```python\nx = 3\n```\nsee a.py\na.py\n```py\nx = 4\n```\na.py\n```\nopen\n";
+        assert_eq!(
+            super::replace_blocks(reply, "a.py", "-\n"),
+            ("-\nsee a.py\n-\na.py\n```\nopen\n".to_owned(), 2)
         );
     }
     use super::{diff_in_block, undiff};

@@ -536,6 +536,21 @@ fn a_rename_that_reaches_the_printed_words_is_refused() {
         )),
         "{told}"
     );
+    // The only client.py to copy: neither the model's own first block (which the 1.5B wrote
+    // back each turn) nor the file as it was is shown above it any more.
+    assert!(
+        !told.contains("def url(cfg):\n    return f\"(timeout_seconds"),
+        "{told}"
+    );
+    assert!(
+        !told.contains("def url(cfg):\n    return f\"(timeout {cfg['timeout']}"),
+        "{told}"
+    );
+    assert_eq!(told.matches(&right).count(), 1, "{told}");
+    assert!(
+        told.contains("client.py: (as it should be written, it is in the last message)"),
+        "{told}"
+    );
 }
 
 /// As above with the first message restated each turn (the coder models' profiles): the
