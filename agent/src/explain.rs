@@ -108,9 +108,117 @@ pub fn missing_args_hint(
     ))
 }
 
+/// The fixed words of each text `task` quotes in double quotes: runs of two words or more
+/// that are not placeholders (a word in capitals such as `FILE` or `N`, a number). `"would
+/// remove FILE"` gives `would remove`; `"N files would be removed"` gives `files would be
+/// removed`.
+fn quoted_runs(task: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for quoted in task.split('"').skip(1).step_by(2) {
+        let mut run: Vec<&str> = Vec::new();
+        let words = quoted.split_whitespace().map(Some).chain([None]);
+        for w in words {
+            let fixed = w.filter(|w| {
+                w.chars().any(char::is_lowercase) && !w.chars().any(|c| c.is_ascii_digit())
+            });
+            match fixed {
+                Some(w) => run.push(w),
+                None => {
+                    if run.len() >= 2 {
+                        out.push(run.join(" "));
+                    }
+                    run.clear();
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The hint for a failing check whose output shows a text the task says an option it adds
+/// prints, while the check's own file runs the script the task names without that option:
+/// the new behaviour leaked into the old one. The 1.5B on clean-dry-run-sh (add `-n`, print
+/// "would remove FILE"), told only that `sh test.sh` failed with `FAIL: would remove …`,
+/// changed `removed` to `would remove` for every run, attempt after attempt, and never made
+/// it depend on `-n`. `check_files`: each file the check runs, with its content.
+pub fn option_leaked(task: &str, output: &str, check_files: &[(&str, &str)]) -> Option<String> {
+    let option = crate::asks::names_to_add(task)
+        .into_iter()
+        .find(|n| n.starts_with('-'))?;
+    let leaked = quoted_runs(task)
+        .into_iter()
+        .find(|run| output.contains(run.as_str()))?;
+    let scripts: Vec<&str> = task
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '.'))
+        .filter(|w| w.ends_with(".sh") || w.ends_with(".py"))
+        .collect();
+    let has_option = |line: &str| {
+        line.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')'))
+            .any(|w| w == option)
+    };
+    let scripts = &scripts;
+    let mut runs = check_files.iter().flat_map(|(path, text)| {
+        text.lines().enumerate().filter_map(move |(n, line)| {
+            let script = scripts.iter().find(|s| {
+                line.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | '/'))
+                    .any(|w| w == **s)
+            })?;
+            (!line.trim_start().starts_with('#')).then_some((*path, n + 1, line.trim(), *script))
+        })
+    });
+    let all: Vec<_> = runs.by_ref().collect();
+    if all.is_empty() || all.iter().any(|(_, _, line, _)| has_option(line)) {
+        return None;
+    }
+    let (path, n, line, script) = all[0];
+    Some(format!(
+        "{path} runs {script} without {option} (line {n}: `{line}`), and the output shows \
+         \"{leaked}\": without {option}, {script} must do and print what it did before; only \
+         with {option} should it print \"{leaked}\""
+    ))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn an_option_s_text_printed_by_a_check_run_without_it_is_explained() {
+        let task = "Add a -n option to clean.sh for a dry run: print \"would remove FILE\" for \
+                    each file it would delete, end with \"N files would be removed\", and \
+                    delete nothing.";
+        assert_eq!(
+            quoted_runs(task),
+            ["would remove", "files would be removed"]
+        );
+        let test =
+            "#!/bin/sh\n# runs sh clean.sh on a tree\nout=$(sh clean.sh \"$d/src\") || exit 1\n";
+        let out = "FAIL: would remove /tmp/x/src/main.o\n3 files would be removed\n";
+        let hint = option_leaked(task, out, &[("test.sh", test)]).unwrap();
+        assert!(
+            hint.starts_with("test.sh runs clean.sh without -n (line 3: `out=$(sh clean.sh"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains("shows \"would remove\": without -n"),
+            "{hint}"
+        );
+        // Output without the option's text, a check that runs the option itself, a check
+        // that never runs the script, a task that adds no option: nothing to explain.
+        assert_eq!(
+            option_leaked(task, "FAIL: left ./a.o", &[("test.sh", test)]),
+            None
+        );
+        let with = test.replace("sh clean.sh", "sh clean.sh -n");
+        assert_eq!(
+            option_leaked(task, out, &[("test.sh", with.as_str())]),
+            None
+        );
+        assert_eq!(option_leaked(task, out, &[("test.sh", "echo ok\n")]), None);
+        let no_option = "Make clean.sh print \"would remove FILE\" for each file.";
+        assert_eq!(option_leaked(no_option, out, &[("test.sh", test)]), None);
+    }
     use super::*;
     use crate::testing::repo;
 

@@ -1468,16 +1468,18 @@ impl<'a> Session<'a> {
                      then its complete new content in a fenced code block"
                 ),
             )
-        } else if let Some((file, line, text, fixed)) =
+        } else if let Some((file, line, _, fixed)) =
             crate::renames::in_prose(task, ws, &self.tally.originals)
         {
             let (old, new) = crate::renames::asked(task).unwrap_or_default();
             shown = with_line(ws, &file, line, &fixed);
             (
                 "name_in_prose",
+                // The line as it is now is not quoted: the 1.5B wrote it back from the
+                // refusal, turn after turn, with the file as it should be shown below.
                 format!(
                     "the task renames the name {old}, and you also renamed the word {old} in \
-                     text {file} prints (line {line}: `{text}`); with the word kept and the name \
+                     text {file} prints, on line {line}; with the word kept and the name \
                      renamed, line {line} reads `{fixed}`"
                 ),
                 format!(
@@ -2078,6 +2080,15 @@ impl<'a> Session<'a> {
             )
         {
             obs.hint = Some(hint);
+        } else if !obs.ok {
+            let files: Vec<(&str, &str)> = self
+                .check_files
+                .iter()
+                .filter_map(|f| Some((f.path.as_str(), f.content.as_deref()?)))
+                .collect();
+            if let Some(hint) = crate::explain::option_leaked(&self.cfg.task, &obs.output, &files) {
+                obs.hint = Some(hint);
+            }
         }
         self.journal_observation(&obs)?;
         Ok(Some(obs))

@@ -140,3 +140,49 @@ fn done_is_refused_while_a_command_left_the_test_changed() {
     assert_eq!(why[0], "check_changed", "{why:?}");
     assert!(!why.contains(&"check_file".to_owned()), "{why:?}");
 }
+
+/// The 1.5B on clean-dry-run-sh: asked for a -n dry run that prints "would remove FILE", it
+/// printed that on every run, and the check, which runs clean.sh without -n, failed with
+/// `would remove …`; told only that, it kept the change attempt after attempt. The failure is
+/// explained beside the output (the check's line that runs clean.sh without -n), and the fix
+/// that makes the text depend on -n is taken.
+#[test]
+fn a_new_option_s_text_printed_without_the_option_is_explained_beside_the_check() {
+    const CLEAN: &str = "while getopts v opt; do\n    case $opt in\n        v) V=1 ;;\n    esac\ndone\nshift $((OPTIND - 1))\nfor f in \"$1\"/*.o; do\n    echo \"removed $f\"\n    rm -f \"$f\"\ndone\n";
+    const TEST: &str = "#!/bin/sh\nd=$(mktemp -d)\necho x >\"$d/a.o\"\nout=$(sh clean.sh \"$d\")\n[ \"$out\" = \"removed $d/a.o\" ] || { echo \"FAIL: $out\"; exit 1; }\n[ ! -e \"$d/a.o\" ] || { echo \"FAIL: a.o left\"; exit 1; }\necho ok\n";
+    let dir = repo(
+        "check-option-leaked",
+        &[("clean.sh", CLEAN), ("test.sh", TEST)],
+    );
+    let leaked = CLEAN.replace("getopts v opt", "getopts vn opt").replace(
+        "echo \"removed $f\"\n    rm -f \"$f\"",
+        "echo \"would remove $f\"",
+    );
+    let right = CLEAN
+        .replace("getopts v opt", "getopts vn opt")
+        .replace("        v) V=1 ;;\n", "        v) V=1 ;;\n        n) DRY=1 ;;\n")
+        .replace(
+            "    echo \"removed $f\"\n    rm -f \"$f\"\n",
+            "    if [ \"$DRY\" = 1 ]; then echo \"would remove $f\"; continue; fi\n    echo \"removed $f\"\n    rm -f \"$f\"\n",
+        );
+    let first = block("clean.sh", &leaked);
+    let second = format!("{}DONE", block("clean.sh", &right));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let mut c = cfg();
+    c.task = "Add a -n option to clean.sh for a dry run: print \"would remove FILE\" for each \
+              file it would delete, and delete nothing."
+        .to_owned();
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(read(&dir, "clean.sh"), right);
+    let p = &prompts(&e)[1];
+    assert!(p.contains("FAIL: would remove"), "{p}");
+    assert!(
+        p.contains(
+            "test.sh runs clean.sh without -n (line 4: `out=$(sh clean.sh \"$d\")`), and the \
+             output shows \"would remove\": without -n, clean.sh must do and print what it did \
+             before; only with -n should it print \"would remove\""
+        ),
+        "{p}"
+    );
+}

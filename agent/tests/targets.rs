@@ -521,7 +521,7 @@ fn rename_in_prose(name: &str, restate: bool) -> (String, String) {
 fn a_rename_that_reaches_the_printed_words_is_refused() {
     let (told, right) = rename_in_prose("targets-rename-prose", false);
     assert!(
-        told.contains("you also renamed the word timeout in text client.py prints (line 2"),
+        told.contains("you also renamed the word timeout in text client.py prints, on line 2;"),
         "{told}"
     );
     // The line to write is given whole: the word kept, the name renamed.
