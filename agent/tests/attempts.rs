@@ -483,9 +483,9 @@ fn in_a_git_repository_each_attempt_is_a_worktree_and_none_stays_registered() {
 }
 
 #[test]
-fn the_temperature_schedule_rises_and_never_cools_a_hot_profile() {
-    let temps: Vec<f32> = (1..=6).map(|k| attempts::temperature(k, 0.0)).collect();
-    assert_eq!(temps, [0.0, 0.4, 0.7, 0.9, 1.0, 1.0]);
+fn the_temperature_schedule_rises_goes_round_and_never_cools_a_hot_profile() {
+    let temps: Vec<f32> = (1..=8).map(|k| attempts::temperature(k, 0.0)).collect();
+    assert_eq!(temps, [0.0, 0.4, 0.7, 0.9, 0.4, 0.7, 0.9, 0.4]);
     let hot: Vec<f32> = (1..=3).map(|k| attempts::temperature(k, 0.8)).collect();
     assert_eq!(hot, [0.8, 0.8, 0.8]);
     let base = models::Sampling {

@@ -355,7 +355,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "resume")]
     pub isolate: bool,
     /// Make N independent attempts, each in its own isolated copy, at rising temperatures
-    /// (the profile's, then 0.4, 0.7, 0.9, 1.0…) and seeds. With --verify the first attempt
+    /// (the profile's, then 0.4, 0.7, 0.9, 0.4, 0.7…) and seeds. With --verify the first attempt
     /// that passes it wins; without, the attempts that end with DONE vote by their changes.
     /// The winner's diff is asked for (promoted at once under --approval auto); the other
     /// copies are removed. Inside an attempt edits are not asked for, and outside auto the
