@@ -158,20 +158,28 @@ pub fn option_leaked(task: &str, output: &str, check_files: &[(&str, &str)]) -> 
             .any(|w| w == option)
     };
     let scripts = &scripts;
-    let mut runs = check_files.iter().flat_map(|(path, text)| {
-        text.lines().enumerate().filter_map(move |(n, line)| {
-            let script = scripts.iter().find(|s| {
-                line.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | '/'))
-                    .any(|w| w == **s)
-            })?;
-            (!line.trim_start().starts_with('#')).then_some((*path, n + 1, line.trim(), *script))
+    let runs: Vec<_> = check_files
+        .iter()
+        .flat_map(|(path, text)| {
+            text.lines().enumerate().filter_map(move |(n, line)| {
+                let script = scripts.iter().find(|s| {
+                    line.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | '/'))
+                        .any(|w| w == **s)
+                })?;
+                (!line.trim_start().starts_with('#')).then_some((
+                    *path,
+                    n + 1,
+                    line.trim(),
+                    *script,
+                ))
+            })
         })
-    });
-    let all: Vec<_> = runs.by_ref().collect();
-    if all.is_empty() || all.iter().any(|(_, _, line, _)| has_option(line)) {
+        .collect();
+    // Every line of the check that runs the script leaves the option out.
+    if runs.iter().any(|(_, _, line, _)| has_option(line)) {
         return None;
     }
-    let (path, n, line, script) = all[0];
+    let (path, n, line, script) = *runs.first()?;
     Some(format!(
         "{path} runs {script} without {option} (line {n}: `{line}`), and the output shows \
          \"{leaked}\": without {option}, {script} must do and print what it did before; only \
