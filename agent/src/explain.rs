@@ -140,14 +140,21 @@ fn quoted_runs(task: &str) -> Vec<String> {
 /// the new behaviour leaked into the old one. The 1.5B on clean-dry-run-sh (add `-n`, print
 /// "would remove FILE"), told only that `sh test.sh` failed with `FAIL: would remove …`,
 /// changed `removed` to `would remove` for every run, attempt after attempt, and never made
-/// it depend on `-n`. `check_files`: each file the check runs, with its content.
-pub fn option_leaked(task: &str, output: &str, check_files: &[(&str, &str)]) -> Option<String> {
+/// it depend on `-n`. `check_files`: each file the check runs, with its content; `before`:
+/// what the files the session changed held before it — a text one of them held already is
+/// not new, and not said to have leaked.
+pub fn option_leaked(
+    task: &str,
+    output: &str,
+    check_files: &[(&str, &str)],
+    before: &[&str],
+) -> Option<String> {
     let option = crate::asks::names_to_add(task)
         .into_iter()
         .find(|n| n.starts_with('-'))?;
-    let leaked = quoted_runs(task)
-        .into_iter()
-        .find(|run| output.contains(run.as_str()))?;
+    let leaked = quoted_runs(task).into_iter().find(|run| {
+        output.contains(run.as_str()) && !before.iter().any(|b| b.contains(run.as_str()))
+    })?;
     let scripts: Vec<&str> = task
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '.'))
@@ -190,6 +197,8 @@ pub fn option_leaked(task: &str, output: &str, check_files: &[(&str, &str)]) -> 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::*;
+    use crate::testing::repo;
 
     #[test]
     fn an_option_s_text_printed_by_a_check_run_without_it_is_explained() {
@@ -203,7 +212,7 @@ mod tests {
         let test =
             "#!/bin/sh\n# runs sh clean.sh on a tree\nout=$(sh clean.sh \"$d/src\") || exit 1\n";
         let out = "FAIL: would remove /tmp/x/src/main.o\n3 files would be removed\n";
-        let hint = option_leaked(task, out, &[("test.sh", test)]).unwrap();
+        let hint = option_leaked(task, out, &[("test.sh", test)], &[]).unwrap();
         assert!(
             hint.starts_with("test.sh runs clean.sh without -n (line 3: `out=$(sh clean.sh"),
             "{hint}"
@@ -214,21 +223,26 @@ mod tests {
         );
         // Output without the option's text, a check that runs the option itself, a check
         // that never runs the script, a task that adds no option: nothing to explain.
-        assert_eq!(
-            option_leaked(task, "FAIL: left ./a.o", &[("test.sh", test)]),
-            None
-        );
+        let check = [("test.sh", test)];
+        assert_eq!(option_leaked(task, "FAIL: left ./a.o", &check, &[]), None);
         let with = test.replace("sh clean.sh", "sh clean.sh -n");
         assert_eq!(
-            option_leaked(task, out, &[("test.sh", with.as_str())]),
+            option_leaked(task, out, &[("test.sh", with.as_str())], &[]),
             None
         );
-        assert_eq!(option_leaked(task, out, &[("test.sh", "echo ok\n")]), None);
+        assert_eq!(
+            option_leaked(task, out, &[("test.sh", "echo ok\n")], &[]),
+            None
+        );
         let no_option = "Make clean.sh print \"would remove FILE\" for each file.";
-        assert_eq!(option_leaked(no_option, out, &[("test.sh", test)]), None);
+        assert_eq!(option_leaked(no_option, out, &check, &[]), None);
+        // A text the script printed before the session has not leaked from the option.
+        let said = "echo \"would remove $f\"\n";
+        let hint = option_leaked(task, out, &check, &[said]).unwrap();
+        assert!(hint.contains("shows \"files would be removed\""), "{hint}");
+        let both = "echo \"would remove $f\"\necho \"$n files would be removed\"\n";
+        assert_eq!(option_leaked(task, out, &check, &[both]), None);
     }
-    use super::*;
-    use crate::testing::repo;
 
     #[test]
     fn python_type_errors_name_the_callee_and_the_parameters() {

@@ -2086,7 +2086,17 @@ impl<'a> Session<'a> {
                 .iter()
                 .filter_map(|f| Some((f.path.as_str(), f.content.as_deref()?)))
                 .collect();
-            if let Some(hint) = crate::explain::option_leaked(&self.cfg.task, &obs.output, &files) {
+            let before: Vec<String> = self
+                .tally
+                .originals
+                .values()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect();
+            let before: Vec<&str> = before.iter().map(String::as_str).collect();
+            if let Some(hint) =
+                crate::explain::option_leaked(&self.cfg.task, &obs.output, &files, &before)
+            {
                 obs.hint = Some(hint);
             }
         }
