@@ -184,17 +184,17 @@ impl History {
 
 /// A file the last message shows as it should be written ([`crate::whole::files_to_write`]) is
 /// shown there only: its blocks in the earlier messages (the files as they were, the model's
-/// own earlier writes of it) become a line that says where it is. The 1.5B on rename-config-key,
-/// given client.py with the line as it should read, wrote back its own first reply's client.py
-/// each turn, as the conversation showed it above.
+/// own earlier writes of it) are left out. The 1.5B on rename-config-key, given client.py with
+/// the line as it should read, wrote back its own first reply's client.py each turn, as the
+/// conversation showed it above; and a line standing in for a block left out is copied as a
+/// reply of its own (session 24: `clean.sh: (as it should be written, …)`, then DONE).
 fn unshown_but_last(messages: &mut [ChatMessage]) {
     let Some((last, earlier)) = messages.split_last_mut() else {
         return;
     };
     for path in crate::whole::files_to_write(&last.content) {
-        let note = format!("{path}: (as it should be written, it is in the last message)\n");
         for m in earlier.iter_mut().filter(|m| m.role != "system") {
-            m.content = crate::whole::replace_blocks(&m.content, &path, &note).0;
+            m.content = crate::whole::replace_blocks(&m.content, &path, "").0;
         }
     }
 }
@@ -233,8 +233,7 @@ pub fn restated(history: &History, fresh: &str) -> History {
         let to_write = crate::whole::files_to_write(&last.told);
         let whole = !to_write.is_empty() && last.told.len() <= RESTATED_WHOLE;
         for path in to_write.iter().filter(|_| whole) {
-            let note = format!("{path}: shown below as it should be written\n");
-            fresh = crate::whole::replace_blocks(&fresh, path, &note).0;
+            fresh = crate::whole::replace_blocks(&fresh, path, "").0;
         }
         let limit = if whole {
             RESTATED_WHOLE

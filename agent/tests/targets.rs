@@ -547,10 +547,9 @@ fn a_rename_that_reaches_the_printed_words_is_refused() {
         "{told}"
     );
     assert_eq!(told.matches(&right).count(), 1, "{told}");
-    assert!(
-        told.contains("client.py: (as it should be written, it is in the last message)"),
-        "{told}"
-    );
+    // Left out, with no line standing in for it (one the model would copy as a reply).
+    assert!(!told.contains("client.py:"), "{told}");
+    assert!(told.contains("config.py\n```"), "{told}");
 }
 
 /// As above with the first message restated each turn (the coder models' profiles): the
@@ -567,14 +566,11 @@ fn a_restated_refusal_shows_the_file_to_write_whole() {
     );
     assert!(!told.contains("```\nclient.py with line 2 so:"), "{told}");
     // And only so: the files above show client.py no more as it is now (the 1.5B copied that
-    // one), but say where it is.
+    // one), and nothing stands in for it.
     let now = "def url(cfg):\n    return f\"(timeout_seconds {cfg['timeout_seconds']} s)\"\n";
     assert!(!told.contains(now), "{told}");
     assert_eq!(told.matches(&right).count(), 1, "{told}");
-    assert!(
-        told.contains("client.py: shown below as it should be written"),
-        "{told}"
-    );
+    assert!(!told.contains("client.py:"), "{told}");
 }
 
 /// The 1.5B on clean-dry-run-sh: asked for a -n option, it changed what clean.sh prints and
