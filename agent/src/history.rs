@@ -194,7 +194,7 @@ fn unshown_but_last(messages: &mut [ChatMessage]) {
     };
     for path in crate::whole::files_to_write(&last.content) {
         for m in earlier.iter_mut().filter(|m| m.role != "system") {
-            m.content = crate::whole::replace_blocks(&m.content, &path, "").0;
+            m.content = crate::whole::without_blocks(&m.content, &path);
         }
     }
 }
@@ -225,15 +225,14 @@ pub fn restated(history: &History, fresh: &str) -> History {
     }
     let mut fresh = fresh.to_owned();
     if let Some(last) = history.turns.last() {
-        // A file the results show as it should be written is shown there only: the 1.5B,
+        // A file the results show as it should be written is shown there only (the 1.5B,
         // shown rename-config-key's client.py as it is above and as it should be below,
-        // wrote back the one above, turn after turn.
-        // Such results are told whole, a cut file being no file to copy, within
-        // [`RESTATED_WHOLE`].
+        // wrote back the one above), and such results are told whole within
+        // [`RESTATED_WHOLE`]: a cut file is no file to copy.
         let to_write = crate::whole::files_to_write(&last.told);
         let whole = !to_write.is_empty() && last.told.len() <= RESTATED_WHOLE;
         for path in to_write.iter().filter(|_| whole) {
-            fresh = crate::whole::replace_blocks(&fresh, path, "").0;
+            fresh = crate::whole::without_blocks(&fresh, path);
         }
         let limit = if whole {
             RESTATED_WHOLE

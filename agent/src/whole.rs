@@ -411,33 +411,27 @@ fn bare_fence(line: &str) -> bool {
     line.len() >= 3 && line.chars().all(|c| c == '`')
 }
 
-/// `message` with every block that shows `path` (the path on a line of its own, a fence of
-/// three backticks or more with or without a language, the content, the same fence alone) replaced
-/// by `note`, and how many were. A block left open is left as it is.
-pub fn replace_blocks(message: &str, path: &str, note: &str) -> (String, usize) {
+/// `message` without the blocks that show `path`: the path on a line of its own, a fence of
+/// three backticks or more (with or without a language), the content, the same fence alone.
+/// A block left open is kept.
+pub fn without_blocks(message: &str, path: &str) -> String {
     let lines: Vec<&str> = message.split_inclusive('\n').collect();
-    let (mut out, mut count, mut i) = (String::new(), 0, 0);
+    let (mut out, mut i) = (String::new(), 0);
     while i < lines.len() {
         let opens = lines.get(i + 1).map(|l| l.trim_end()).and_then(|next| {
             let ticks = next.chars().take_while(|&c| c == '`').count();
             (lines[i].trim_end() == path && ticks >= 3 && !next[ticks..].contains('`'))
                 .then(|| &next[..ticks])
         });
-        let close =
-            opens.and_then(|fence| (i + 2..lines.len()).find(|&k| lines[k].trim_end() == fence));
-        match close {
-            Some(k) => {
-                out.push_str(note);
-                count += 1;
-                i = k + 1;
-            }
+        match opens.and_then(|fence| (i + 2..lines.len()).find(|&k| lines[k].trim_end() == fence)) {
+            Some(close) => i = close + 1,
             None => {
                 out.push_str(lines[i]);
                 i += 1;
             }
         }
     }
-    (out, count)
+    out
 }
 
 /// A file as the whole protocol shows it: its path, then its content in a fence long enough
@@ -1068,9 +1062,8 @@ pub(crate) fn undiff(original: &str, content: &str) -> Option<String> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-
     #[test]
-    fn a_file_to_write_is_found_by_its_heading_and_its_block_replaced() {
+    fn a_file_to_write_is_found_by_its_heading_and_its_blocks_left_out() {
         let right = "x = 2\n";
         let told = format!(
             "- DONE refused\n\n{}\n{}What to do now: write a.py\n",
@@ -1085,26 +1078,21 @@ mod tests {
             super::fenced("a.py", "x = 1\n```\nnot the end\n"),
             super::fenced("b.py", "y = 1\n")
         );
-        let (out, n) = super::replace_blocks(&message, "a.py", "a.py: below\n");
-        assert_eq!(n, 1);
         assert_eq!(
-            out,
+            super::without_blocks(&message, "a.py"),
             format!(
-                "The files:\n\na.py: below\n\n{}The task again: x\n",
+                "The files:\n\n\n{}The task again: x\n",
                 super::fenced("b.py", "y = 1\n")
             )
         );
-        assert_eq!(
-            super::replace_blocks(&message, "c.py", "-"),
-            (message.clone(), 0)
-        );
+        assert_eq!(super::without_blocks(&message, "c.py"), message);
         // A model's blocks, with a language, each one; a path named in prose or a block
-        // left open is left.
+        // left open is kept.
         let reply =
             "a.py\n```python\nx = 3\n```\nsee a.py\na.py\n```py\nx = 4\n```\na.py\n```\nopen\n";
         assert_eq!(
-            super::replace_blocks(reply, "a.py", "-\n"),
-            ("-\nsee a.py\n-\na.py\n```\nopen\n".to_owned(), 2)
+            super::without_blocks(reply, "a.py"),
+            "see a.py\na.py\n```\nopen\n"
         );
     }
     use super::{diff_in_block, undiff};
