@@ -461,6 +461,37 @@ fn called_wrong<'a, 'r>(
     })
 }
 
+/// The values the task gives as right for a command it says prints a wrong one
+/// ([`crate::probe::value_called_right`]) that the command did not print before the session
+/// and does not print now. The 1.5B on latest-release-sh (session 24) made `sh latest.sh`
+/// print `latest release: v`: the wrong value gone, no right one, its check passing.
+pub fn right_missing<'r>(
+    task: &str,
+    probes: &[Probe],
+    before: &[ProbeRun],
+    now: &'r [ProbeRun],
+) -> Vec<(String, &'r ProbeRun)> {
+    called_wrong(task, probes, before, now)
+        .filter_map(|(_, b, n)| {
+            let right = crate::probe::value_called_right(task, &b.command)?;
+            (!holds_value(&b.output, &right) && !holds_value(&n.output, &right))
+                .then_some((right, n))
+        })
+        .collect()
+}
+
+/// The observation of a DONE refused by [`right_missing`] (`right_value_missing`).
+pub fn right_refusal(missing: &[(String, &ProbeRun)]) -> crate::act::Observation {
+    crate::probe::each_refusal(
+        missing,
+        |(_, r)| *r,
+        |(v, r)| format!("`{}` does not print {v}", r.command),
+        "DONE refused: the task gives the right value, and ",
+        "find the code that computes that value and change it until the command prints the \
+         right one, then DONE",
+    )
+}
+
 /// The commands the task says print one value wrong ([`wrong_value`]) that printed it on one
 /// line before the session and print more lines now: the right value takes the wrong one's
 /// place, and nothing else is printed. The 1.5B on latest-release-sh made `tail -n 1` into
@@ -744,5 +775,50 @@ mod tests {
         // A longer number is not the value: v1.9.25.
         assert!(!holds_value("v1.9.25", "v1.9.2") && !holds_value("v1.9.2.1", "v1.9.2"));
         assert!(holds_value("x v1.9.2.", "v1.9.2"));
+    }
+
+    /// The 1.5B on latest-release-sh (session 24): `latest release: v`, the wrong value gone
+    /// and no right one, taken as done. The right value the task gives must be printed.
+    #[test]
+    fn the_right_value_the_task_gives_must_be_printed() {
+        let latest = probe("sh latest.sh");
+        let task = "`sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is newer.";
+        let right = |t: &str, c: &str| crate::probe::value_called_right(t, c);
+        assert_eq!(right(task, "sh latest.sh").as_deref(), Some("v1.10.0"));
+        let a = "`sh archive.sh photos/` (with the slash that tab completion adds) writes backups/.tar instead of backups/photos.tar.";
+        assert_eq!(
+            right(a, "sh archive.sh photos/").as_deref(),
+            Some("backups/photos.tar")
+        );
+        // What follows `but` is the wrong behaviour, or words: no right value.
+        let orders = "`python3 report.py` should list the orders newest first, but it puts 2024-03-09 and 2024-03-03 above 2024-03-21.";
+        assert_eq!(right(orders, "python3 report.py"), None);
+        let timer = "`python3 timer.py 1h30m tea` sets the timer for 1800 s (0:30:00) instead of an hour and a half.";
+        assert_eq!(right(timer, "python3 timer.py 1h30m tea"), None);
+        assert_eq!(right("`sh latest.sh` says v1.9.2.", "sh latest.sh"), None);
+
+        let run = |out: &str| ProbeRun {
+            command: latest.command.clone(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let probes = std::slice::from_ref(&latest);
+        let before = [run("latest release: v1.9.2\n")];
+        let emptied = [run("latest release: v\n")];
+        let missing = right_missing(task, probes, &before, &emptied);
+        assert_eq!(missing.len(), 1);
+        assert!(
+            right_refusal(&missing)
+                .summary
+                .contains("`sh latest.sh` does not print v1.10.0"),
+            "{:?}",
+            right_refusal(&missing)
+        );
+        let fixed = [run("latest release: v1.10.0\n")];
+        assert!(right_missing(task, probes, &before, &fixed).is_empty());
+        // A value printed before the session is not this rule's (it was never missing).
+        let both = [run("v1.9.2 v1.10.0\n")];
+        assert!(right_missing(task, probes, &both, &emptied).is_empty());
     }
 }

@@ -900,6 +900,41 @@ pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// The value the task gives as right where it calls `command`'s value wrong
+/// ([`value_called_wrong`]): the word right after `but`/`instead` (after `of`, `it is`), when
+/// it has a digit or is a path. `` `sh latest.sh` says the latest release is v1.9.2, but
+/// v1.10.0 is newer`` gives `v1.10.0`; `writes backups/.tar instead of backups/photos.tar`
+/// gives `backups/photos.tar`; `… but it puts 2024-03-09 above …` gives nothing (what follows
+/// `but` there is the wrong behaviour, not a value).
+pub(crate) fn value_called_right(task: &str, command: &str) -> Option<String> {
+    value_called_wrong(task, command)?;
+    let at = task.find(command)?;
+    let sentence = sentence_bounds(task)
+        .into_iter()
+        .find(|r| r.contains(&at))?;
+    let words: Vec<&str> = word_spans(&task[at + command.len()..sentence.end])
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect();
+    let plain = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let says = words
+        .iter()
+        .position(|w| SAYS_WORDS.contains(&plain(w).as_str()))?;
+    let but = (says + 1..words.len()).find(|&k| BUT_WORDS.contains(&plain(words[k]).as_str()))?;
+    let next = words[but + 1..]
+        .iter()
+        .find(|w| !matches!(plain(w).as_str(), "of" | "it" | "is" | "should" | "be"))?;
+    let word = next
+        .trim_end_matches([',', ';', ':', '.', '!', '?'])
+        .trim_matches(['"', '`', '\'', '(', ')']);
+    let value = word.chars().any(|c| c.is_ascii_digit())
+        || (word.contains(['/', '.']) && word.chars().any(char::is_alphanumeric));
+    (value && !word.is_empty()).then(|| word.to_owned())
+}
+
 /// Byte ranges of the sentences of `text`: a `.`, `!` or `?` followed by whitespace (not the
 /// dot of `cli.py`), or a line break, ends one.
 pub(crate) fn sentence_bounds(text: &str) -> Vec<std::ops::Range<usize>> {

@@ -1697,6 +1697,11 @@ impl<'a> Session<'a> {
             self.tally.probe_refused += 1;
             return Some(("wrong_value_left", crate::expect::wrong_refusal(&wrong)));
         }
+        let right = crate::expect::right_missing(&self.cfg.task, &self.probes, &self.before, &now);
+        if !right.is_empty() {
+            self.tally.probe_refused += 1;
+            return Some(("right_value_missing", crate::expect::right_refusal(&right)));
+        }
         let grown = crate::expect::lines_added(&self.cfg.task, &self.probes, &self.before, &now);
         if !grown.is_empty() {
             self.tally.probe_refused += 1;
