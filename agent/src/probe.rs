@@ -842,6 +842,31 @@ const SAYS_WORDS: &[&str] = &[
 /// Words that end what a task says a command prints now and call it wrong.
 const BUT_WORDS: &[&str] = &["but", "instead", "although", "though", "yet", "whereas"];
 
+/// The words of the sentence that writes `command`, after it, with the positions of the
+/// first word that says what it prints ([`SAYS_WORDS`]) and the first `but`/`instead` after
+/// that ([`BUT_WORDS`]).
+fn says_but<'t>(task: &'t str, command: &str) -> Option<(Vec<&'t str>, usize, usize)> {
+    let at = task.find(command)?;
+    let sentence = sentence_bounds(task)
+        .into_iter()
+        .find(|r| r.contains(&at))?;
+    let words: Vec<&str> = word_spans(&task[at + command.len()..sentence.end])
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect();
+    let says = words
+        .iter()
+        .position(|w| SAYS_WORDS.contains(&plain(w).as_str()))?;
+    let but = (says + 1..words.len()).find(|&k| BUT_WORDS.contains(&plain(words[k]).as_str()))?;
+    Some((words, says, but))
+}
+
+/// A word without the punctuation around it, in lower case.
+fn plain(w: &str) -> String {
+    w.trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase()
+}
+
 /// The value the task says `command` prints now and calls wrong: after a word that says so
 /// ([`SAYS_WORDS`]), the run of words with a digit (joined, outer brackets and punctuation
 /// off) right before `but`/`instead` ([`BUT_WORDS`]), else a path-like word there (a `/` or
@@ -850,23 +875,7 @@ const BUT_WORDS: &[&str] = &["but", "instead", "although", "though", "yet", "whe
 /// itself ([`commands`]: `` `sh latest.sh` says the latest release is v1.9.2, but v1.10.0 is
 /// newer`` holds none of the words that mark one otherwise).
 pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
-    let at = task.find(command)?;
-    let sentence = sentence_bounds(task)
-        .into_iter()
-        .find(|r| r.contains(&at))?;
-    let start = at + command.len();
-    let words: Vec<&str> = word_spans(&task[start..sentence.end])
-        .into_iter()
-        .map(|(_, w)| w)
-        .collect();
-    let plain = |w: &str| {
-        w.trim_matches(|c: char| !c.is_alphanumeric())
-            .to_lowercase()
-    };
-    let says = words
-        .iter()
-        .position(|w| SAYS_WORDS.contains(&plain(w).as_str()))?;
-    let but = (says + 1..words.len()).find(|&k| BUT_WORDS.contains(&plain(words[k]).as_str()))?;
+    let (words, says, but) = says_but(task, command)?;
     let run: Vec<&str> = words[says + 1..but]
         .iter()
         .rev()
@@ -908,22 +917,7 @@ pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
 /// `but` there is the wrong behaviour, not a value).
 pub(crate) fn value_called_right(task: &str, command: &str) -> Option<String> {
     value_called_wrong(task, command)?;
-    let at = task.find(command)?;
-    let sentence = sentence_bounds(task)
-        .into_iter()
-        .find(|r| r.contains(&at))?;
-    let words: Vec<&str> = word_spans(&task[at + command.len()..sentence.end])
-        .into_iter()
-        .map(|(_, w)| w)
-        .collect();
-    let plain = |w: &str| {
-        w.trim_matches(|c: char| !c.is_alphanumeric())
-            .to_lowercase()
-    };
-    let says = words
-        .iter()
-        .position(|w| SAYS_WORDS.contains(&plain(w).as_str()))?;
-    let but = (says + 1..words.len()).find(|&k| BUT_WORDS.contains(&plain(words[k]).as_str()))?;
+    let (words, _, but) = says_but(task, command)?;
     let next = words[but + 1..]
         .iter()
         .find(|w| !matches!(plain(w).as_str(), "of" | "it" | "is" | "should" | "be"))?;
