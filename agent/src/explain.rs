@@ -187,10 +187,12 @@ pub fn option_leaked(
         return None;
     }
     let (path, n, line, script) = *runs.first()?;
+    // The script first: told `test.sh runs clean.sh without -n`, the 1.5B wrote test.sh
+    // with -n added, turn after turn (refused as the check's file).
     Some(format!(
-        "{path} runs {script} without {option} (line {n}: `{line}`), and the output shows \
-         \"{leaked}\": without {option}, {script} must do and print what it did before; only \
-         with {option} should it print \"{leaked}\""
+        "{script} printed \"{leaked}\" without {option}: {path} runs it so (line {n}: \
+         `{line}`), and {path} stays as it is. Without {option}, {script} must do and print \
+         what it did before; only with {option} should it print \"{leaked}\""
     ))
 }
 
@@ -214,11 +216,10 @@ mod tests {
         let out = "FAIL: would remove /tmp/x/src/main.o\n3 files would be removed\n";
         let hint = option_leaked(task, out, &[("test.sh", test)], &[]).unwrap();
         assert!(
-            hint.starts_with("test.sh runs clean.sh without -n (line 3: `out=$(sh clean.sh"),
-            "{hint}"
-        );
-        assert!(
-            hint.contains("shows \"would remove\": without -n"),
+            hint.starts_with(
+                "clean.sh printed \"would remove\" without -n: test.sh runs it so (line 3: \
+                 `out=$(sh clean.sh"
+            ),
             "{hint}"
         );
         // Output without the option's text, a check that runs the option itself, a check
@@ -239,7 +240,10 @@ mod tests {
         // A text the script printed before the session has not leaked from the option.
         let said = "echo \"would remove $f\"\n";
         let hint = option_leaked(task, out, &check, &[said]).unwrap();
-        assert!(hint.contains("shows \"files would be removed\""), "{hint}");
+        assert!(
+            hint.starts_with("clean.sh printed \"files would be removed\""),
+            "{hint}"
+        );
         let both = "echo \"would remove $f\"\necho \"$n files would be removed\"\n";
         assert_eq!(option_leaked(task, out, &check, &[both]), None);
     }

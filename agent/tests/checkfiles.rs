@@ -179,9 +179,9 @@ fn a_new_option_s_text_printed_without_the_option_is_explained_beside_the_check(
     assert!(p.contains("FAIL: would remove"), "{p}");
     assert!(
         p.contains(
-            "test.sh runs clean.sh without -n (line 4: `out=$(sh clean.sh \"$d\")`), and the \
-             output shows \"would remove\": without -n, clean.sh must do and print what it did \
-             before; only with -n should it print \"would remove\""
+            "clean.sh printed \"would remove\" without -n: test.sh runs it so (line 4: `out=$(sh \
+             clean.sh \"$d\")`), and test.sh stays as it is. Without -n, clean.sh must do and \
+             print what it did before; only with -n should it print \"would remove\""
         ),
         "{p}"
     );
