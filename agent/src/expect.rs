@@ -482,11 +482,25 @@ pub fn right_missing<'r>(
 
 /// The observation of a DONE refused by [`right_missing`] (`right_value_missing`).
 pub fn right_refusal(missing: &[(String, &ProbeRun)]) -> crate::act::Observation {
-    crate::probe::each_refusal(
+    value_refusal(
         missing,
-        |(_, r)| *r,
-        |(v, r)| format!("`{}` does not print {v}", r.command),
+        "does not print",
         "DONE refused: the task gives the right value, and ",
+    )
+}
+
+/// A DONE refused over one value per command: `lead`, then `` `command` {verb} {value}`` for
+/// each, and what to do.
+fn value_refusal(
+    values: &[(String, &ProbeRun)],
+    verb: &str,
+    lead: &str,
+) -> crate::act::Observation {
+    crate::probe::each_refusal(
+        values,
+        |(_, r)| *r,
+        |(v, r)| format!("`{}` {verb} {v}", r.command),
+        lead,
         "find the code that computes that value and change it until the command prints the \
          right one, then DONE",
     )
@@ -533,13 +547,10 @@ pub fn lines_refusal(grown: &[(usize, &ProbeRun)]) -> crate::act::Observation {
 /// The observation of a DONE refused because a command still prints the value the task
 /// calls wrong (`wrong_value_left`).
 pub fn wrong_refusal(left: &[(String, &ProbeRun)]) -> crate::act::Observation {
-    crate::probe::each_refusal(
+    value_refusal(
         left,
-        |(_, r)| *r,
-        |(v, r)| format!("`{}` still prints {v}", r.command),
+        "still prints",
         "DONE refused: the task says that value is wrong, and ",
-        "find the code that computes that value and change it until the command prints the \
-         right one, then DONE",
     )
 }
 
