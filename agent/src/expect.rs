@@ -415,7 +415,7 @@ pub fn wrong_value(task: &str, probe: &Probe) -> Option<String> {
 }
 
 /// `output` holds `value` with no digit (or a dot and a digit) running on at either side.
-fn holds_value(output: &str, value: &str) -> bool {
+pub(crate) fn holds_value(output: &str, value: &str) -> bool {
     output.match_indices(value).any(|(i, _)| {
         let before = output[..i].chars().next_back();
         let rest = &output[i + value.len()..];

@@ -35,6 +35,7 @@ pub mod localise;
 pub mod observe;
 pub mod options;
 pub mod order;
+pub mod origin;
 pub mod policy;
 pub mod probe;
 pub mod prompt;

@@ -909,6 +909,22 @@ pub(crate) fn value_called_wrong(task: &str, command: &str) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// Every value in what the task says `command` prints now and calls wrong (the words with a
+/// digit between the word that says so and `but`/`instead`, punctuation and brackets off):
+/// `sets the timer for 1800 s (0:30:00) instead of …` gives `1800` and `0:30:00`, where
+/// [`value_called_wrong`] gives the last run only. Empty when the task calls none wrong.
+pub(crate) fn values_called_wrong(task: &str, command: &str) -> Vec<String> {
+    let Some((words, says, but)) = says_but(task, command) else {
+        return Vec::new();
+    };
+    words[says + 1..but]
+        .iter()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The value the task gives as right where it calls `command`'s value wrong
 /// ([`value_called_wrong`]): the word right after `but`/`instead` (after `of`, `it is`), when
 /// it has a digit or is a path. `` `sh latest.sh` says the latest release is v1.9.2, but

@@ -103,19 +103,26 @@ pub async fn run(
         .as_deref()
         .filter(|_| cfg.probes)
         .and_then(|c| crate::localise::check_probe(&cfg.task, ws, c));
-    let traced = if cfg.probes {
+    let (traced, origin) = if cfg.probes {
         let mut wrong = probes.clone();
         wrong.extend(check.clone());
-        crate::localise::trace(ws, &wrong)
+        let traced = crate::localise::trace(ws, &wrong);
+        let origin = crate::origin::find(&cfg.task, &wrong, &traced);
+        (traced, origin)
     } else {
-        Vec::new()
+        (Vec::new(), None)
     };
     let mut shown_before = before.clone();
     shown_before.extend(check.map_or_else(Vec::new, |c| crate::probe::run_all(ws, &[c])));
     let check_files = protected_files(ws, cfg, &probes, &before);
     // A focused attempt of the whole protocol shows only the functions the wrong command
-    // runs, where it runs few; otherwise the files the task points at.
+    // runs, where it runs few — only the one where its value first goes wrong, where the
+    // trace shows one ([`crate::origin`]); otherwise the files the task points at.
     let layout = cfg.layout();
+    let focused = match &origin {
+        Some(o) => crate::origin::only(&traced, o),
+        None => traced.clone(),
+    };
     let functions = (cfg.protocol == prompt::Protocol::Whole && layout.focus)
         .then(|| {
             let protected: Vec<String> = check_files.iter().map(|f| f.path.clone()).collect();
@@ -124,11 +131,13 @@ pub async fn run(
                 &cfg.task,
                 context,
                 layout.apart,
-                &traced,
+                &focused,
                 &protected,
+                origin.is_some(),
             )
         })
         .flatten();
+    let functions_shown = functions.is_some();
     let (task_message, partial) = match functions {
         Some((message, partial)) => (message, partial),
         None => (
@@ -136,7 +145,11 @@ pub async fn run(
             crate::whole::Partial::default(),
         ),
     };
-    let traced = crate::trace::section(&traced);
+    let origin_sentence = origin.as_ref().map(crate::origin::Origin::sentence);
+    let traced = match (&origin_sentence, functions_shown) {
+        (Some(o), true) => o.clone(),
+        _ => crate::trace::section(&traced) + origin_sentence.as_deref().unwrap_or_default(),
+    };
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,
@@ -880,11 +893,18 @@ impl<'a> Session<'a> {
                 .flatten()
                 .and_then(|b| String::from_utf8(b).ok())
         {
-            let lost = if self.tally.created.contains(path.as_str()) {
+            let mut lost = if self.tally.created.contains(path.as_str()) {
                 crate::whole::dropped_from_new_file(&original, content, &self.cfg.task)
             } else {
                 crate::whole::dropped_definitions(&original, content, &self.cfg.task)
             };
+            // Definitions the first message never showed are never the block's to drop,
+            // whatever the task's words (notice-wrap's "drops text" allows dropping code).
+            for name in crate::whole::unshown_dropped(self.partial.left_out(path), content) {
+                if !lost.contains(&name) {
+                    lost.push(name);
+                }
+            }
             // A block that drops definitions, spliced where each names its place; else one
             // that leaves out only the file's closing main lines, which are kept.
             let merged = (!lost.is_empty())

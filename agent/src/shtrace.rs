@@ -579,6 +579,8 @@ fn calls(
                     path: defs[c.name].clone(),
                     name: c.name.to_owned(),
                     calls: Vec::new(),
+                    callers: Vec::new(),
+                    count: 0,
                 });
                 out.len() - 1
             }
@@ -591,11 +593,14 @@ fn calls(
             .as_deref()
             .filter(|_| c.said)
             .map(|t| t.trim_end_matches('\n').to_owned());
+        out[i].count += 1;
         let call = Call {
             args: c.args.to_owned(),
             returned: c.printed.clone().or(echoed),
             raised: None,
             ran: c.ran.clone(),
+            caller: None,
+            locals: Vec::new(),
         };
         let calls = &mut out[i].calls;
         if calls.contains(&call) {
@@ -661,6 +666,8 @@ mod tests {
             returned: printed.map(str::to_owned),
             raised: None,
             ran: Vec::new(),
+            caller: None,
+            locals: Vec::new(),
         };
         // `check` is called, its output kept by nobody; the test stops at the first failure.
         assert_eq!(got[0].calls, [call("1.2.3 1.2.4", None)]);

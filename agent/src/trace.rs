@@ -28,8 +28,10 @@ const CALLS_FILE: &str = ".bellows-calls";
 /// for each function of a file inside the working directory in the order first called, one
 /// JSON line to the file named by its first argument — its path, its name, and its first
 /// three calls: the arguments (less `self`/`cls`), and what it returned or the
-/// exception it raised, each shortened by `reprlib` — also when the command raises or exits.
-/// A raise is told from a `return None` by the event before the frame's `return`: an
+/// exception it raised, each shortened by `reprlib`, and the function of the repository that
+/// made the call (`path:name`; none from a module's top level) and its other local variables
+/// when it returned; then every function that
+/// called it and how often it ran — also when the command raises or exits. A raise is told from a `return None` by the event before the frame's `return`: an
 /// `exception` with no line run after it.
 const TRACER: &str = r#"import json, os, reprlib, runpy, sys
 out, mode, target = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -42,13 +44,13 @@ class Short(reprlib.Repr):
 rp = Short()
 rp.maxstring, rp.maxother, rp.maxlong, rp.maxlevel = 90, 100, 40, 3
 rp.maxlist = rp.maxtuple = rp.maxset = rp.maxdict = 8
-seen = {}
+seen, callers, counts = {}, {}, {}
 def show(v):
     try:
         return rp.repr(v)
     except Exception:
         return "?"
-def watch(entry):
+def watch(entry, params):
     last = [None]
     def local(frame, event, arg):
         if event == "exception":
@@ -58,25 +60,46 @@ def watch(entry):
                 entry["raised"] = last[0]
             else:
                 entry["returned"] = show(arg)
+            kept = [(k, v) for k, v in frame.f_locals.items()
+                    if k not in params and not k.startswith("__")
+                    and not callable(v) and type(v).__name__ != "module"]
+            entry["locals"] = [[k, show(v)] for k, v in kept[:8]]
             return None
         else:
             last[0] = None
         return local
     return local
-def trace(frame, event, arg):
-    if event != "call":
-        return None
-    co = frame.f_code
+def key_of(co):
     # Functions only (CO_OPTIMIZED): a class body runs as a call of the class's name.
     if not co.co_flags & 1 or co.co_name.startswith("<") or co.co_filename.startswith("<"):
         return None
     f = os.path.abspath(co.co_filename)
     if not f.startswith(root + os.sep):
         return None
-    key = (os.path.relpath(f, root), co.co_name)
+    return (os.path.relpath(f, root), co.co_name)
+def caller_of(frame):
+    f = frame.f_back
+    while f is not None:
+        k = key_of(f.f_code)
+        if k is not None:
+            return k[0] + ":" + k[1]
+        f = f.f_back
+    return None
+def trace(frame, event, arg):
+    if event != "call":
+        return None
+    co = frame.f_code
+    key = key_of(co)
+    if key is None:
+        return None
     if key not in seen and len(seen) >= 64:
         return None
     kept = seen.setdefault(key, [])
+    caller = caller_of(frame)
+    who = callers.setdefault(key, [])
+    if caller is not None and caller not in who:
+        who.append(caller)
+    counts[key] = counts.get(key, 0) + 1
     if len(kept) >= 3:
         return None
     n = co.co_argcount + co.co_kwonlyargcount
@@ -91,9 +114,9 @@ def trace(frame, event, arg):
         if i == 0 and name in ("self", "cls") or name not in frame.f_locals:
             continue
         args.append(show(frame.f_locals[name]))
-    entry = {"args": ", ".join(args)}
+    entry = {"args": ", ".join(args), "caller": caller}
     kept.append(entry)
-    return watch(entry)
+    return watch(entry, set(names))
 if mode == "file":
     sys.argv = [target] + sys.argv[4:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
@@ -110,7 +133,9 @@ finally:
     sys.settrace(None)
     with open(out, "w") as fh:
         for (path, name), kept in seen.items():
-            fh.write(json.dumps({"path": path, "name": name, "calls": kept}) + "\n")
+            fh.write(json.dumps({"path": path, "name": name, "calls": kept,
+                                 "callers": callers.get((path, name), []),
+                                 "count": counts.get((path, name), 0)}) + "\n")
 "#;
 
 /// The argv that runs `argv` under the tracer, when it is a Python command of a form it
@@ -146,6 +171,18 @@ pub struct Function {
     pub path: String,
     pub name: String,
     pub calls: Vec<Call>,
+    /// The functions of the repository that called it (`path:name`), each once, in the
+    /// order first seen; empty where that is not known (shell).
+    pub callers: Vec<String>,
+    /// How many times it ran: more than `calls.len()` when calls were left out.
+    pub count: usize,
+}
+
+impl Function {
+    /// `path:name`, as [`Call::caller`] and [`Function::callers`] name a function.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.path, self.name)
+    }
 }
 
 /// One call: its arguments as Python shows them (shortened), and what it returned, or the
@@ -158,12 +195,17 @@ pub struct Call {
     /// A shell function's commands that change files (`mv -f app.log.1 app.log.2`), in the
     /// order run ([`crate::shtrace`]); empty for Python.
     pub ran: Vec<String>,
+    /// The function of the repository that made the call (`path:name`), where known.
+    pub caller: Option<String>,
+    /// Its local variables other than its parameters as they were when it returned, each
+    /// shortened as the values are (Python; at most eight).
+    pub locals: Vec<(String, String)>,
 }
 
 impl Call {
     /// `parse('1h30m') returned 1800`; an object's address (`at 0x7f…`) left out, so that
     /// two runs read the same.
-    fn line(&self, name: &str) -> String {
+    pub(crate) fn line(&self, name: &str) -> String {
         let outcome = match (&self.returned, &self.raised) {
             (_, Some(e)) => format!(" raised {e}"),
             (Some(v), None) => format!(" returned {v}"),
@@ -208,6 +250,12 @@ impl Call {
 /// [`MAX_RESULT`]: the value is what tells where a fault is.
 const MAX_ARGS: usize = 100;
 const MAX_RESULT: usize = 160;
+
+/// A value as the first message shows it: cut after [`MAX_ARGS`] characters, without
+/// object addresses.
+pub(crate) fn shortened(value: &str) -> String {
+    without_addresses(&cut(value, MAX_ARGS))
+}
 
 fn cut(text: &str, max: usize) -> String {
     if text.chars().count() > max {
@@ -268,12 +316,41 @@ pub fn functions(ws: &Workspace, argv: &[String]) -> Vec<Function> {
                     returned: text(c, "returned"),
                     raised: text(c, "raised"),
                     ran: Vec::new(),
+                    caller: text(c, "caller"),
+                    locals: c
+                        .get("locals")
+                        .and_then(|l| l.as_array())
+                        .map(|l| {
+                            l.iter()
+                                .filter_map(|kv| {
+                                    let kv = kv.as_array()?;
+                                    Some((
+                                        kv.first()?.as_str()?.to_owned(),
+                                        kv.get(1)?.as_str()?.to_owned(),
+                                    ))
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 })
+                .collect::<Vec<_>>();
+            let callers = v
+                .get("callers")
+                .and_then(|c| c.as_array())
+                .map(|c| c.iter().filter_map(|x| x.as_str().map(str::to_owned)))
+                .into_iter()
+                .flatten()
                 .collect();
+            let count = v
+                .get("count")
+                .and_then(serde_json::Value::as_u64)
+                .map_or(calls.len(), |n| usize::try_from(n).unwrap_or(usize::MAX));
             Some(Function {
                 path: text(&v, "path")?,
                 name: text(&v, "name")?,
                 calls,
+                callers,
+                count,
             })
         })
         .collect()

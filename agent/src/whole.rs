@@ -238,6 +238,11 @@ pub const MAX_SHOWN_FUNCTIONS: usize = 6;
 /// A block written back from what is shown is spliced into the file, so the definitions left
 /// out stay as they are (and, never shown, are not taken from a block: [`Partial`]).
 ///
+/// `bare`: `traced` holds the one function where the command's value first goes wrong
+/// ([`crate::origin`]), named in the message's sentence above: no repository map, nothing
+/// else named (the 1.5B shown the map above notice-wrap's `wrap` wrote the map's lines back as
+/// notice.py).
+///
 /// `None` (the caller shows files) when nothing was traced, the command runs more than
 /// [`MAX_SHOWN_FUNCTIONS`] functions of files the session may change, or none: test files and
 /// `protected` (the check's files) are never shown this way. Returns the message and the
@@ -249,6 +254,7 @@ pub fn functions_message(
     apart: bool,
     traced: &[crate::trace::Traced],
     protected: &[String],
+    bare: bool,
 ) -> Option<(String, Partial)> {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut count = 0;
@@ -296,8 +302,8 @@ pub fn functions_message(
         .map(|(p, _, _)| p.as_str())
         .filter(|p| !by_file.iter().any(|(f, _)| f == p))
         .collect();
-    let mut s = map;
-    if !others.is_empty() {
+    let mut s = if bare { String::new() } else { map };
+    if !others.is_empty() && !bare {
         let _ = writeln!(
             s,
             "Not shown below (READ them if you need them): {}",
@@ -309,7 +315,20 @@ pub fn functions_message(
         .iter()
         .map(|(p, names)| format!("{} in {p}", names.join(", ")))
         .collect();
-    if left.is_empty() {
+    if bare {
+        let _ = write!(
+            s,
+            "\nThe function named above, in its file as it is now{}:\n\n",
+            if left.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the file's other functions are left out and stay as they are ({})",
+                    left.join("; ")
+                )
+            }
+        );
+    } else if left.is_empty() {
         s.push_str("\nThe files the task's command runs, as they are now:\n\n");
     } else {
         let _ = write!(
@@ -601,13 +620,32 @@ pub fn dropped_definitions(original: &str, content: &str, task: &str) -> Vec<Str
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .map(str::to_lowercase)
         .collect();
-    if task_words
-        .iter()
-        .any(|w| REMOVING_WORDS.iter().any(|r| w.starts_with(r)))
-    {
+    if task_words.iter().any(|w| asks_removal(w)) {
         return Vec::new();
     }
     dropped_unnamed(original, content, &task_words)
+}
+
+/// Of `left_out`, the definitions a first message left out of a file it showed in part
+/// ([`Partial`]), those `content` (a block written whole for the file) lacks: the model never
+/// saw them, so the block cannot mean to drop them.
+pub fn unshown_dropped(left_out: Option<&[String]>, content: &str) -> Vec<String> {
+    let kept = definitions(content);
+    left_out
+        .unwrap_or_default()
+        .iter()
+        .filter(|n| !kept.contains(n))
+        .cloned()
+        .collect()
+}
+
+/// A task word that asks for code to go ([`REMOVING_WORDS`], any form: `removed`, `dead`,
+/// `refactoring`), but not the third person that tells what the code does: `` `python3
+/// notice.py` drops text`` is a symptom, and let the 1.5B's textfmt.py lose two functions.
+fn asks_removal(word: &str) -> bool {
+    REMOVING_WORDS
+        .iter()
+        .any(|r| word.starts_with(r) && word != format!("{r}s") && word != format!("{r}es"))
 }
 
 /// [`dropped_definitions`] for a file the session itself created: no task asked for code to
@@ -1106,6 +1144,8 @@ mod tests {
                     path: (*p).to_owned(),
                     name: (*n).to_owned(),
                     calls: Vec::new(),
+                    callers: Vec::new(),
+                    count: 0,
                 })
                 .collect(),
             shell: false,
@@ -1124,7 +1164,15 @@ mod tests {
         ]);
         let m = |calls: &[(&str, &str)], protected: &[&str], apart: bool| {
             let protected: Vec<String> = protected.iter().map(|p| (*p).to_owned()).collect();
-            super::functions_message(&ws, "fix it", 10_000, apart, &traced(calls), &protected)
+            super::functions_message(
+                &ws,
+                "fix it",
+                10_000,
+                apart,
+                &traced(calls),
+                &protected,
+                false,
+            )
         };
         let (message, partial) =
             m(&[("lib.py", "f2"), ("test_lib.py", "test_one")], &[], false).unwrap();
@@ -1225,6 +1273,25 @@ mod tests {
             )
             .is_empty()
         );
+        assert!(dropped(file, only_new, "Square is dead code; add it back.").is_empty());
+        // What the code does wrong is no request: `drops text` keeps the definitions.
+        assert_eq!(
+            dropped(
+                file,
+                only_new,
+                "`python3 notice.py` drops text and removes lines."
+            ),
+            ["double"]
+        );
+        // A definition never shown (the file shown in part) is never the block's to drop,
+        // whatever the task's words.
+        let names = ["double".to_owned(), "half".to_owned()];
+        assert_eq!(
+            super::unshown_dropped(Some(&names), only_new),
+            ["double", "half"]
+        );
+        assert_eq!(super::unshown_dropped(Some(&names), both), ["half"]);
+        assert!(super::unshown_dropped(None, only_new).is_empty());
         // Shell functions and classes count too.
         let sh = "usage() {\n  echo u\n}\nmain() {\n  usage\n}\n";
         assert_eq!(dropped(sh, "main() {\n  echo\n}\n", "Add -c."), ["usage"]);

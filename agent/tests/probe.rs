@@ -904,7 +904,8 @@ const SHOW: &str =
 const CAP_TASK: &str = "`python3 show.py` prints [1, 2, 4, 8, 16] instead of [1, 2, 4, 5, 5].";
 
 /// A focused attempt of the whole protocol shows, of the code, only the functions the wrong
-/// command runs, each in its file without the file's other definitions (named as left out);
+/// command runs — here the one where its value first goes wrong ([`agent::origin`]) — each
+/// in its file without the file's other definitions (named as left out);
 /// a block written back from it is spliced into the file, and a definition it was never
 /// shown but wrote anyway (a guess) is kept as the file has it, and told.
 #[test]
@@ -927,13 +928,16 @@ fn a_focused_attempt_shows_only_the_functions_a_wrong_command_runs() {
         "{p}"
     );
     assert!(!p.contains("def call("), "{p}");
+    // The task's wrong value first appears in what delays returns: delays alone is shown,
+    // not show.py's main, which only prints it.
     assert!(
         p.contains(
-            "the files' other functions are left out and stay as they are (call in retry.py)"
+            "The function named above, in its file as it is now; the file's other functions \
+             are left out and stay as they are (call in retry.py)"
         ),
         "{p}"
     );
-    assert!(p.contains("show.py\n```\n"), "{p}");
+    assert!(!p.contains("show.py\n```\n"), "{p}");
     assert!(
         p.contains("Reply with each file you change as it is shown above"),
         "{p}"
@@ -1014,5 +1018,76 @@ fn a_resumed_session_keeps_the_definitions_its_first_message_left_out() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("retry.py")).unwrap(),
         RETRY.replace("out.append(d)", "out.append(min(d, cap))")
+    );
+}
+
+const TEXTFMT: &str = "def wrap(text, width):\n    lines = []\n    line = \"\"\n    for word in text.split():\n        if line and len(line) + 1 + len(word) > width:\n            lines.append(line)\n            line = word\n        else:\n            line = f\"{line} {word}\" if line else word\n    return lines\n\n\ndef box(lines):\n    return [\"+--\", *lines, \"+--\"]\n";
+const NOTICE: &str = "from textfmt import box, wrap\n\n\ndef render(text):\n    lines = []\n    for para in text.split(\"\\n\\n\"):\n        lines.extend(wrap(para, 20))\n    return box(lines)\n\n\nfor line in render(\"Closed on Monday.\\n\\nThank you.\"):\n    print(line)\n";
+
+/// Where the trace shows the one call that was given the text the task says is lost and
+/// returned it without (the innermost such), the first message says so in one sentence, and a
+/// focused attempt shows that function alone; the caller that lost it only through the
+/// callee is not named, nor the function that never got the text.
+#[test]
+fn the_call_that_loses_the_task_s_text_is_named_and_shown_alone_when_focused() {
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo(
+        "probe-origin",
+        &[("textfmt.py", TEXTFMT), ("notice.py", NOTICE)],
+    );
+    let task = "`python3 notice.py` drops text: \"Thank you.\" never appears in the box.";
+    let e = engine(&["DONE"]);
+    let mut c = whole_cfg(task);
+    c.max_turns = 1;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(
+        p.contains(
+            "The text is lost in `wrap` (textfmt.py): `wrap('Thank you.', 20) returned []` — it \
+             was given \"Thank you.\", and what it returned does not hold it. When it \
+             returned, its variables held: lines = [], line = 'Thank you.', word = 'you.'. \
+             Change `wrap` so that it keeps it."
+        ),
+        "{p}"
+    );
+    // Focused: wrap alone, in its file; box and notice.py left out, no repository map. The
+    // block written back is spliced into the file: box, never shown, stays, though the task
+    // says the command "drops" text.
+    let fixed = TEXTFMT.replace(
+        "    return lines\n",
+        "    if line:\n        lines.append(line)\n    return lines\n",
+    );
+    let wrap_alone = TEXTFMT.split("\n\n\ndef box").next().unwrap();
+    let wrap_fixed = fixed.split("\n\n\ndef box").next().unwrap();
+    let e = engine(&[
+        &format!("textfmt.py\n```python\n{wrap_fixed}\n```\n"),
+        "DONE",
+    ]);
+    c.focus = true;
+    c.max_turns = 2;
+    session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(
+        p.contains(&format!("textfmt.py\n```\n{wrap_alone}\n```\n")),
+        "{p}"
+    );
+    assert!(!p.contains("def box(lines)"), "{p}");
+    assert!(!p.contains("notice.py\n```"), "{p}");
+    assert!(!p.contains("Repository files"), "{p}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("textfmt.py")).unwrap(),
+        fixed
+    );
+    // Once wrap keeps the last line, nothing is lost and nothing is named.
+    c.max_turns = 1;
+    let e = engine(&["DONE"]);
+    c.focus = false;
+    session(&e, dir.path(), &c);
+    assert!(
+        !prompts(&e)[0].contains("The text is lost"),
+        "{}",
+        prompts(&e)[0]
     );
 }

@@ -1,0 +1,372 @@
+//! Where a traced value first goes wrong: of the calls [`crate::trace`] recorded for a
+//! command the task calls wrong, the innermost one that was given the task's text and returned
+//! it lost, or that returned the value the task calls wrong from arguments without it. The
+//! trace alone names five functions for notice-wrap and shows `wrap('Thank you.', 36)
+//! returned []` among twelve lines; the 1.5B rewrote notice.py and notice.txt, attempt after
+//! attempt. Said in one sentence, and a focused attempt shows that function alone.
+//!
+//! Facts only, never a guess: a call counts where its recorded values show it (a return cut
+//! short by `reprlib` is never taken for one that lacks a text), "innermost" means that no
+//! call it made counts too, and nothing is said where a function it called ran more often
+//! than the trace kept, where one of those calls' values was cut short, or where the
+//! innermost calls are of more than one function. Python only: a shell trace does not know
+//! who called whom.
+
+use crate::probe::Probe;
+use crate::trace::{Call, Function, Traced};
+
+/// What went wrong in the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wrong {
+    /// It was given this text of the task's, and what it returned does not hold it.
+    Lost(String),
+    /// It returned this value the task calls wrong; its arguments hold none of them.
+    Made(String),
+}
+
+/// The function where a value first goes wrong, and the call that shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub path: String,
+    pub name: String,
+    /// The call as the trace shows it: `wrap('Thank you.', 36) returned []`.
+    pub call: String,
+    /// Its local variables when it returned ([`Call::locals`]): `line = 'Thank you.'`
+    /// beside `lines = []` shows what was left out.
+    pub locals: Vec<(String, String)>,
+    pub wrong: Wrong,
+}
+
+impl Origin {
+    /// The first message's sentence.
+    pub fn sentence(&self) -> String {
+        let (path, name, call) = (&self.path, &self.name, &self.call);
+        let (what, change) = match &self.wrong {
+            Wrong::Lost(text) => (
+                format!(
+                    "The text is lost in `{name}` ({path}): `{call}` — it was given \"{text}\", \
+                     and what it returned does not hold it."
+                ),
+                "so that it keeps it",
+            ),
+            Wrong::Made(value) => (
+                format!(
+                    "The wrong value first appears in what `{name}` ({path}) returns: `{call}` \
+                     — {value} is the value the task calls wrong, and its arguments do not \
+                     hold it."
+                ),
+                "so that it returns the right value",
+            ),
+        };
+        let vars = if self.locals.is_empty() {
+            String::new()
+        } else {
+            let held: Vec<String> = self
+                .locals
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", crate::trace::shortened(v)))
+                .collect();
+            format!(
+                " When it returned, its variables held: {}.",
+                held.join(", ")
+            )
+        };
+        format!("{what}{vars} Change `{name}` {change}.\n")
+    }
+}
+
+/// Where the value of a traced Python command first goes wrong, by the texts the task says
+/// it leaves out ([`crate::expect::missing`]) or the values it calls wrong
+/// ([`crate::probe::values_called_wrong`]); `None` where the trace does not show one place.
+pub fn find(task: &str, probes: &[Probe], traced: &[Traced]) -> Option<Origin> {
+    traced.iter().filter(|t| !t.shell).find_map(|t| {
+        let probe = probes.iter().find(|p| p.command == t.command)?;
+        let lost = crate::expect::missing(task, probe);
+        let wrong: Vec<String> = crate::probe::values_called_wrong(task, &probe.command)
+            .into_iter()
+            .filter(|v| v.chars().count() >= 2)
+            .collect();
+        innermost(&t.functions, |c| lost_in(c, &lost))
+            .or_else(|| innermost(&t.functions, |c| made_in(c, &wrong)))
+    })
+}
+
+/// `traced` with the origin's function alone, for a focused first message
+/// ([`crate::whole::functions_message`]).
+pub fn only(traced: &[Traced], origin: &Origin) -> Vec<Traced> {
+    traced
+        .iter()
+        .map(|t| Traced {
+            functions: t
+                .functions
+                .iter()
+                .filter(|f| f.path == origin.path && f.name == origin.name)
+                .cloned()
+                .collect(),
+            ..t.clone()
+        })
+        .filter(|t| !t.functions.is_empty())
+        .collect()
+}
+
+/// The text of `texts` the call was given and did not return.
+fn lost_in(call: &Call, texts: &[String]) -> Option<Wrong> {
+    let returned = call.returned.as_deref().filter(|r| !cut_short(r))?;
+    if call.raised.is_some() {
+        return None;
+    }
+    texts
+        .iter()
+        .find(|t| holds_words(&call.args, t) && !holds_words(returned, t))
+        .map(|t| Wrong::Lost(t.clone()))
+}
+
+/// The value of `values` the call returned from arguments that hold none of them.
+fn made_in(call: &Call, values: &[String]) -> Option<Wrong> {
+    let returned = call.returned.as_deref()?;
+    if call.raised.is_some() || cut_short(&call.args) {
+        return None;
+    }
+    if values
+        .iter()
+        .any(|v| crate::expect::holds_value(&call.args, v))
+    {
+        return None;
+    }
+    values
+        .iter()
+        .find(|v| crate::expect::holds_value(returned, v))
+        .map(|v| Wrong::Made(v.clone()))
+}
+
+/// The call that `counts` and that made no call that counts too, where every such call is of
+/// one function (the one with the shortest arguments is shown) and what it called was traced
+/// whole.
+fn innermost(functions: &[Function], counts: impl Fn(&Call) -> Option<Wrong>) -> Option<Origin> {
+    let hits: Vec<(&Function, &Call, Wrong)> = functions
+        .iter()
+        .flat_map(|f| {
+            f.calls
+                .iter()
+                .filter_map(|c| counts(c).map(|w| (f, c, w)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let inner: Vec<&(&Function, &Call, Wrong)> = hits
+        .iter()
+        .filter(|(f, _, _)| {
+            let key = f.key();
+            !hits
+                .iter()
+                .any(|(_, c, _)| c.caller.as_deref() == Some(key.as_str()))
+        })
+        .collect();
+    let (f, call, wrong) = inner
+        .iter()
+        .min_by_key(|(_, c, _)| c.args.chars().count())?;
+    if inner.iter().any(|(g, _, _)| g.key() != f.key()) {
+        return None;
+    }
+    // What it called must be known whole: every call kept, none cut short.
+    let key = f.key();
+    let callees_whole = functions
+        .iter()
+        .filter(|g| g.callers.contains(&key))
+        .all(|g| {
+            g.count <= g.calls.len()
+                && g.calls
+                    .iter()
+                    .all(|c| !cut_short(&c.args) && !c.returned.as_deref().is_some_and(cut_short))
+        });
+    callees_whole.then(|| Origin {
+        path: f.path.clone(),
+        name: f.name.clone(),
+        call: call.line(&f.name),
+        locals: call.locals.clone(),
+        wrong: wrong.clone(),
+    })
+}
+
+/// `reprlib` cut the value short (`'abc...xyz'`, `[1, 2, ...]`), or the tracer's own cut (`…`).
+fn cut_short(value: &str) -> bool {
+    value.contains("...") || value.contains('…')
+}
+
+/// The words of `text` (letters and digits, lower case) run in `value` one after another, as
+/// Python shows it: `'Tuesday without', 'a fine.'` holds "without a fine.", and an escaped
+/// line break (`\n`) parts words as a blank does.
+fn holds_words(value: &str, text: &str) -> bool {
+    let want = words(text);
+    let have = words(&value.replace("\\n", " ").replace("\\t", " "));
+    !want.is_empty() && have.windows(want.len()).any(|w| w == want.as_slice())
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn call(args: &str, returned: &str, caller: Option<&str>) -> Call {
+        Call {
+            args: args.to_owned(),
+            returned: Some(returned.to_owned()),
+            raised: None,
+            ran: Vec::new(),
+            caller: caller.map(str::to_owned),
+            locals: Vec::new(),
+        }
+    }
+
+    fn function(path: &str, name: &str, calls: Vec<Call>, callers: &[&str]) -> Function {
+        Function {
+            path: path.to_owned(),
+            name: name.to_owned(),
+            count: calls.len(),
+            calls,
+            callers: callers.iter().map(|c| (*c).to_owned()).collect(),
+        }
+    }
+
+    fn traced(functions: Vec<Function>) -> Vec<Traced> {
+        vec![Traced {
+            command: "python3 notice.py".to_owned(),
+            functions,
+            shell: false,
+        }]
+    }
+
+    fn notice() -> Vec<Function> {
+        vec![
+            function(
+                "notice.py",
+                "render",
+                vec![call(
+                    "'The library is closed\\n\\nThank you.\\n', 36",
+                    "['+---+', '| The library is closed |', '+---+']",
+                    None,
+                )],
+                &[],
+            ),
+            function(
+                "textfmt.py",
+                "wrap",
+                vec![
+                    call(
+                        "'The library is closed', 36",
+                        "['The library is closed']",
+                        Some("notice.py:render"),
+                    ),
+                    call("'Thank you.', 36", "[]", Some("notice.py:render")),
+                ],
+                &["notice.py:render"],
+            ),
+        ]
+    }
+
+    const TASK: &str = "`python3 notice.py` drops text: the closing \"Thank you.\" never appears.";
+
+    fn probes() -> Vec<Probe> {
+        vec![crate::probe::symptom("python3 notice.py")]
+    }
+
+    #[test]
+    fn the_innermost_call_that_loses_the_text_is_named() {
+        let got = find(TASK, &probes(), &traced(notice())).unwrap();
+        assert_eq!(
+            (got.path.as_str(), got.name.as_str()),
+            ("textfmt.py", "wrap")
+        );
+        assert_eq!(got.call, "wrap('Thank you.', 36) returned []");
+        assert_eq!(got.wrong, Wrong::Lost("Thank you.".to_owned()));
+        assert!(got.sentence().contains("lost in `wrap` (textfmt.py)"));
+        // The text split over two lines of what it returned is kept, not lost.
+        let mut kept = notice();
+        kept[1].calls[1] = call(
+            "'Thank you.', 6",
+            "['Thank', 'you.']",
+            Some("notice.py:render"),
+        );
+        kept[0].calls[0].returned = Some("['| Thank |', '| you. |']".to_owned());
+        assert_eq!(find(TASK, &probes(), &traced(kept)), None);
+    }
+
+    #[test]
+    fn nothing_is_named_where_the_trace_does_not_show_one_place() {
+        // The callee ran more often than the trace kept: its other calls may lose the text.
+        let mut more = notice();
+        more[1].count = 5;
+        more[1].calls[1].returned = Some("['Thank you.']".to_owned());
+        assert_eq!(find(TASK, &probes(), &traced(more)), None);
+        // What the innermost returned was cut short: it may hold the text.
+        let mut short = notice();
+        short[1].calls[1].returned = Some("['a', 'b', ...]".to_owned());
+        assert_eq!(find(TASK, &probes(), &traced(short)), None);
+        // Two functions lose it, neither calling the other.
+        let mut two = notice();
+        two[1].callers.clear();
+        for c in &mut two[1].calls {
+            c.caller = None;
+        }
+        assert_eq!(find(TASK, &probes(), &traced(two)), None);
+        // A shell trace, or a task that names no text, says nothing.
+        let mut shell = traced(notice());
+        shell[0].shell = true;
+        assert_eq!(find(TASK, &probes(), &shell), None);
+        assert_eq!(
+            find("`python3 notice.py` is slow.", &probes(), &traced(notice())),
+            None
+        );
+    }
+
+    #[test]
+    fn the_wrong_value_is_traced_to_the_call_that_made_it() {
+        let task = "`python3 timer.py 1h30m tea` sets the timer for 1800 s (0:30:00) instead of \
+                    an hour and a half.";
+        let functions = vec![
+            function(
+                "timer.py",
+                "plan",
+                vec![call("'1h30m', 'tea'", "'tea: 1800 s (0:30:00)'", None)],
+                &[],
+            ),
+            function(
+                "durations.py",
+                "parse",
+                vec![call("'1h30m'", "1800", Some("timer.py:plan"))],
+                &["timer.py:plan"],
+            ),
+            function(
+                "durations.py",
+                "format_hms",
+                vec![call("1800", "'0:30:00'", Some("timer.py:plan"))],
+                &["timer.py:plan"],
+            ),
+        ];
+        let t = vec![Traced {
+            command: "python3 timer.py 1h30m tea".to_owned(),
+            functions,
+            shell: false,
+        }];
+        let p = vec![crate::probe::symptom("python3 timer.py 1h30m tea")];
+        let got = find(task, &p, &t).unwrap();
+        assert_eq!(
+            (got.name.as_str(), got.wrong.clone()),
+            ("parse", Wrong::Made("1800".to_owned()))
+        );
+        assert!(got.sentence().contains("`parse('1h30m') returned 1800`"));
+        // A value a digit longer is another value.
+        let mut other = t.clone();
+        other[0].functions[1].calls[0].returned = Some("18000".to_owned());
+        other[0].functions[0].calls[0].returned = Some("'tea: 18000 s'".to_owned());
+        other[0].functions[2].calls[0].args = "18000".to_owned();
+        other[0].functions[2].calls[0].returned = Some("'5:00:00'".to_owned());
+        assert_eq!(find(task, &p, &other), None);
+    }
+}
