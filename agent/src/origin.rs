@@ -31,6 +31,8 @@ pub struct Origin {
     pub name: String,
     /// The call as the trace shows it: `wrap('Thank you.', 36) returned []`.
     pub call: String,
+    /// Its arguments as the trace shows them: `'Thank you.', 36`.
+    pub args: String,
     /// Its local variables when it returned ([`Call::locals`]): `line = 'Thank you.'`
     /// beside `lines = []` shows what was left out.
     pub locals: Vec<(String, String)>,
@@ -109,6 +111,110 @@ pub fn only(traced: &[Traced], origin: &Origin) -> Vec<Traced> {
         .collect()
 }
 
+/// Calls of the origin's function with one text or list argument of its call emptied
+/// (`wrap('', 36)` beside `wrap('Thank you.', 36)`), each as a command whose output must stay
+/// as it was ([`Probe::sibling`], refused as `regressed`): the task says nothing of them, and
+/// a fix for the case it names must leave them as they were. The 1.5B made notice-wrap's
+/// `wrap` append its last line always, and `wrap('', 36)` returned `['']` where it returned
+/// `[]`; the shipped notice came out right, and the DONE was taken. None where an argument is
+/// no literal Python can read back (an object, a value cut short), the module cannot be
+/// imported by its path, or the task writes the call itself. The caller keeps those that ran
+/// cleanly before the change.
+pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
+    let Some(module) = module_of(&origin.path) else {
+        return Vec::new();
+    };
+    let Some(args) = literal_args(&origin.args) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Probe> = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let empty = match arg.chars().next() {
+            Some('\'' | '"') if arg.len() > 2 => "''",
+            Some('[') if arg != "[]" => "[]",
+            _ => continue,
+        };
+        let mut varied = args.clone();
+        varied[i] = empty.to_owned();
+        let call = format!("{}({})", origin.name, varied.join(", "));
+        if task.contains(&call) {
+            continue;
+        }
+        let code = format!("from {module} import {}; print(repr({call}))", origin.name);
+        let argv = vec!["python3".to_owned(), "-c".to_owned(), code];
+        out.extend(Probe::to_keep(argv).map(|p| Probe { sibling: true, ..p }));
+    }
+    out
+}
+
+/// The module a file of the repository is imported as from its root: `textfmt.py` →
+/// `textfmt`, `pkg/fmt.py` → `pkg.fmt`; `None` for a part that is no identifier.
+fn module_of(path: &str) -> Option<String> {
+    let stem = path.strip_suffix(".py")?;
+    let parts: Vec<&str> = stem.split('/').collect();
+    let ident = |p: &&str| {
+        p.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    (parts.iter().all(ident) && parts.last() != Some(&"__init__")).then(|| parts.join("."))
+}
+
+/// The arguments of a traced call (`'a, b', [1, 2], 36`) split at their top-level commas,
+/// when each is a literal: a text, a list of literals, a number, `True`/`False`/`None`.
+/// `None` for anything else — an object, a tuple or mapping (which may be `*args` or
+/// `**kwargs`), a value cut short.
+fn literal_args(args: &str) -> Option<Vec<String>> {
+    if cut_short(args) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut current = String::new();
+    for c in args.chars() {
+        if let Some(q) = quote {
+            current.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '[' => depth += 1,
+            ']' => depth = depth.checked_sub(1)?,
+            '(' | '{' | '<' => return None,
+            ',' if depth == 0 => {
+                out.push(current.trim().to_owned());
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    if quote.is_some() || depth != 0 {
+        return None;
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_owned());
+    }
+    let literal = |a: &String| {
+        let first = a.chars().next();
+        matches!(first, Some('\'' | '"' | '['))
+            || a.parse::<f64>().is_ok()
+            || ["True", "False", "None"].contains(&a.as_str())
+    };
+    out.iter().all(literal).then_some(out)
+}
+
 /// The text of `texts` the call was given and did not return.
 fn lost_in(call: &Call, texts: &[String]) -> Option<Wrong> {
     let returned = call.returned.as_deref().filter(|r| !cut_short(r))?;
@@ -182,6 +288,7 @@ fn innermost(functions: &[Function], counts: impl Fn(&Call) -> Option<Wrong>) ->
         path: f.path.clone(),
         name: f.name.clone(),
         call: call.line(&f.name),
+        args: call.args.clone(),
         locals: call.locals.clone(),
         wrong: wrong.clone(),
     })
@@ -323,6 +430,51 @@ mod tests {
             find("`python3 notice.py` is slow.", &probes(), &traced(notice())),
             None
         );
+    }
+
+    #[test]
+    fn edge_calls_empty_one_text_or_list_argument_at_a_time() {
+        let origin = find(TASK, &probes(), &traced(notice())).unwrap();
+        let edges = edge_probes(TASK, &origin);
+        let commands: Vec<&str> = edges.iter().map(|p| p.command.as_str()).collect();
+        assert_eq!(
+            commands,
+            ["python3 -c \"from textfmt import wrap; print(repr(wrap('', 36)))\""]
+        );
+        assert!(edges.iter().all(|p| p.sibling && p.keep && !p.symptom));
+        // The task writing the call itself: it is what the task is about, not an edge.
+        let about = format!("{TASK} Also wrap('', 36) is wrong.");
+        assert!(edge_probes(&about, &origin).is_empty());
+        // Lists, texts with commas and quotes, numbers and None; each emptied on its own.
+        assert_eq!(
+            literal_args("'a, \\'b', [1, [2, 3]], -4.5, None").unwrap(),
+            ["'a, \\'b'", "[1, [2, 3]]", "-4.5", "None"]
+        );
+        let mut o = origin.clone();
+        o.path = "pkg/fmt.py".to_owned();
+        o.args = "'x', ['a', 'b'], 2".to_owned();
+        let commands: Vec<String> = edge_probes("", &o).into_iter().map(|p| p.command).collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        assert!(
+            commands[0].contains("from pkg.fmt import wrap; print(repr(wrap('', ['a', 'b'], 2)))")
+        );
+        assert!(commands[1].contains("wrap('x', [], 2)"));
+        // Objects, tuples (maybe *args), values cut short, and paths no import names: none.
+        for args in [
+            "<Clock object>",
+            "(2,), {'k': 3}",
+            "'abc...xyz', 3",
+            "Order(number='1')",
+        ] {
+            o.path = "fmt.py".to_owned();
+            o.args = args.to_owned();
+            assert!(edge_probes("", &o).is_empty(), "{args}");
+        }
+        o.args = "'x'".to_owned();
+        for path in ["my-lib/fmt.py", "fmt.sh", "pkg/__init__.py"] {
+            o.path = path.to_owned();
+            assert!(edge_probes("", &o).is_empty(), "{path}");
+        }
     }
 
     #[test]

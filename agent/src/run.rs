@@ -114,6 +114,28 @@ pub async fn run(
     };
     let mut shown_before = before.clone();
     shown_before.extend(check.map_or_else(Vec::new, |c| crate::probe::run_all(ws, &[c])));
+    // Calls of the origin's function on emptied arguments that run cleanly now must print
+    // the same after the change ([`crate::origin::edge_probes`]); not shown before the first
+    // turn, only once a change made them print otherwise.
+    let (probes, before) = match &origin {
+        Some(o) => {
+            let edges = crate::origin::edge_probes(&cfg.task, o);
+            let runs = crate::probe::run_all(ws, &edges);
+            let mut probes = probes;
+            let mut before = before;
+            for p in edges {
+                let Some(r) = runs.iter().find(|r| r.command == p.command) else {
+                    continue;
+                };
+                if r.code == Some(0) && !r.timed_out {
+                    probes.push(p);
+                    before.push(r.clone());
+                }
+            }
+            (probes, before)
+        }
+        None => (probes, before),
+    };
     let check_files = protected_files(ws, cfg, &probes, &before);
     // A focused attempt of the whole protocol shows only the functions the wrong command
     // runs, where it runs few — only the one where its value first goes wrong, where the

@@ -1080,6 +1080,28 @@ fn the_call_that_loses_the_task_s_text_is_named_and_shown_alone_when_focused() {
         std::fs::read_to_string(dir.path().join("textfmt.py")).unwrap(),
         fixed
     );
+    // A fix that appends the last line always makes `wrap('', 20)` return `['']` where it
+    // returned `[]`: the shipped notice comes out right, but the DONE is refused as a case
+    // that worked and prints otherwise now.
+    std::fs::write(dir.path().join("textfmt.py"), TEXTFMT).unwrap();
+    let always = TEXTFMT.replace(
+        "    return lines\n",
+        "    lines.append(line)\n    return lines\n",
+    );
+    let e = engine(&[&python_block("textfmt.py", &always), "DONE"]);
+    c.focus = false;
+    let out = session(&e, dir.path(), &c);
+    assert_ne!(out.reason, StopReason::Done, "{:?}", prompts(&e));
+    let evs = events(dir.path(), &out.session);
+    assert!(
+        evs.iter().any(
+            |e| matches!(e, agent::view::Event::Observation { summary, .. }
+            if summary.contains("from textfmt import wrap; print(repr(wrap('', 20)))")
+                && summary.contains("worked before your change and prints otherwise now"))
+        ),
+        "{evs:?}"
+    );
+    std::fs::write(dir.path().join("textfmt.py"), &fixed).unwrap();
     // Once wrap keeps the last line, nothing is lost and nothing is named.
     c.max_turns = 1;
     let e = engine(&["DONE"]);
