@@ -87,6 +87,13 @@ pub fn focus(number: u32) -> bool {
     number.saturating_sub(1) / 2 % 2 == 1
 }
 
+/// Whether attempt `number`, focused, writes the function where the value first goes wrong
+/// anew ([`Config::anew`]): the second of each focused pair (4, 8, …; every even one under
+/// `--focus`), so that the function is shown once as it is and once without its body.
+pub fn anew(focused: bool, number: u32) -> bool {
+    focused && number.is_multiple_of(2)
+}
+
 /// The policy each attempt's session runs under. An attempt works in a disposable copy, so
 /// its edits need nobody's approval (`ask` runs as `edits`: edits automatic, commands still
 /// asked unless `--allow-run` matches); what reaches the real tree is asked for once, as the
@@ -310,6 +317,7 @@ fn prepare(ws: &Workspace, cfg: &Config, number: u32) -> Result<Prepared, Isolat
     session.sampling = sampling(&cfg.sampling, number);
     session.files_apart = layout(cfg.files_apart, number);
     session.focus = cfg.focus || focus(number);
+    session.anew = cfg.anew || anew(session.focus, number);
     session.policy = attempt_policy(&cfg.policy);
     Ok(Prepared {
         number,

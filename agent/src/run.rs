@@ -156,6 +156,10 @@ pub async fn run(
                 &focused,
                 &protected,
                 origin.is_some(),
+                origin
+                    .as_ref()
+                    .filter(|_| cfg.anew)
+                    .map(|o| o.name.as_str()),
             )
         })
         .flatten();

@@ -338,6 +338,42 @@ pub(crate) fn subset(path: &str, text: &str, keep: &[String]) -> Option<(String,
     Some((shown, left_out))
 }
 
+/// `text` (a Python file, or the part of it a first message shows) with the body of function
+/// `name` left out: its decorators, signature and docstring kept, nothing under them, so that
+/// the model writes the function anew instead of copying it back. `None` when the file is no
+/// Python, `name` is no top-level definition of it, or it has no docstring (a bare signature
+/// is no Python to show).
+pub(crate) fn without_body(path: &str, text: &str, name: &str) -> Option<String> {
+    if lang(path)? != Lang::Python {
+        return None;
+    }
+    let file = units(text, Lang::Python)?;
+    let at = file.iter().position(|u| u.name.as_deref() == Some(name))?;
+    let unit = &file[at];
+    // The signature ends at the first line whose code ends with a colon.
+    let code = |l: &str| l.split('#').next().unwrap_or("").trim_end().to_owned();
+    let header = unit.lines.iter().position(|l| code(l).ends_with(':'))?;
+    let first = unit.lines.get(header + 1)?.trim_start();
+    let quote = ["\"\"\"", "'''"].into_iter().find(|q| {
+        first
+            .trim_start_matches(['r', 'R', 'u', 'U'])
+            .starts_with(q)
+    })?;
+    let opened = first.find(quote)? + quote.len();
+    let end = if first[opened..].contains(quote) {
+        header + 1
+    } else {
+        (header + 2..unit.lines.len()).find(|&k| unit.lines[k].contains(quote))?
+    };
+    let mut out: Vec<String> = file.iter().map(Unit::text).collect();
+    out[at] = unit.lines[..=end].join("\n");
+    let mut shown = out.join("\n");
+    if text.ends_with('\n') {
+        shown.push('\n');
+    }
+    Some(shown)
+}
+
 /// `written`, a block for `path` (which reads `original`) from a first message that showed
 /// the file without the definitions `names` ([`subset`]), as the content to act on: the
 /// model never saw those, so what it wrote for them is a guess and the file's own are kept.
@@ -804,5 +840,23 @@ mod tests {
         assert_eq!(s.kept, ["show"]);
         // A function that never closes is not spliced.
         assert_eq!(splice("latest.sh", file, "latest() {\n  sort -V\n"), None);
+    }
+
+    #[test]
+    fn a_function_shown_anew_keeps_its_signature_and_docstring_only() {
+        let file = "import re\n\n\n@cache\ndef parse(text,\n          strict=True):  # a note\n    \"\"\"Seconds in\n    a duration.\"\"\"\n    m = re.match(text)\n    return m\n\n\ndef other():\n    '''One line.'''\n    return 1\n";
+        assert_eq!(
+            super::without_body("d.py", file, "parse").unwrap(),
+            "import re\n\n\n@cache\ndef parse(text,\n          strict=True):  # a note\n    \"\"\"Seconds in\n    a duration.\"\"\"\n\n\ndef other():\n    '''One line.'''\n    return 1\n"
+        );
+        assert_eq!(
+            super::without_body("d.py", file, "other").unwrap(),
+            file.replace("    return 1\n", "")
+        );
+        // No docstring, no such function, or no Python: nothing to show this way.
+        let bare = "def f(x):\n    return x\n";
+        assert_eq!(super::without_body("d.py", bare, "f"), None);
+        assert_eq!(super::without_body("d.py", file, "missing"), None);
+        assert_eq!(super::without_body("d.sh", "f() {\n  :\n}\n", "f"), None);
     }
 }

@@ -255,6 +255,7 @@ pub fn functions_message(
     traced: &[crate::trace::Traced],
     protected: &[String],
     bare: bool,
+    anew: Option<&str>,
 ) -> Option<(String, Partial)> {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut count = 0;
@@ -283,12 +284,20 @@ pub fn functions_message(
     let map = repository_map(&files, budget / 5);
     let mut shown = String::new();
     let mut partial = Partial::default();
+    let mut written_anew: Option<&str> = None;
     for (path, names) in &by_file {
         let text = files
             .iter()
             .find(|(p, _, _)| p == path)
             .and_then(|(_, t, _)| t.as_deref())?;
-        let (subset, left_out) = crate::splice::subset(path, text, names)?;
+        let (mut subset, left_out) = crate::splice::subset(path, text, names)?;
+        // Without its body where it has a docstring to stand under; else shown as it is.
+        if let Some(name) = anew.filter(|n| names.iter().any(|m| m == n))
+            && let Some(bodiless) = crate::splice::without_body(path, &subset, name)
+        {
+            subset = bodiless;
+            written_anew = Some(name);
+        }
         shown.push_str(&fenced(path, &subset));
         if !left_out.is_empty() {
             partial.0.push((path.clone(), left_out));
@@ -315,18 +324,25 @@ pub fn functions_message(
         .iter()
         .map(|(p, names)| format!("{} in {p}", names.join(", ")))
         .collect();
-    if bare {
+    let others_left = if left.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; the file's other functions are left out and stay as they are ({})",
+            left.join("; ")
+        )
+    };
+    if let Some(name) = written_anew {
         let _ = write!(
             s,
-            "\nThe function named above, in its file as it is now{}:\n\n",
-            if left.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; the file's other functions are left out and stay as they are ({})",
-                    left.join("; ")
-                )
-            }
+            "\nThe function named above, in its file, with its body left out: write `{name}` \
+             anew, whole, under its signature and docstring, so that it does what they and the \
+             task say{others_left}:\n\n"
+        );
+    } else if bare {
+        let _ = write!(
+            s,
+            "\nThe function named above, in its file as it is now{others_left}:\n\n"
         );
     } else if left.is_empty() {
         s.push_str("\nThe files the task's command runs, as they are now:\n\n");
@@ -339,9 +355,17 @@ pub fn functions_message(
         );
     }
     s.push_str(&shown);
-    let closing = "Reply with each file you change as it is shown above, with the change made: \
-                   its path on a line by itself, then its content in a fenced code block. The \
-                   functions left out stay as they are.";
+    let closing = match written_anew {
+        Some(name) => format!(
+            "Reply with the file as it is shown above, with `{name}` written whole: its path on \
+             a line by itself, then its content in a fenced code block. The functions left out \
+             stay as they are."
+        ),
+        None => "Reply with each file you change as it is shown above, with the change made: \
+                 its path on a line by itself, then its content in a fenced code block. The \
+                 functions left out stay as they are."
+            .to_owned(),
+    };
     let message = if apart {
         format!("{}{TURN_BREAK}{task}\n{closing}", s.trim_end())
     } else {
@@ -1172,6 +1196,7 @@ mod tests {
                 &traced(calls),
                 &protected,
                 false,
+                None,
             )
         };
         let (message, partial) =

@@ -1113,3 +1113,59 @@ fn the_call_that_loses_the_task_s_text_is_named_and_shown_alone_when_focused() {
         prompts(&e)[0]
     );
 }
+
+const DURATIONS: &str = "UNITS = {\"h\": 3600, \"m\": 60}\n\n\ndef parse(text):\n    \"\"\"Seconds in a duration like \"1h30m\".\"\"\"\n    n, u = text[-3:-1], text[-1]\n    return int(n) * UNITS[u]\n\n\ndef fmt(s):\n    return f\"{s} s\"\n";
+const PARSE_ANEW: &str = "def parse(text):\n    \"\"\"Seconds in a duration like \"1h30m\".\"\"\"\n    h, m = text[:-1].split(\"h\")\n    return int(h) * UNITS[\"h\"] + int(m) * UNITS[\"m\"]\n";
+
+/// Asked to write the function where the value first goes wrong anew (`anew`), a focused
+/// attempt shows it without its body, under its signature and docstring; the function
+/// written whole is spliced into the file, the rest kept.
+#[test]
+fn a_function_written_anew_is_shown_without_its_body_and_spliced_back() {
+    if !python_runs_confined() {
+        return;
+    }
+    let timer = "import sys\nfrom durations import parse, fmt\nprint(fmt(parse(sys.argv[1])))\n";
+    let dir = repo(
+        "probe-anew",
+        &[("durations.py", DURATIONS), ("timer.py", timer)],
+    );
+    let reply = format!("{}DONE", python_block("durations.py", PARSE_ANEW));
+    let e = engine(&[reply.as_str()]);
+    let mut c = whole_cfg("`python3 timer.py 1h30m` prints 1800 s instead of 5400 s.");
+    c.focus = true;
+    c.anew = true;
+    let out = session(&e, dir.path(), &c);
+    let p = &prompts(&e)[0];
+    assert!(
+        p.contains("The wrong value first appears in what `parse` (durations.py) returns"),
+        "{p}"
+    );
+    assert!(
+        p.contains(
+            "durations.py\n```\nUNITS = {\"h\": 3600, \"m\": 60}\n\n\ndef parse(text):\n    \"\"\"Seconds in a duration like \"1h30m\".\"\"\"\n```\n"
+        ),
+        "{p}"
+    );
+    assert!(p.contains("write `parse` anew, whole"), "{p}");
+    assert!(!p.contains("return int(n)"), "{p}");
+    assert_eq!(out.reason, StopReason::Done, "{:?}", prompts(&e));
+    let written = std::fs::read_to_string(dir.path().join("durations.py")).unwrap();
+    assert_eq!(
+        written,
+        DURATIONS.replace(
+            "    n, u = text[-3:-1], text[-1]\n    return int(n) * UNITS[u]\n",
+            "    h, m = text[:-1].split(\"h\")\n    return int(h) * UNITS[\"h\"] + int(m) * UNITS[\"m\"]\n"
+        )
+    );
+    // Not asked to: the body is shown.
+    let dir = repo(
+        "probe-anew-off",
+        &[("durations.py", DURATIONS), ("timer.py", timer)],
+    );
+    let e = engine(&["DONE"]);
+    c.anew = false;
+    c.max_turns = 1;
+    session(&e, dir.path(), &c);
+    assert!(prompts(&e)[0].contains("return int(n) * UNITS[u]"));
+}

@@ -727,6 +727,16 @@ fn the_focused_layout_shows_only_the_files_the_task_points_at() {
 
     let focused: Vec<u32> = (1..=8).filter(|&n| agent::attempts::focus(n)).collect();
     assert_eq!(focused, [3, 4, 7, 8]);
+    // The second of each focused pair writes the origin's function anew; under --focus,
+    // every even attempt.
+    let anew: Vec<u32> = (1..=8)
+        .filter(|&n| agent::attempts::anew(agent::attempts::focus(n), n))
+        .collect();
+    assert_eq!(anew, [4, 8]);
+    let anew: Vec<u32> = (1..=8)
+        .filter(|&n| agent::attempts::anew(true, n))
+        .collect();
+    assert_eq!(anew, [2, 4, 6, 8]);
 }
 
 /// A block headed by a directory (`docs/`) is refused before anything is written (it once

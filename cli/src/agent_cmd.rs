@@ -294,10 +294,17 @@ pub struct RunArgs {
     /// Whole protocol: show whole only the files the task points at (the files it names,
     /// what they import or source, what defines its identifiers), sources before tests; the
     /// others appear only in the repository map; where a wrong Python command the task names
-    /// runs at most six functions, only those functions are shown, in their files. With
-    /// --attempts, attempts 3 and 4 focus.
+    /// runs at most six functions, only those functions are shown, in their files, and where
+    /// its trace shows the one call where its value first goes wrong (a text it was given
+    /// and lost, or the wrong value made from arguments without it), only that function,
+    /// with its variables named. With --attempts, attempts 3 and 4 focus.
     #[arg(long)]
     pub focus: bool,
+    /// With --focus, where the first message shows the one function where the value first
+    /// goes wrong: show it without its body (signature and docstring kept) for the model to
+    /// write anew, instead of copying it back. With --attempts, the even focused attempts do.
+    #[arg(long)]
+    pub anew: bool,
     /// After the first turn, send the first message again, made from the files as they are
     /// now and telling what came of the earlier replies, instead of the conversation so far.
     /// Small models copy their last reply or its answer from a conversation; this leaves
@@ -514,6 +521,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.context_budget = a.context_budget;
     cfg.files_apart = a.files_apart;
     cfg.focus = a.focus;
+    cfg.anew = a.anew;
     cfg.restate = restate(a.restate, a.no_restate, profile);
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
