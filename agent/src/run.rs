@@ -155,11 +155,11 @@ pub async fn run(
                 layout.apart,
                 &focused,
                 &protected,
-                origin.is_some(),
-                origin
-                    .as_ref()
-                    .filter(|_| cfg.anew)
-                    .map(|o| o.name.as_str()),
+                match &origin {
+                    Some(o) if cfg.anew => crate::whole::Shown::OriginAnew(&o.name),
+                    Some(_) => crate::whole::Shown::Origin,
+                    None => crate::whole::Shown::Traced,
+                },
             )
         })
         .flatten();

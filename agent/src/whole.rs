@@ -226,6 +226,17 @@ fn files_and_map(ws: &Workspace, task: &str, budget: usize, focus: bool) -> Stri
     s
 }
 
+/// What a [`functions_message`] is given to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown<'n> {
+    /// The functions the task's wrong command runs.
+    Traced,
+    /// The one where its value first goes wrong ([`crate::origin`]), named in the message.
+    Origin,
+    /// That one, named so, without its body, to be written anew ([`crate::Config::anew`]).
+    OriginAnew(&'n str),
+}
+
 /// At most this many functions make a [`functions_message`]; a command that runs more has
 /// not narrowed the search enough to leave the rest of its files out.
 pub const MAX_SHOWN_FUNCTIONS: usize = 6;
@@ -238,7 +249,7 @@ pub const MAX_SHOWN_FUNCTIONS: usize = 6;
 /// A block written back from what is shown is spliced into the file, so the definitions left
 /// out stay as they are (and, never shown, are not taken from a block: [`Partial`]).
 ///
-/// `bare`: `traced` holds the one function where the command's value first goes wrong
+/// [`Shown::Origin`]: `traced` holds the one function where the command's value first goes wrong
 /// ([`crate::origin`]), named in the message's sentence above: no repository map, nothing
 /// else named (the 1.5B shown the map above notice-wrap's `wrap` wrote the map's lines back as
 /// notice.py).
@@ -254,9 +265,13 @@ pub fn functions_message(
     apart: bool,
     traced: &[crate::trace::Traced],
     protected: &[String],
-    bare: bool,
-    anew: Option<&str>,
+    shown_as: Shown<'_>,
 ) -> Option<(String, Partial)> {
+    let (bare, anew) = match shown_as {
+        Shown::Traced => (false, None),
+        Shown::Origin => (true, None),
+        Shown::OriginAnew(name) => (true, Some(name)),
+    };
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut count = 0;
     for crate::trace::Function {
@@ -1195,8 +1210,7 @@ mod tests {
                 apart,
                 &traced(calls),
                 &protected,
-                false,
-                None,
+                super::Shown::Traced,
             )
         };
         let (message, partial) =
