@@ -111,8 +111,9 @@ pub fn only(traced: &[Traced], origin: &Origin) -> Vec<Traced> {
         .collect()
 }
 
-/// Calls of the origin's function with one text or list argument of its call emptied
-/// (`wrap('', 36)` beside `wrap('Thank you.', 36)`), each as a command whose output must stay
+/// Calls of the origin's function with one text or list argument of its call that held the
+/// lost text emptied (`wrap('', 36)` beside `wrap('Thank you.', 36)`), each as a command whose
+/// output must stay
 /// as it was ([`Probe::sibling`], refused as `regressed`): the task says nothing of them, and
 /// a fix for the case it names must leave them as they were. The 1.5B made notice-wrap's
 /// `wrap` append its last line always, and `wrap('', 36)` returned `['']` where it returned
@@ -121,6 +122,13 @@ pub fn only(traced: &[Traced], origin: &Origin) -> Vec<Traced> {
 /// imported by its path, or the task writes the call itself. The caller keeps those that ran
 /// cleanly before the change.
 pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
+    // Only for a text lost, and only the arguments that held it: an argument without the
+    // text has none to lose, so a fix has no cause to change what the function makes of it.
+    // A wrong value may be wrong for an empty argument too (an off-by-one), and its fix
+    // rightly changes that.
+    let Wrong::Lost(text) = &origin.wrong else {
+        return Vec::new();
+    };
     let Some(module) = module_of(&origin.path) else {
         return Vec::new();
     };
@@ -129,6 +137,9 @@ pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
     };
     let mut out: Vec<Probe> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
+        if !holds_words(arg, text) {
+            continue;
+        }
         let empty = match arg.chars().next() {
             Some('\'' | '"') if arg.len() > 2 => "''",
             Some('[') if arg != "[]" => "[]",
@@ -452,13 +463,17 @@ mod tests {
         );
         let mut o = origin.clone();
         o.path = "pkg/fmt.py".to_owned();
-        o.args = "'x', ['a', 'b'], 2".to_owned();
+        o.args = "'Thank you.', ['a', 'Thank', 'you'], ['b'], 2".to_owned();
         let commands: Vec<String> = edge_probes("", &o).into_iter().map(|p| p.command).collect();
         assert_eq!(commands.len(), 2, "{commands:?}");
-        assert!(
-            commands[0].contains("from pkg.fmt import wrap; print(repr(wrap('', ['a', 'b'], 2)))")
-        );
-        assert!(commands[1].contains("wrap('x', [], 2)"));
+        assert!(commands[0].contains(
+            "from pkg.fmt import wrap; print(repr(wrap('', ['a', 'Thank', 'you'], ['b'], 2)))"
+        ));
+        assert!(commands[1].contains("wrap('Thank you.', [], ['b'], 2)"));
+        // A wrong value: none (an empty argument may be wrong too, and its fix right).
+        let mut made = o.clone();
+        made.wrong = Wrong::Made("1800".to_owned());
+        assert!(edge_probes("", &made).is_empty());
         // Objects, tuples (maybe *args), values cut short, and paths no import names: none.
         for args in [
             "<Clock object>",
@@ -470,7 +485,7 @@ mod tests {
             o.args = args.to_owned();
             assert!(edge_probes("", &o).is_empty(), "{args}");
         }
-        o.args = "'x'".to_owned();
+        o.args = "'Thank you.'".to_owned();
         for path in ["my-lib/fmt.py", "fmt.sh", "pkg/__init__.py"] {
             o.path = path.to_owned();
             assert!(edge_probes("", &o).is_empty(), "{path}");
