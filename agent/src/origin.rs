@@ -158,6 +158,48 @@ pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
     out
 }
 
+/// What the origin's function held when an edge call ([`edge_probes`]) that `commands` name
+/// returned, run again under the tracer on the files as they are now: `` `wrap('', 36)`
+/// returned [''] now; when it returned, its variables held: lines = [''], line = ''``, one
+/// line per such call. The 1.5B, told only that `wrap('', 36)` printed `['']` where it
+/// printed `[]`, wrote the same always-appending `wrap` three times over. Empty when none
+/// of `commands` is an edge call or nothing could be traced.
+pub fn edge_variables(
+    ws: &crate::workspace::Workspace,
+    task: &str,
+    origin: &Origin,
+    commands: &[&str],
+) -> String {
+    let mut out = String::new();
+    for p in edge_probes(task, origin)
+        .iter()
+        .filter(|p| commands.contains(&p.command.as_str()))
+    {
+        let functions = crate::trace::functions(ws, &p.argv);
+        let Some(call) = functions
+            .iter()
+            .find(|f| f.path == origin.path && f.name == origin.name)
+            .and_then(|f| f.calls.first())
+        else {
+            continue;
+        };
+        let held: Vec<String> = call
+            .locals
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", crate::trace::shortened(v)))
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "`{}` now; when it returned, its variables held: {}.\n",
+            call.line(&origin.name),
+            held.join(", ")
+        ));
+    }
+    out
+}
+
 /// The module a file of the repository is imported as from its root: `textfmt.py` →
 /// `textfmt`, `pkg/fmt.py` → `pkg.fmt`; `None` for a part that is no identifier.
 fn module_of(path: &str) -> Option<String> {

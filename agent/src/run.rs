@@ -191,6 +191,7 @@ pub async fn run(
         check_files,
         traced,
         partial,
+        origin,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     let history = cfg.protocol.history(
@@ -237,6 +238,8 @@ pub async fn resume(
         // Not journaled apart: the resumed history's first message holds it.
         traced: String::new(),
         partial: crate::whole::Partial(replay.left_out.clone()),
+        // Not journaled: a regressed edge call is told without the variables.
+        origin: None,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
@@ -496,6 +499,8 @@ struct Begin<'m> {
     traced: String,
     /// The definitions the first message left out of files it showed in part.
     partial: crate::whole::Partial,
+    /// Where the task's value first goes wrong ([`crate::origin`]), if the trace showed it.
+    origin: Option<crate::origin::Origin>,
 }
 
 /// Everything the loop's helpers share.
@@ -528,6 +533,8 @@ struct Session<'a> {
     /// [`Begin::partial`]: definitions never shown, kept as the file has them when a block
     /// writes them ([`crate::splice::keep_unshown`]), until the file is READ.
     partial: crate::whole::Partial,
+    /// [`Begin::origin`]: a regressed edge call is told with the function's variables.
+    origin: Option<crate::origin::Origin>,
 }
 
 impl<'a> Session<'a> {
@@ -561,6 +568,7 @@ impl<'a> Session<'a> {
                 .collect(),
             traced: begin.traced,
             partial: begin.partial,
+            origin: begin.origin,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -1807,7 +1815,16 @@ impl<'a> Session<'a> {
         let regressed = crate::probe::regressed(&self.probes, &self.before, &now);
         if !regressed.is_empty() {
             self.tally.probe_refused += 1;
-            return Some(("regressed", crate::probe::regressed_refusal(&regressed)));
+            let mut obs = crate::probe::regressed_refusal(&regressed);
+            if let Some(o) = &self.origin {
+                let commands: Vec<&str> =
+                    regressed.iter().map(|(_, n)| n.command.as_str()).collect();
+                let held = crate::origin::edge_variables(self.ws, &self.cfg.task, o, &commands);
+                if !held.is_empty() {
+                    obs.output = format!("{}\n{}", obs.output, held.trim_end());
+                }
+            }
+            return Some(("regressed", obs));
         }
         let lost = crate::targets::output_lost(&self.cfg.task, &self.probes, &self.before, &now);
         if lost.is_empty() {

@@ -1095,9 +1095,12 @@ fn the_call_that_loses_the_task_s_text_is_named_and_shown_alone_when_focused() {
     let evs = events(dir.path(), &out.session);
     assert!(
         evs.iter().any(
-            |e| matches!(e, agent::view::Event::Observation { summary, .. }
+            |e| matches!(e, agent::view::Event::Observation { summary, output, .. }
             if summary.contains("from textfmt import wrap; print(repr(wrap('', 20)))")
-                && summary.contains("worked before your change and prints otherwise now"))
+                && summary.contains("worked before your change and prints otherwise now")
+                // What wrap held when that call returned, traced on the changed file.
+                && output.ends_with("`wrap('', 20) returned ['']` now; when it returned, its \
+                    variables held: lines = [''], line = ''."))
         ),
         "{evs:?}"
     );
