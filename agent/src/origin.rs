@@ -158,6 +158,23 @@ pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
     out
 }
 
+/// The first message's line for an edge call ([`edge_probes`]) that ran cleanly before the
+/// change, `run` its run: `` `wrap('', 36)` returns [] now, and must return the same after
+/// your change.`` — said before the first reply, not only at a refused DONE (the 1.5B, told
+/// at DONE, wrote the same always-appending `wrap` again). `None` for a probe that is no
+/// edge call, or an output that is not one short line.
+pub fn edge_note(probe: &Probe, run: &crate::probe::ProbeRun) -> Option<String> {
+    let code = probe.argv.get(2)?;
+    let call = code.split_once("; print(repr(")?.1.strip_suffix("))")?;
+    let value = run.output.trim();
+    if !probe.sibling || value.is_empty() || value.contains('\n') || value.chars().count() > 80 {
+        return None;
+    }
+    Some(format!(
+        "`{call}` returns {value} now, and must return the same after your change.\n"
+    ))
+}
+
 /// What the origin's function held when an edge call ([`edge_probes`]) that `commands` name
 /// returned, run again under the tracer on the files as they are now: `` `wrap('', 36)`
 /// returned [''] now; when it returned, its variables held: lines = [''], line = ''``, one
@@ -495,6 +512,18 @@ mod tests {
             ["python3 -c \"from textfmt import wrap; print(repr(wrap('', 36)))\""]
         );
         assert!(edges.iter().all(|p| p.sibling && p.keep && !p.symptom));
+        let run = |output: &str| crate::probe::ProbeRun {
+            command: edges[0].command.clone(),
+            code: Some(0),
+            timed_out: false,
+            output: output.to_owned(),
+        };
+        assert_eq!(
+            edge_note(&edges[0], &run("[]\n")).unwrap(),
+            "`wrap('', 36)` returns [] now, and must return the same after your change.\n"
+        );
+        assert_eq!(edge_note(&edges[0], &run("a\nb\n")), None);
+        assert_eq!(edge_note(&probes()[0], &run("[]\n")), None);
         // The task writing the call itself: it is what the task is about, not an edge.
         let about = format!("{TASK} Also wrap('', 36) is wrong.");
         assert!(edge_probes(&about, &origin).is_empty());

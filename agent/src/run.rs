@@ -117,6 +117,7 @@ pub async fn run(
     // Calls of the origin's function on emptied arguments that run cleanly now must print
     // the same after the change ([`crate::origin::edge_probes`]); not shown before the first
     // turn, only once a change made them print otherwise.
+    let mut edge_notes = String::new();
     let (probes, before) = match &origin {
         Some(o) => {
             let edges = crate::origin::edge_probes(&cfg.task, o);
@@ -128,6 +129,7 @@ pub async fn run(
                     continue;
                 };
                 if r.code == Some(0) && !r.timed_out {
+                    edge_notes.push_str(&crate::origin::edge_note(&p, r).unwrap_or_default());
                     probes.push(p);
                     before.push(r.clone());
                 }
@@ -171,7 +173,7 @@ pub async fn run(
             crate::whole::Partial::default(),
         ),
     };
-    let origin_sentence = origin.as_ref().map(crate::origin::Origin::sentence);
+    let origin_sentence = origin.as_ref().map(|o| o.sentence() + &edge_notes);
     let traced = match (&origin_sentence, functions_shown) {
         (Some(o), true) => o.clone(),
         _ => crate::trace::section(&traced) + origin_sentence.as_deref().unwrap_or_default(),

@@ -1048,7 +1048,8 @@ fn the_call_that_loses_the_task_s_text_is_named_and_shown_alone_when_focused() {
             "The text is lost in `wrap` (textfmt.py): `wrap('Thank you.', 20) returned []` — it \
              was given \"Thank you.\", and what it returned does not hold it. When it \
              returned, its variables held: lines = [], line = 'Thank you.', word = 'you.'. \
-             Change `wrap` so that it keeps it."
+             Change `wrap` so that it keeps it.\n`wrap('', 20)` returns [] now, and must \
+             return the same after your change.\n"
         ),
         "{p}"
     );
