@@ -277,6 +277,16 @@ fn added(task: &str) -> Vec<(String, bool)> {
             continue;
         }
         let Some(kind) = (k + 1..(k + 4).min(lower.len())).find(|&j| is_kind(&lower[j])) else {
+            // An option with its argument's name before the kind: `Add a --since HH:MM
+            // option` (the 0.5B on logview-since changed only filters.py, its check passed,
+            // and the attempt stopped as verified with no `--since` anywhere).
+            let option = (k + 1..(k + 4).min(words.len()))
+                .find(|&j| long_option(words[j]) || short_option(words[j]));
+            let kind_after = option
+                .and_then(|o| (o + 1..(o + 3).min(lower.len())).find(|&j| is_kind(&lower[j])));
+            if let (Some(o), Some(_)) = (option, kind_after) {
+                push(words[o], false);
+            }
             continue;
         };
         // An option just before the kind: `a --shout flag`, `a -n option`.
@@ -1015,6 +1025,13 @@ mod tests {
         assert_eq!(n("Define a constant called MAX_RETRIES."), ["MAX_RETRIES"]);
         assert_eq!(n("Add a -n option to clean.sh for a dry run"), ["-n"]);
         assert_eq!(n("add an option -q"), ["-q"]);
+        // The option's argument named between it and the kind.
+        assert_eq!(
+            n("Add a --since HH:MM option to logview.py that shows only the entries."),
+            ["--since"]
+        );
+        assert_eq!(n("Add a -k N flag to tail.sh."), ["-k"]);
+        assert!(n("Add --since to the docs, then the option list.").is_empty());
         // No name, a negation, no kind: nothing to look for.
         assert!(n("Add a function that doubles its argument.").is_empty());
         assert!(n("Do not add a function square(x).").is_empty());
