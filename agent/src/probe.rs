@@ -1236,11 +1236,14 @@ fn error_tail_in(tail: &str, output: &str) -> Option<String> {
         .find(|p| output.contains(p.as_str()))
 }
 
-/// Errors that say the code itself is broken (a name, an import, the syntax), which no task
+/// Errors that say the code itself is broken (a name, an attribute, an import, the syntax), which no task
 /// asks a program to end in.
 const BROKEN_CODE: &[&str] = &[
     "NameError:",
     "UnboundLocalError:",
+    // `'str' object has no attribute 'date'`: the 0.5B on orders-newest-first wrote
+    // by_customer's body into newest_first, report.py crashed so, and the DONE was taken.
+    "AttributeError:",
     "SyntaxError:",
     "IndentationError:",
     "TabError:",
@@ -1980,6 +1983,16 @@ mod tests {
         )];
         assert!(now_broken(std::slice::from_ref(&cli), &before, &wanted).is_empty());
         assert!(now_broken(std::slice::from_ref(&cli), &now, &now).is_empty());
+        let attr = [run(
+            &cli.command,
+            1,
+            "Traceback (most recent call last):\nAttributeError: 'str' object has no attribute 'date'",
+        )];
+        let found = now_broken(std::slice::from_ref(&cli), &before, &attr);
+        assert_eq!(
+            found[0].1,
+            "AttributeError: 'str' object has no attribute 'date'"
+        );
         // A shell script that now calls a function it never defined (dash, then bash), or
         // has a syntax error; an error about the data, or one there before, is not this.
         let sh = probe("sh archive.sh photos/");
