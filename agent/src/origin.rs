@@ -121,7 +121,7 @@ pub fn only(traced: &[Traced], origin: &Origin) -> Vec<Traced> {
 /// no literal Python can read back (an object, a value cut short), the module cannot be
 /// imported by its path, or the task writes the call itself. The caller keeps those that ran
 /// cleanly before the change.
-pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
+pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Edge> {
     // Only for a text lost, and only the arguments that held it: an argument without the
     // text has none to lose, so a fix has no cause to change what the function makes of it.
     // A wrong value may be wrong for an empty argument too (an off-by-one), and its fix
@@ -135,7 +135,7 @@ pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
     let Some(args) = literal_args(&origin.args) else {
         return Vec::new();
     };
-    let mut out: Vec<Probe> = Vec::new();
+    let mut out: Vec<Edge> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         if !holds_words(arg, text) {
             continue;
@@ -153,21 +153,33 @@ pub fn edge_probes(task: &str, origin: &Origin) -> Vec<Probe> {
         }
         let code = format!("from {module} import {}; print(repr({call}))", origin.name);
         let argv = vec!["python3".to_owned(), "-c".to_owned(), code];
-        out.extend(Probe::to_keep(argv).map(|p| Probe { sibling: true, ..p }));
+        if let Some(p) = Probe::to_keep(argv) {
+            out.push(Edge {
+                call,
+                probe: Probe { sibling: true, ..p },
+            });
+        }
     }
     out
+}
+
+/// An edge call ([`edge_probes`]): the call as Python reads it (`wrap('', 36)`) and the
+/// command that prints what it returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edge {
+    pub call: String,
+    pub probe: Probe,
 }
 
 /// The first message's line for an edge call ([`edge_probes`]) that ran cleanly before the
 /// change, `run` its run: `` `wrap('', 36)` returns [] now, and must return the same after
 /// your change.`` — said before the first reply, not only at a refused DONE (the 1.5B, told
-/// at DONE, wrote the same always-appending `wrap` again). `None` for a probe that is no
-/// edge call, or an output that is not one short line.
-pub fn edge_note(probe: &Probe, run: &crate::probe::ProbeRun) -> Option<String> {
-    let code = probe.argv.get(2)?;
-    let call = code.split_once("; print(repr(")?.1.strip_suffix("))")?;
+/// at DONE, wrote the same always-appending `wrap` again). `None` for an output that is not
+/// one short line.
+pub fn edge_note(edge: &Edge, run: &crate::probe::ProbeRun) -> Option<String> {
+    let call = &edge.call;
     let value = run.output.trim();
-    if !probe.sibling || value.is_empty() || value.contains('\n') || value.chars().count() > 80 {
+    if value.is_empty() || value.contains('\n') || value.chars().count() > 80 {
         return None;
     }
     Some(format!(
@@ -190,6 +202,7 @@ pub fn edge_variables(
     let mut out = String::new();
     for p in edge_probes(task, origin)
         .iter()
+        .map(|e| &e.probe)
         .filter(|p| commands.contains(&p.command.as_str()))
     {
         let functions = crate::trace::functions(ws, &p.argv);
@@ -506,14 +519,19 @@ mod tests {
     fn edge_calls_empty_one_text_or_list_argument_at_a_time() {
         let origin = find(TASK, &probes(), &traced(notice())).unwrap();
         let edges = edge_probes(TASK, &origin);
-        let commands: Vec<&str> = edges.iter().map(|p| p.command.as_str()).collect();
+        let commands: Vec<&str> = edges.iter().map(|e| e.probe.command.as_str()).collect();
         assert_eq!(
             commands,
             ["python3 -c \"from textfmt import wrap; print(repr(wrap('', 36)))\""]
         );
-        assert!(edges.iter().all(|p| p.sibling && p.keep && !p.symptom));
+        assert_eq!(edges[0].call, "wrap('', 36)");
+        assert!(
+            edges
+                .iter()
+                .all(|e| e.probe.sibling && e.probe.keep && !e.probe.symptom)
+        );
         let run = |output: &str| crate::probe::ProbeRun {
-            command: edges[0].command.clone(),
+            command: edges[0].probe.command.clone(),
             code: Some(0),
             timed_out: false,
             output: output.to_owned(),
@@ -523,7 +541,7 @@ mod tests {
             "`wrap('', 36)` returns [] now, and must return the same after your change.\n"
         );
         assert_eq!(edge_note(&edges[0], &run("a\nb\n")), None);
-        assert_eq!(edge_note(&probes()[0], &run("[]\n")), None);
+        assert_eq!(edge_note(&edges[0], &run(&"x".repeat(81))), None);
         // The task writing the call itself: it is what the task is about, not an edge.
         let about = format!("{TASK} Also wrap('', 36) is wrong.");
         assert!(edge_probes(&about, &origin).is_empty());
@@ -535,7 +553,10 @@ mod tests {
         let mut o = origin.clone();
         o.path = "pkg/fmt.py".to_owned();
         o.args = "'Thank you.', ['a', 'Thank', 'you'], ['b'], 2".to_owned();
-        let commands: Vec<String> = edge_probes("", &o).into_iter().map(|p| p.command).collect();
+        let commands: Vec<String> = edge_probes("", &o)
+            .into_iter()
+            .map(|e| e.probe.command)
+            .collect();
         assert_eq!(commands.len(), 2, "{commands:?}");
         assert!(commands[0].contains(
             "from pkg.fmt import wrap; print(repr(wrap('', ['a', 'Thank', 'you'], ['b'], 2)))"

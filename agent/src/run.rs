@@ -121,16 +121,18 @@ pub async fn run(
     let (probes, before) = match &origin {
         Some(o) => {
             let edges = crate::origin::edge_probes(&cfg.task, o);
-            let runs = crate::probe::run_all(ws, &edges);
+            let edge_probes: Vec<crate::probe::Probe> =
+                edges.iter().map(|e| e.probe.clone()).collect();
+            let runs = crate::probe::run_all(ws, &edge_probes);
             let mut probes = probes;
             let mut before = before;
-            for p in edges {
-                let Some(r) = runs.iter().find(|r| r.command == p.command) else {
+            for e in edges {
+                let Some(r) = runs.iter().find(|r| r.command == e.probe.command) else {
                     continue;
                 };
                 if r.code == Some(0) && !r.timed_out {
-                    edge_notes.push_str(&crate::origin::edge_note(&p, r).unwrap_or_default());
-                    probes.push(p);
+                    edge_notes.push_str(&crate::origin::edge_note(&e, r).unwrap_or_default());
+                    probes.push(e.probe);
                     before.push(r.clone());
                 }
             }
