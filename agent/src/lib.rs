@@ -51,6 +51,7 @@ pub mod targets;
 #[allow(clippy::unwrap_used)]
 mod testing;
 pub mod trace;
+pub mod undefined;
 pub mod usage;
 pub mod view;
 pub mod whole;

@@ -86,7 +86,7 @@ pub fn check(path: &str, bytes: &[u8]) -> Option<String> {
 
 /// Runs a checker with `input` on stdin: its first lines of output when it exits non-zero,
 /// `None` when it exits 0, cannot start, or runs past [`TIMEOUT`].
-fn run(cmd: &mut Command, input: &[u8]) -> Option<String> {
+pub(crate) fn run(cmd: &mut Command, input: &[u8]) -> Option<String> {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -1283,6 +1283,27 @@ impl<'a> Session<'a> {
         crate::expect::removed_missing(&self.cfg.task, &self.probes, &listed, &others)
     }
 
+    /// Names the session's Python leaves unbound: `name.attr` uses read from the text
+    /// ([`crate::imports::unbound`]) and every other name Python's compiler finds unbound
+    /// ([`crate::undefined`]), each once; with whether all are plain values (no import is
+    /// what is missing: `config.load(path)` with no `path`).
+    fn unbound_names(&self) -> (Vec<(String, String)>, bool) {
+        let mut found =
+            crate::imports::unbound(self.ws, &self.tally.changed, &self.tally.originals);
+        let mut values = found.is_empty();
+        for u in crate::undefined::in_changed(self.ws, &self.tally.changed, &self.tally.originals) {
+            let said = found
+                .iter()
+                .any(|(p, why)| *p == u.path && why.contains(&format!(" uses {},", u.name)));
+            if !said {
+                values &= !u.module;
+                found.push((u.path.clone(), u.describe()));
+            }
+        }
+        let values = values && !found.is_empty();
+        (found, values)
+    }
+
     /// A DONE refused because a file the session wrote does not parse (`lint`), counted.
     /// Also when a Python import the session broke stands ([`crate::imports`]).
     fn lint_refusal(&mut self) -> Option<(&'static str, Observation)> {
@@ -1291,7 +1312,7 @@ impl<'a> Session<'a> {
         }
         let broken = self.tally.lint(self.ws);
         let mut imports = crate::imports::broken(self.ws, &self.tally.changed);
-        let unbound = crate::imports::unbound(self.ws, &self.tally.changed, &self.tally.originals);
+        let (unbound, values) = self.unbound_names();
         let only_unbound = imports.is_empty() && !unbound.is_empty();
         imports.extend(unbound);
         let why = match (broken.is_empty(), imports.is_empty()) {
@@ -1307,6 +1328,7 @@ impl<'a> Session<'a> {
         self.tally.lint_refused += 1;
         let hint = match (broken.is_empty(), only_unbound) {
             (false, _) => LINT_HINT,
+            (true, true) if values => VALUE_HINT,
             (true, true) => UNBOUND_HINT,
             (true, false) => IMPORTS_HINT,
         };
@@ -2061,13 +2083,12 @@ impl<'a> Session<'a> {
             }
         }
         // So is an import the change broke, in whichever file holds it.
+        let mut bare_values = false;
         let imports = if self.cfg.lint {
             let mut found = crate::imports::broken(self.ws, &self.tally.changed);
-            found.extend(crate::imports::unbound(
-                self.ws,
-                &self.tally.changed,
-                &self.tally.originals,
-            ));
+            let (unbound, values) = self.unbound_names();
+            bare_values = values && found.is_empty();
+            found.extend(unbound);
             found
         } else {
             Vec::new()
@@ -2079,7 +2100,14 @@ impl<'a> Session<'a> {
                 crate::imports::describe(&imports).replace('\n', "; ")
             );
             if broken.is_empty() {
-                obs.hint = Some(IMPORTS_HINT.to_owned());
+                obs.hint = Some(
+                    if bare_values {
+                        VALUE_HINT
+                    } else {
+                        IMPORTS_HINT
+                    }
+                    .to_owned(),
+                );
             }
         }
         Ok(obs)
@@ -2217,6 +2245,9 @@ fn copy_hint(copies: &[(String, String)]) -> String {
 const UNBOUND_HINT: &str = "add the import that name needs at the top of the file (for \
      `datetime.strptime`: `import datetime` or `from datetime import datetime`), writing the file \
      again with everything else kept";
+
+const VALUE_HINT: &str = "give that name a value before the line that uses it (or write the \
+     line as it was before your change), writing the file again with everything else kept";
 
 const IMPORTS_HINT: &str = "update the import to where the module or name is now (or put it \
      back), writing the importing file again with the fix";

@@ -173,3 +173,40 @@ fn a_kept_line_using_an_import_the_change_took_out_holds_back_done() {
         "{told}"
     );
 }
+
+/// The 0.5B on rename-config-key: every rename right, but health.py's main block became
+/// `cfg = config.load(path)` with `path` bound nowhere — it parses, and the task's check
+/// never runs that block. Python's compiler finds the name; the DONE is refused as `lint`
+/// with the line, and the hint asks for a value, not an import. The block as it was goes
+/// through.
+#[test]
+fn a_plain_name_the_change_left_unbound_holds_back_done() {
+    if !std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return;
+    }
+    const HEALTH: &str = "import sys\n\nimport config\n\n\ndef worst(cfg):\n    return 3 * cfg.get(\"timeout\", 10)\n\n\nif __name__ == \"__main__\":\n    cfg = config.load(*sys.argv[1:2])\n    print(worst(cfg))\n";
+    let dir = repo("lint-unbound-value", &[("health.py", HEALTH)]);
+    let renamed = HEALTH.replace("\"timeout\"", "\"timeout_seconds\"");
+    let lost = renamed.replace("config.load(*sys.argv[1:2])", "config.load(path)");
+    let block = |t: &str| format!("health.py\n```python\n{t}```\nDONE");
+    let e = engine(&[block(&lost).as_str(), block(&renamed).as_str()]);
+    let out = session(&e, dir.path(), &cfg());
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["lint"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(
+            "health.py line 11 uses path, which health.py never assigns, imports or defines"
+        ),
+        "{told}"
+    );
+    assert!(told.contains("give that name a value"), "{told}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("health.py")).unwrap(),
+        renamed
+    );
+}

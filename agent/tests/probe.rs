@@ -505,24 +505,25 @@ fn a_script_the_task_adds_an_option_to_keeps_its_plain_behaviour() {
     );
 }
 
-/// A change that leaves the task's command crashing on broken code (a name nothing binds: a
-/// NameError; an import taken out is told sooner, as `lint`) is not taken for a fix because
-/// the output changed: its DONE is refused (`now_broken`), and the real fix's is taken.
+/// A change that leaves the task's command crashing on broken code (an attribute an int does
+/// not have: an AttributeError; a name nothing binds is told sooner, as `lint`) is not taken
+/// for a fix because the output changed: its DONE is refused (`now_broken`), and the real
+/// fix's is taken.
 #[test]
 fn done_is_refused_while_the_tasks_command_crashes_on_broken_code() {
     if !python_runs_confined() {
         return;
     }
     let dir = repo("probe-broken", &[("cli.py", CLI)]);
-    let unbound = FIXED.replacen("range(n)", "range(count)", 1);
-    let broken = format!("{}DONE", python_block("cli.py", &unbound));
+    let crashes = FIXED.replacen("range(n)", "range(n.count)", 1);
+    let broken = format!("{}DONE", python_block("cli.py", &crashes));
     let fixed = format!("{}DONE", python_block("cli.py", FIXED));
     let e = engine(&[broken.as_str(), fixed.as_str()]);
     let out = session(&e, dir.path(), &whole_cfg(TASK));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["now_broken"]);
     assert!(
-        prompts(&e)[1].contains("NameError: name 'count' is not defined"),
+        prompts(&e)[1].contains("AttributeError: 'int' object has no attribute 'count'"),
         "{}",
         prompts(&e)[1]
     );
