@@ -60,6 +60,8 @@ pub struct Tally {
     /// DONEs refused while a file the task says to delete was still there, or one it says to
     /// create was not.
     pub(crate) file_left_refused: u32,
+    /// Renames the agent finished for the session ([`crate::renames::finish`]).
+    pub(crate) renames_finished: u32,
     /// Paths the session created (absent before it first wrote them).
     pub(crate) created: BTreeSet<String>,
     /// DONE proposals refused because a file the task asked to move is still there beside

@@ -66,8 +66,14 @@ pub fn asked(task: &str) -> Option<(String, String)> {
 
 /// Whether `line` uses `name` where a name stands (see the module's documentation).
 fn uses(line: &str, name: &str) -> bool {
+    !use_spans(line, name).is_empty()
+}
+
+/// Byte offsets where `line` uses `name` where a name stands.
+fn use_spans(line: &str, name: &str) -> Vec<usize> {
     let idc = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    line.match_indices(name).any(|(i, _)| {
+    let mut at: Vec<usize> = line.match_indices(name).map(|(i, _)| i).collect();
+    at.retain(|&i| {
         let before = line[..i].chars().next_back();
         let after = line[i + name.len()..].chars().next();
         if before.is_some_and(|c| idc(c) || c == '-') || after.is_some_and(|c| idc(c) || c == '-') {
@@ -85,7 +91,124 @@ fn uses(line: &str, name: &str) -> bool {
         let set = line[..i].trim().is_empty()
             && line[i + name.len()..].trim_start().starts_with(['=', ':']);
         quoted || called || defined || set
-    })
+    });
+    at
+}
+
+/// `line` with the `len` bytes at each of `spans` (ascending, apart) replaced by `with`.
+fn replaced_at(line: &str, spans: &[usize], len: usize, with: &str) -> String {
+    let mut out = line.to_owned();
+    for &i in spans.iter().rev() {
+        out.replace_range(i..i + len, with);
+    }
+    out
+}
+
+/// One file as finishing a rename leaves it ([`finish`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub path: String,
+    pub before: String,
+    pub after: String,
+    /// Lines (from 1) where the old name still stood and now reads the new one.
+    pub renamed: Vec<usize>,
+    /// Lines (from 1) where the session's rename had reached a word of printed text, put
+    /// back as the word it was ([`in_prose`]).
+    pub restored: Vec<usize>,
+}
+
+/// The rename `task` asks for, finished the way the DONE rules judge it: in every file
+/// (test files and files over [`MAX_BYTES`] left out), each place the old name still stands
+/// as a name ([`left`]) reads the new one, and in each code file the session changed
+/// (`originals`), a word of printed text its rename reached is put back ([`in_prose`]).
+/// Only once the session has begun the rename (some file has the new name): the model
+/// decides that the rename is the change, this only completes it. Empty when nothing is
+/// left to do.
+///
+/// The 1.5B on rename-config-key renamed the key in one or two files per turn and the word
+/// in `(timeout 5 s, …)` with it; told each leftover (`name_left`, `name_in_prose`) with the
+/// line to write, it wrote the same lines back until its turns ran out, in every attempt of
+/// sessions 23–25. An IDE's rename does this mechanically; so does this.
+pub fn finish(
+    task: &str,
+    ws: &Workspace,
+    originals: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
+) -> Vec<Finished> {
+    let Some((old, new)) = asked(task) else {
+        return Vec::new();
+    };
+    let files: Vec<(String, String)> = ws
+        .files("")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| !crate::probe::is_test(&[format!("./{f}")]))
+        .filter_map(|f| {
+            let bytes = ws.read(&f).ok().flatten()?;
+            (bytes.len() <= MAX_BYTES).then_some(())?;
+            Some((f, String::from_utf8(bytes).ok()?))
+        })
+        .collect();
+    if !files.iter().any(|(_, t)| t.contains(new.as_str())) {
+        return Vec::new();
+    }
+    let word = old.chars().all(|c| c.is_ascii_lowercase());
+    // `x.old` is renamed only where the repository defines the new name: `cfg.get(…)` is a
+    // dict's method, whatever `get` the task renames, until some file has `def fetch`.
+    let defined = files.iter().any(|(_, t)| {
+        t.lines().any(|l| {
+            let l = l.trim_start();
+            ["def ", "class ", "function ", "self."].iter().any(|k| {
+                l.strip_prefix(k).is_some_and(|rest| {
+                    rest.strip_prefix(new.as_str())
+                        .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+                })
+            })
+        })
+    });
+    let mut out = Vec::new();
+    for (path, text) in files {
+        let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+        let before_lines: std::collections::BTreeSet<String> = match originals.get(&path) {
+            Some(Some(b)) if word && !DOCUMENTS.contains(&ext) => String::from_utf8_lossy(b)
+                .lines()
+                .map(str::to_owned)
+                .collect(),
+            _ => std::collections::BTreeSet::new(),
+        };
+        let (mut renamed, mut restored) = (Vec::new(), Vec::new());
+        let mut lines: Vec<String> = Vec::new();
+        for (k, line) in text.split_inclusive('\n').enumerate() {
+            let mut line = line.to_owned();
+            let prose = in_literal_prose(&line, &new);
+            if !prose.is_empty() {
+                let was = line
+                    .trim_end_matches(['\n', '\r'])
+                    .replace(new.as_str(), &old);
+                if before_lines.contains(&was) && !in_literal_prose(&was, &old).is_empty() {
+                    line = replaced_at(&line, &prose, new.len(), &old);
+                    restored.push(k + 1);
+                }
+            }
+            let mut spans = use_spans(&line, &old);
+            spans.retain(|&i| defined || !line[..i].ends_with('.'));
+            if !spans.is_empty() {
+                line = replaced_at(&line, &spans, old.len(), &new);
+                renamed.push(k + 1);
+            }
+            lines.push(line);
+        }
+        if renamed.is_empty() && restored.is_empty() {
+            continue;
+        }
+        out.push(Finished {
+            path,
+            before: text,
+            after: lines.concat(),
+            renamed,
+            restored,
+        });
+    }
+    out
 }
 
 /// Each file of `ws` (test files left out) that still uses `old` where a name stands, with
@@ -266,6 +389,107 @@ mod tests {
         assert!(in_prose(task, &ws, &originals).is_none());
         // No rename asked: nothing.
         assert!(in_prose("Make the timeout longer.", &ws, &originals).is_none());
+    }
+
+    #[test]
+    fn a_begun_rename_is_finished_where_a_name_stands_and_printed_words_put_back() {
+        use std::collections::BTreeMap;
+        let task = "Rename the setting `timeout` to `timeout_seconds` everywhere.";
+        let client = "def plan(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+        let over = client.replace("timeout", "timeout_seconds");
+        let health = "def worst(cfg):\n    # the timeout, per try\n    return 3 * cfg.get(\"timeout\", 10)\n";
+        let files = [
+            ("config.json", "{\"timeout_seconds\": 5}\n"),
+            ("client.py", over.as_str()),
+            ("health.py", health),
+            ("README.md", "| `timeout` | 10 |\nthe timeout of one try\n"),
+            ("test_config.py", "json.dump({\"timeout\": 3}, f)\n"),
+        ];
+        let (_d, ws) = repo(&files);
+        let mut originals = BTreeMap::new();
+        originals.insert("client.py".to_owned(), Some(client.as_bytes().to_vec()));
+        originals.insert(
+            "config.json".to_owned(),
+            Some(b"{\"timeout\": 5}\n".to_vec()),
+        );
+        let done = finish(task, &ws, &originals);
+        let got: Vec<(&str, &str, &[usize], &[usize])> = done
+            .iter()
+            .map(|f| {
+                (
+                    f.path.as_str(),
+                    f.after.as_str(),
+                    f.renamed.as_slice(),
+                    f.restored.as_slice(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "README.md",
+                    "| `timeout_seconds` | 10 |\nthe timeout of one try\n",
+                    &[1][..],
+                    &[][..]
+                ),
+                (
+                    "client.py",
+                    "def plan(cfg):\n    return f\"(timeout {cfg['timeout_seconds']} s)\"\n",
+                    &[][..],
+                    &[2][..]
+                ),
+                (
+                    "health.py",
+                    "def worst(cfg):\n    # the timeout, per try\n    return 3 * cfg.get(\"timeout_seconds\", 10)\n",
+                    &[3][..],
+                    &[][..]
+                ),
+            ]
+        );
+        assert_eq!(done[1].before, over);
+        // Finished, the rules that judge a DONE find nothing left.
+        for f in &done {
+            std::fs::write(ws.root().join(&f.path), &f.after).unwrap();
+        }
+        assert!(left(task, &ws).is_empty());
+        assert!(in_prose(task, &ws, &originals).is_none());
+        assert!(finish(task, &ws, &originals).is_empty());
+        // Not begun (no file has the new name), or no rename asked: nothing is done.
+        let (_d, ws) = repo(&[("config.json", "{\"timeout\": 5}\n"), ("health.py", health)]);
+        assert!(finish(task, &ws, &BTreeMap::new()).is_empty());
+        let (_d, ws) = repo(&files);
+        assert!(finish("Make the timeout longer.", &ws, &originals).is_empty());
+        // A method of the same name is another's until the repository defines the new one.
+        let task = "Rename the function `get` to `fetch` everywhere.";
+        let (_d, ws) = repo(&[
+            ("store.py", "def fetch(key):\n    return key\n"),
+            (
+                "app.py",
+                "import store\nx = store.get('a')\ny = {}.get('b')\n",
+            ),
+        ]);
+        let done = finish(task, &ws, &BTreeMap::new());
+        assert_eq!(done.len(), 1);
+        // Defined: every `.get` is taken for it, a dict's too (the text cannot tell them).
+        assert_eq!(
+            done[0].after,
+            "import store\nx = store.fetch('a')\ny = {}.fetch('b')\n"
+        );
+        let (_d, ws) = repo(&[
+            ("store.py", "FETCH = 1\nget = lambda key: key  # to fetch\n"),
+            (
+                "app.py",
+                "import store\nx = store.get('a')\ny = {}.get('b')\n",
+            ),
+        ]);
+        let done = finish(task, &ws, &BTreeMap::new());
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert_eq!(done[0].path, "store.py");
+        assert_eq!(
+            done[0].after,
+            "FETCH = 1\nfetch = lambda key: key  # to fetch\n"
+        );
     }
 
     #[test]

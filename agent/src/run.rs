@@ -624,7 +624,14 @@ impl<'a> Session<'a> {
                 format: codec::FormatId::Text,
             };
             let (mut observations, mut checked) = (Vec::new(), false);
+            let finished = self.tally.renames_finished;
             if self.step(&done, &mut observations, &mut checked)? == Some(StopReason::Verified) {
+                return self.stop(StopReason::Verified);
+            }
+            // The agent finished a rename the session began: judged again on the files so.
+            if self.tally.renames_finished > finished
+                && self.step(&done, &mut observations, &mut checked)? == Some(StopReason::Verified)
+            {
                 return self.stop(StopReason::Verified);
             }
         }
@@ -861,7 +868,16 @@ impl<'a> Session<'a> {
                 .or_else(|| self.copy_refusal())
                 // A check a command tampered with first: whatever else is said, it is put
                 // back before anything is judged by it.
-                .or_else(|| self.check_changed_refusal())
+                .or_else(|| self.check_changed_refusal());
+            // A rename the session began and left undone (what `name_left` and
+            // `name_in_prose` would refuse, and `named_unchanged` where the task names a
+            // file it has left) is finished by the agent, the way those rules judge it, and
+            // shown; the DONE waits for the model to look.
+            let refusal = match refusal {
+                None => self.finish_rename()?.map(|obs| ("rename_finished", obs)),
+                some => some,
+            };
+            let refusal = refusal
                 .or_else(|| self.asks_refusal())
                 .or_else(|| self.tests_not_run_refusal())
                 .or_else(|| self.answer_refusal())
@@ -1302,6 +1318,90 @@ impl<'a> Session<'a> {
         }
         let values = values && !found.is_empty();
         (found, values)
+    }
+
+    /// Finishes the rename the task asks for where the session left it undone
+    /// ([`crate::renames::finish`]), as one commit (all files or none; `rename_finished` in
+    /// the journal, so undo takes it back): the observation says where, with the diff.
+    /// `None` when nothing is left to do, when the approval mode would not write a file
+    /// unasked, or when a file to change is one the check runs (those stay as they were).
+    fn finish_rename(&mut self) -> Result<Option<Observation>, AgentError> {
+        let finished = crate::renames::finish(&self.cfg.task, self.ws, &self.tally.originals);
+        let unasked = |path: &str| {
+            self.cfg.policy.verdict(&Action::Create {
+                path: path.to_owned(),
+                content: String::new(),
+            }) == Verdict::Allow
+        };
+        if finished.is_empty()
+            || finished
+                .iter()
+                .any(|f| !unasked(&f.path) || self.check_files.iter().any(|c| c.path == f.path))
+        {
+            return Ok(None);
+        }
+        let (old, new) = crate::renames::asked(&self.cfg.task).unwrap_or_default();
+        let lines = |ns: &[usize]| {
+            let ns: Vec<String> = ns.iter().map(ToString::to_string).collect();
+            format!(
+                "{} {}",
+                if ns.len() == 1 { "line" } else { "lines" },
+                ns.join(", ")
+            )
+        };
+        let renamed: Vec<String> = finished
+            .iter()
+            .filter(|f| !f.renamed.is_empty())
+            .map(|f| format!("{} {}", f.path, lines(&f.renamed)))
+            .collect();
+        let restored: Vec<String> = finished
+            .iter()
+            .filter(|f| !f.restored.is_empty())
+            .map(|f| format!("{} {}", f.path, lines(&f.restored)))
+            .collect();
+        let mut said = Vec::new();
+        if !renamed.is_empty() {
+            said.push(format!(
+                "{old} still stood as a name in {}: renamed to {new} there",
+                renamed.join(", ")
+            ));
+        }
+        if !restored.is_empty() {
+            said.push(format!(
+                "your rename had reached the word {old} in text the program prints ({}): put \
+                 back, the name kept renamed",
+                restored.join(", ")
+            ));
+        }
+        let summary = format!(
+            "DONE held: the task renames {old} to {new}, and the agent finished the rename — {}",
+            said.join("; ")
+        );
+        let mut changes = Vec::new();
+        let mut diff = String::new();
+        for f in &finished {
+            diff.push_str(&crate::diff::unified(
+                &f.path,
+                Some(&f.before),
+                Some(&f.after),
+            ));
+            changes.push(act::FileChange {
+                path: f.path.clone(),
+                pre: Some(f.before.clone().into_bytes()),
+                post: Some(f.after.clone().into_bytes()),
+                pre_mode: self.ws.mode(&f.path),
+                post_mode: None,
+            });
+        }
+        let mut obs = self.commit(summary, &changes, &[], &[RENAME_FINISHED], diff)?;
+        if obs.ok {
+            self.tally.renames_finished += 1;
+            obs.hint = Some(
+                "look over the change below; if the task is finished, reply DONE; if not, go on"
+                    .to_owned(),
+            );
+        }
+        Ok(Some(obs))
     }
 
     /// A DONE refused because a file the session wrote does not parse (`lint`), counted.
@@ -2245,6 +2345,9 @@ fn copy_hint(copies: &[(String, String)]) -> String {
 const UNBOUND_HINT: &str = "add the import that name needs at the top of the file (for \
      `datetime.strptime`: `import datetime` or `from datetime import datetime`), writing the file \
      again with everything else kept";
+
+/// The repair a commit of [`Session::finish_rename`] carries in the journal.
+const RENAME_FINISHED: &str = "rename_finished";
 
 const VALUE_HINT: &str = "give that name a value before the line that uses it (or write the \
      line as it was before your change), writing the file again with everything else kept";

@@ -8,7 +8,9 @@
 mod common;
 
 use agent::{Config, StopReason};
-use common::{engine, have_python, prompts, python_block, refusals, repo, session};
+use common::{
+    engine, have_python, prompts, python_block, refusals, repo, session, session_approving,
+};
 
 fn cfg(task: &str) -> Config {
     let mut c = common::whole_cfg(task);
@@ -453,10 +455,13 @@ fn a_symptom_fixed_in_the_programs_input_is_refused() {
 }
 
 /// The 1.5B on rename-config-key: the key renamed in config.json and config.py, DONE with
-/// client.py still reading the old one. Refused (`name_left`, file and line named); taken once
-/// client.py reads the new key.
+/// client.py still reading the old one (session 20), then told the file and line
+/// (`name_left`) and writing the same lines back until its turns ran out (sessions 23–25).
+/// The agent finishes the rename it began — the key where it stands as a name, the printed
+/// word `timeout` kept — as one commit shown with its diff; the DONE after it is taken. One
+/// undo step takes the agent's commit back.
 #[test]
-fn a_rename_left_in_one_file_is_refused() {
+fn a_rename_left_in_one_file_is_finished_by_the_agent() {
     const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
     let dir = repo(
         "targets-rename-key",
@@ -467,28 +472,141 @@ fn a_rename_left_in_one_file_is_refused() {
         ],
     );
     let first = "config.json\n```\n{\"timeout_seconds\": 5}\n```\nconfig.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\nDONE";
-    let fixed = CLIENT.replace("['timeout']", "['timeout_seconds']");
-    let second = format!("{}DONE", python_block("client.py", &fixed));
-    let e = engine(&[first, second.as_str()]);
+    let e = engine(&[first, "DONE"]);
     let task =
         "Rename the setting `timeout` to `timeout_seconds` everywhere (config.json and the code).";
     let out = session(&e, dir.path(), &cfg(task));
     assert_eq!(out.reason, StopReason::Done);
-    assert_eq!(refusals(dir.path(), &out.session), ["name_left"]);
+    assert_eq!(refusals(dir.path(), &out.session), ["rename_finished"]);
+    let fixed = CLIENT.replace("['timeout']", "['timeout_seconds']");
+    assert_eq!(read(dir.path(), "client.py"), fixed);
     let told = &prompts(&e)[1];
     assert!(
         told.contains(
-            "the task renames timeout to timeout_seconds, and client.py still uses timeout (line 2"
+            "DONE held: the task renames timeout to timeout_seconds, and the agent finished the \
+             rename — timeout still stood as a name in client.py line 2: renamed to \
+             timeout_seconds there"
         ),
         "{told}"
+    );
+    assert!(
+        told.contains("+    return f\"(timeout {cfg['timeout_seconds']} s)\""),
+        "{told}"
+    );
+    let ws = agent::Workspace::new(dir.path()).unwrap();
+    assert_eq!(agent::undo(&ws, None, 1, false).unwrap(), ["client.py"]);
+    assert_eq!(read(dir.path(), "client.py"), CLIENT);
+}
+
+/// Turns run out with the check passing and the rename begun: the DONE judged then finds
+/// the rename left in client.py, the agent finishes it, and the session is judged again on
+/// the files so — verified, the key renamed where it stands and nowhere else.
+#[test]
+fn a_rename_begun_when_the_turns_run_out_is_finished_and_judged_again() {
+    if !have_python() {
+        return;
+    }
+    const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+    let dir = repo(
+        "targets-rename-ran-out",
+        &[
+            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
+            ("client.py", CLIENT),
+            (
+                "check_config.py",
+                "assert 'timeout_seconds' in open('config.py').read()\n",
+            ),
+        ],
+    );
+    let first = "config.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\n";
+    let e = engine(&[first]);
+    let mut c = cfg("Rename the setting `timeout` to `timeout_seconds` everywhere.");
+    c.max_turns = 1;
+    c.verify = Some(vec!["python3".to_owned(), "check_config.py".to_owned()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(refusals(dir.path(), &out.session), ["rename_finished"]);
+    assert_eq!(
+        read(dir.path(), "client.py"),
+        CLIENT.replace("['timeout']", "['timeout_seconds']")
+    );
+}
+
+/// Where writing a file asks the user first (`--approval ask`), the agent changes nothing
+/// itself: the DONE is refused as before (`name_left`, file and line named), and taken once
+/// the model's own block renames the key.
+#[test]
+fn a_rename_left_where_writes_are_asked_is_refused_not_finished() {
+    const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+    let dir = repo(
+        "targets-rename-key-ask",
+        &[
+            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
+            ("client.py", CLIENT),
+        ],
+    );
+    let first = "config.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\nDONE";
+    let fixed = CLIENT.replace("['timeout']", "['timeout_seconds']");
+    let second = format!("{}DONE", python_block("client.py", &fixed));
+    let e = engine(&[first, second.as_str()]);
+    let mut c = cfg("Rename the setting `timeout` to `timeout_seconds` everywhere.");
+    c.policy = agent::Policy::new(agent::ApprovalMode::Ask);
+    let out = session_approving(&e, dir.path(), &c, 2);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["name_left"]);
+    assert!(
+        prompts(&e)[1].contains(
+            "the task renames timeout to timeout_seconds, and client.py still uses timeout (line 2"
+        ),
+        "{}",
+        prompts(&e)[1]
     );
     assert_eq!(read(dir.path(), "client.py"), fixed);
 }
 
-/// The rename-config-key session both tests below play: the key renamed everywhere and also
-/// the word of `(timeout 5 s)` that client.py prints, then only the name. Checks that the
-/// first DONE is refused (`name_in_prose`, nothing undone) and the second taken; returns
-/// what the model was told after the first reply, and client.py as it should be.
+/// The 1.5B on rename-config-key (session 20): the key renamed everywhere and also the word
+/// of `(timeout 5 s)` that client.py prints. The agent puts the word back, the name left
+/// renamed, and says so; the DONE after it is taken.
+#[test]
+fn a_rename_that_reaches_the_printed_words_is_put_right_by_the_agent() {
+    const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
+    let dir = repo(
+        "targets-rename-prose-finished",
+        &[
+            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
+            ("client.py", CLIENT),
+        ],
+    );
+    let over = CLIENT.replace("timeout", "timeout_seconds");
+    let config = "config.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\n";
+    let first = format!("{config}{}DONE", python_block("client.py", &over));
+    let e = engine(&[first.as_str(), "DONE"]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Rename the setting `timeout` to `timeout_seconds` everywhere."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["rename_finished"]);
+    assert_eq!(
+        read(dir.path(), "client.py"),
+        CLIENT.replace("['timeout']", "['timeout_seconds']")
+    );
+    assert!(
+        prompts(&e)[1].contains(
+            "your rename had reached the word timeout in text the program prints (client.py \
+             line 2): put back, the name kept renamed"
+        ),
+        "{}",
+        prompts(&e)[1]
+    );
+}
+
+/// The rename-config-key session both tests below play, where writes are asked (so the agent
+/// does not put the word back itself): the key renamed everywhere and also the word of
+/// `(timeout 5 s)` that client.py prints, then only the name. Checks that the first DONE is
+/// refused (`name_in_prose`, nothing undone) and the second taken; returns what the model
+/// was told after the first reply, and client.py as it should be.
 fn rename_in_prose(name: &str, restate: bool) -> (String, String) {
     const CLIENT: &str = "def url(cfg):\n    return f\"(timeout {cfg['timeout']} s)\"\n";
     let dir = repo(
@@ -506,7 +624,8 @@ fn rename_in_prose(name: &str, restate: bool) -> (String, String) {
     let e = engine(&[first.as_str(), second.as_str()]);
     let mut c = cfg("Rename the setting `timeout` to `timeout_seconds` everywhere.");
     c.restate = restate;
-    let out = session(&e, dir.path(), &c);
+    c.policy = agent::Policy::new(agent::ApprovalMode::Ask);
+    let out = session_approving(&e, dir.path(), &c, 3);
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["name_in_prose"]);
     assert_eq!(read(dir.path(), "client.py"), right);
@@ -514,11 +633,11 @@ fn rename_in_prose(name: &str, restate: bool) -> (String, String) {
 }
 
 /// The 1.5B on rename-config-key (session 20): the key renamed everywhere, and also the word
-/// of `(timeout 5 s)` that client.py prints; its check passed. Refused (`name_in_prose`,
-/// line named and given as it should read, nothing undone); taken once only the name is
-/// renamed.
+/// of `(timeout 5 s)` that client.py prints; its check passed. Where writes are asked:
+/// refused (`name_in_prose`, line named and given as it should read, nothing undone); taken
+/// once only the name is renamed.
 #[test]
-fn a_rename_that_reaches_the_printed_words_is_refused() {
+fn a_rename_that_reaches_the_printed_words_is_refused_where_writes_are_asked() {
     let (told, right) = rename_in_prose("targets-rename-prose", false);
     assert!(
         told.contains("you also renamed the word timeout in text client.py prints, on line 2;"),

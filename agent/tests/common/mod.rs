@@ -47,6 +47,15 @@ pub fn session(engine: &ScriptedEngine, dir: &Path, cfg: &Config) -> Outcome {
         .unwrap()
 }
 
+/// Runs a session in `dir` to its stop, approving the first `yes` things it is asked and
+/// nothing after.
+pub fn session_approving(engine: &ScriptedEngine, dir: &Path, cfg: &Config, yes: usize) -> Outcome {
+    let ws = Workspace::new(dir).unwrap();
+    let mut approver = ScriptedApprover::new(std::iter::repeat_n(agent::Approval::Yes, yes));
+    rt().block_on(agent::run(engine, &ws, cfg, &mut approver, &mut Quiet))
+        .unwrap()
+}
+
 /// Resumes session `id` in `dir` to its stop.
 pub fn resume(engine: &ScriptedEngine, dir: &Path, cfg: &Config, id: &str) -> Outcome {
     let ws = Workspace::new(dir).unwrap();
