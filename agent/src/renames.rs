@@ -8,7 +8,9 @@
 //!
 //! The 1.5B on rename-config-key renamed the key in config.json and config.py and said DONE
 //! with client.py, health.py and README.md still reading `timeout`. Like the rest of
-//! [`crate::asks`], the rule only refuses a DONE (fed back, never a stop) and never acts.
+//! [`crate::asks`], the rule refuses a DONE (fed back, never a stop). Where writes are
+//! unasked, the loop first finishes a rename the session began ([`finish`]) — the one place
+//! a DONE rule changes files, by the same positions it judges, in one undoable commit.
 
 use crate::probe::word_spans;
 use crate::workspace::Workspace;

@@ -1324,8 +1324,13 @@ impl<'a> Session<'a> {
     /// ([`crate::renames::finish`]), as one commit (all files or none; `rename_finished` in
     /// the journal, so undo takes it back): the observation says where, with the diff.
     /// `None` when nothing is left to do, when the approval mode would not write a file
-    /// unasked, or when a file to change is one the check runs (those stay as they were).
+    /// unasked, when a file to change is one the check runs (those stay as they were), or
+    /// with the task's rules off (`probes`).
     fn finish_rename(&mut self) -> Result<Option<Observation>, AgentError> {
+        // The rules it stands in for (`asks_refusal`'s) are off with the probes.
+        if !self.cfg.probes {
+            return Ok(None);
+        }
         let finished = crate::renames::finish(&self.cfg.task, self.ws, &self.tally.originals);
         let unasked = |path: &str| {
             self.cfg.policy.verdict(&Action::Create {

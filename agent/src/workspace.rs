@@ -431,6 +431,13 @@ impl Workspace {
             truncated |= cut;
             output.push_str(&String::from_utf8_lossy(&bytes));
         }
+        // Paths in the output read as the model writes them: relative to the repository
+        // (a traceback's `File "/tmp/bellows-probe-KnNgd5/test_stats.py"` is
+        // `File "test_stats.py"`), the private temp dir as `$TMPDIR`. Both roots are
+        // random per copy and per run, so the same program printed a different text in
+        // each attempt and each probe, and sampled differently from the same message.
+        let output = relative_paths(&output, &self.root, ".");
+        let output = relative_paths(&output, tmp.path(), "$TMPDIR");
         // The group is gone and the pipes closed: nothing writes there any more.
         let _ = tmp.close();
         Ok(RunOutput {
@@ -441,6 +448,45 @@ impl Workspace {
             restored: guard.restore(),
         })
     }
+}
+
+/// `text` with `dir` (as given, and as the kernel resolves it) written as `name`: `dir/x`
+/// as `x` where `name` is `.`, else as `name/x`; `dir` alone (before a quote, a space, a
+/// colon or the end) as `name`. A longer path that starts with the same characters
+/// (`dir-2/x`) is left as it is.
+fn relative_paths(text: &str, dir: &Path, name: &str) -> String {
+    let mut forms = vec![dir.to_string_lossy().into_owned()];
+    if let Ok(real) = dir.canonicalize() {
+        let real = real.to_string_lossy().into_owned();
+        if !forms.contains(&real) {
+            forms.push(real);
+        }
+    }
+    let mut out = text.to_owned();
+    for form in forms.iter().filter(|f| f.len() > 1) {
+        let mut next = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(form.as_str()) {
+            let after = &rest[i + form.len()..];
+            next.push_str(&rest[..i]);
+            if let Some(tail) = after.strip_prefix('/') {
+                if name != "." {
+                    next.push_str(name);
+                    next.push('/');
+                }
+                rest = tail;
+            } else if after.is_empty() || after.starts_with(['"', '\'', ' ', ':', '\n', ')', ',']) {
+                next.push_str(name);
+                rest = after;
+            } else {
+                next.push_str(form);
+                rest = after;
+            }
+        }
+        next.push_str(rest);
+        out = next;
+    }
+    out
 }
 
 /// The process groups of the commands running now (RUN, checks, probes), so that a process
@@ -545,4 +591,46 @@ pub fn glob_match(pattern: &str, path: &str) -> bool {
             .is_some_and(|name| seg(p[0].as_bytes(), name.as_bytes()));
     }
     parts(&p, &s)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_under_a_root_read_relative_and_lookalikes_stay() {
+        let root = Path::new("/tmp/bellows-probe-Kn5");
+        let text = "File \"/tmp/bellows-probe-Kn5/test_stats.py\", line 3\ncwd /tmp/bellows-probe-Kn5\nother /tmp/bellows-probe-Kn5-2/x and /tmp/bellows-probe-Kn5: done";
+        assert_eq!(
+            relative_paths(text, root, "."),
+            "File \"test_stats.py\", line 3\ncwd .\nother /tmp/bellows-probe-Kn5-2/x and .: done"
+        );
+        assert_eq!(
+            relative_paths("/tmp/r1/a.txt", Path::new("/tmp/r1"), "$TMPDIR"),
+            "$TMPDIR/a.txt"
+        );
+    }
+
+    #[test]
+    fn a_commands_output_names_the_repository_and_its_temp_dir_alike_in_every_copy() {
+        let run = || {
+            let (dir, ws) = crate::testing::repo(&[("a.txt", "x\n")]);
+            let argv: Vec<String> = ["sh", "-c", "pwd; echo \"$TMPDIR/t\"; ls \"$PWD/a.txt\""]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+            let out = ws.run(&argv);
+            drop(dir);
+            out
+        };
+        let (first, second) = match (run(), run()) {
+            (Ok(a), Ok(b)) => (a, b),
+            // No confinement on this kernel and no opt-out: nothing runs, nothing to compare.
+            (Err(WorkspaceError::Unconfinable(_)), _) => return,
+            (a, b) => panic!("{a:?} {b:?}"),
+        };
+        assert_eq!(first.output, ".\n$TMPDIR/t\na.txt\n");
+        assert_eq!(first.output, second.output);
+    }
 }
