@@ -452,6 +452,140 @@ pub fn unbound(
     out
 }
 
+/// The dotted module a repository path names (`lib/strutil.py` → `lib.strutil`): `None`
+/// for anything but a Python file whose every part is an identifier.
+fn module_of(path: &str) -> Option<String> {
+    let stem = path.strip_suffix(".py")?;
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    let dotted = stem.replace('/', ".");
+    is_dotted(&dotted).then_some(dotted)
+}
+
+/// `line` with `old` (a dotted module name) written as `new` where it stands as the module
+/// of an import (`import old`, `import a, old as b`, `from old import x`) or as `old.attr`
+/// in code: not inside a longer dotted name, a string or a comment.
+fn rename_module_in(line: &str, old: &str, new: &str) -> String {
+    // Where the comment starts, outside strings.
+    let mut quote: Option<char> = None;
+    let mut comment = line.len();
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '#' => {
+                comment = i;
+                break;
+            }
+            None => {}
+        }
+    }
+    let joined = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(line.len());
+    let mut copied = 0;
+    for (i, _) in line.match_indices(old) {
+        let head = &line[..i];
+        let before = head.chars().next_back();
+        let after = line[i + old.len()..].chars().next();
+        if i >= comment
+            || joined(before)
+            || before == Some('.')
+            || joined(after)
+            || head.matches('"').count() % 2 == 1
+            || head.matches('\'').count() % 2 == 1
+        {
+            continue;
+        }
+        let statement = head.trim_start();
+        let import = (statement.starts_with("import ")
+            && (head.trim_end().ends_with("import") || head.trim_end().ends_with(',')))
+            || statement == "from ";
+        if import || after == Some('.') {
+            out.push_str(&line[copied..i]);
+            out.push_str(new);
+            copied = i + old.len();
+        }
+    }
+    out.push_str(&line[copied..]);
+    out
+}
+
+/// A module move the task asks for (`Rename the module strutil.py to text_utils.py`), done on
+/// disk — the old file gone, the new one there — with imports of the old module left: each
+/// Python file of the repository (tests included: nothing can import a module that is gone)
+/// with those imports, and the `old.attr` uses below them, written for the new module.
+/// The 1.5B moved strutil.py and left `import strutil` in report.py (session 22), or updated
+/// one importer of three and said DONE; the broken import is certain, and so is its fix.
+pub fn finish_moves(task: &str, ws: &Workspace) -> Vec<crate::renames::Finished> {
+    let exists = |p: &str| {
+        ws.resolve_nofollow(p)
+            .ok()
+            .is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
+    };
+    let moves: Vec<(String, String)> = crate::asks::renames(task, ws)
+        .into_iter()
+        .filter(|(from, to)| !exists(from) && exists(to))
+        .filter_map(|(from, to)| Some((module_of(&from)?, module_of(&to)?)))
+        .collect();
+    if moves.is_empty() {
+        return Vec::new();
+    }
+    let files = ws.files("").unwrap_or_default();
+    let mut out = Vec::new();
+    for path in files.iter().filter(|p| p.ends_with(".py")).take(MAX_FILES) {
+        let Some(text) = ws
+            .read(path)
+            .ok()
+            .flatten()
+            .filter(|b| b.len() as u64 <= MAX_BYTES)
+            .and_then(|b| String::from_utf8(b).ok())
+        else {
+            continue;
+        };
+        let found = imports(&text);
+        let mut renamed = Vec::new();
+        let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+        for (old, new) in &moves {
+            // Only a file that imports the old module has its `old.attr` uses rewritten.
+            let imported = found.iter().any(|imp| imp.level == 0 && imp.module == *old);
+            let as_module = found
+                .iter()
+                .any(|imp| imp.level == 0 && imp.module == *old && imp.names.is_empty());
+            if !imported {
+                continue;
+            }
+            let import_lines: BTreeSet<usize> = found
+                .iter()
+                .filter(|imp| imp.level == 0 && imp.module == *old)
+                .map(|imp| imp.line)
+                .collect();
+            for (k, line) in lines.iter_mut().enumerate() {
+                if !import_lines.contains(&(k + 1)) && !as_module {
+                    continue;
+                }
+                let now = rename_module_in(line, old, new);
+                if now != *line {
+                    *line = now;
+                    renamed.push(k + 1);
+                }
+            }
+        }
+        if renamed.is_empty() {
+            continue;
+        }
+        renamed.sort_unstable();
+        renamed.dedup();
+        out.push(crate::renames::Finished {
+            path: path.clone(),
+            before: text.clone(),
+            after: lines.concat(),
+            renamed,
+            restored: Vec::new(),
+        });
+    }
+    out
+}
+
 /// `name` occurs in `text` as a whole identifier.
 fn has_identifier(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
@@ -520,6 +654,67 @@ mod tests {
         let (_d, ws) = repo(&[("logview.py", "import os.path\nprint(os.path.join('a'))\n")]);
         let new_file = [("logview.py".to_owned(), None)].into();
         assert!(unbound(&ws, &changed, &new_file).is_empty());
+    }
+
+    #[test]
+    fn a_module_moved_on_disk_has_its_imports_finished_everywhere() {
+        let task =
+            "Rename the module strutil.py to text_utils.py and update everything that imports it.";
+        let report = "import strutil\n\n\ndef heading(text):\n    return strutil.title_case(text)  # strutil.x\n";
+        let files = [
+            ("text_utils.py", "def slugify(t):\n    return t\n"),
+            (
+                "app.py",
+                "from strutil import slugify\nprint(slugify('a'), 'strutil.py')\n",
+            ),
+            ("report.py", report),
+            (
+                "test_strutil.py",
+                "import os, strutil as s\nfrom strutil import (slugify)\n",
+            ),
+            ("other.py", "import mystrutil\nmystrutil.strutil.x = 1\n"),
+        ];
+        let (_d, ws) = repo(&files);
+        let done = finish_moves(task, &ws);
+        let got: Vec<(&str, &str, &[usize])> = done
+            .iter()
+            .map(|f| (f.path.as_str(), f.after.as_str(), f.renamed.as_slice()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "app.py",
+                    "from text_utils import slugify\nprint(slugify('a'), 'strutil.py')\n",
+                    &[1][..]
+                ),
+                (
+                    "report.py",
+                    "import text_utils\n\n\ndef heading(text):\n    return text_utils.title_case(text)  # strutil.x\n",
+                    &[1, 5][..]
+                ),
+                (
+                    "test_strutil.py",
+                    "import os, text_utils as s\nfrom text_utils import (slugify)\n",
+                    &[1, 2][..]
+                ),
+            ]
+        );
+        // The old module still there (the move not done), or no move asked: nothing.
+        let mut with_old = files.to_vec();
+        with_old.push(("strutil.py", "def slugify(t):\n    return t\n"));
+        let (_d, ws) = repo(&with_old);
+        assert!(finish_moves(task, &ws).is_empty());
+        let (_d, ws) = repo(&files);
+        assert!(finish_moves("Fix the heading in report.py.", &ws).is_empty());
+        // A package path moves as its dotted name.
+        let (_d, ws) = repo(&[
+            ("lib/text.py", "X = 1\n"),
+            ("main.py", "import lib.strings\nprint(lib.strings.X)\n"),
+        ]);
+        let done = finish_moves("Move lib/strings.py to lib/text.py.", &ws);
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert_eq!(done[0].after, "import lib.text\nprint(lib.text.X)\n");
     }
 
     fn touched(paths: &[&str]) -> BTreeSet<String> {

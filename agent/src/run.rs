@@ -862,22 +862,22 @@ impl<'a> Session<'a> {
                     ("no_change", no_change_observation(self.cfg.protocol))
                 })
             };
+            // A rename the session began and left undone (what `name_left` and
+            // `name_in_prose` would refuse, `named_unchanged` where the task names a file
+            // it has left, and `lint` for the imports of a module moved on disk) is finished
+            // by the agent, the way those rules judge it, and shown; the DONE waits for the
+            // model to look.
+            let refusal = match refusal {
+                None => self.finish_rename()?.map(|obs| ("rename_finished", obs)),
+                some => some,
+            };
             let refusal = refusal
                 .or_else(|| self.whitespace_refusal())
                 .or_else(|| self.lint_refusal())
                 .or_else(|| self.copy_refusal())
                 // A check a command tampered with first: whatever else is said, it is put
                 // back before anything is judged by it.
-                .or_else(|| self.check_changed_refusal());
-            // A rename the session began and left undone (what `name_left` and
-            // `name_in_prose` would refuse, and `named_unchanged` where the task names a
-            // file it has left) is finished by the agent, the way those rules judge it, and
-            // shown; the DONE waits for the model to look.
-            let refusal = match refusal {
-                None => self.finish_rename()?.map(|obs| ("rename_finished", obs)),
-                some => some,
-            };
-            let refusal = refusal
+                .or_else(|| self.check_changed_refusal())
                 .or_else(|| self.asks_refusal())
                 .or_else(|| self.tests_not_run_refusal())
                 .or_else(|| self.answer_refusal())
@@ -1331,21 +1331,27 @@ impl<'a> Session<'a> {
         if !self.cfg.probes {
             return Ok(None);
         }
-        let finished = crate::renames::finish(&self.cfg.task, self.ws, &self.tally.originals);
-        let unasked = |path: &str| {
+        let task = &self.cfg.task;
+        let names = crate::renames::finish(task, self.ws, &self.tally.originals);
+        let moves: Vec<_> = crate::imports::finish_moves(task, self.ws)
+            .into_iter()
+            .filter(|m| names.iter().all(|n| n.path != m.path))
+            .collect();
+        let unasked = |f: &crate::renames::Finished| {
             self.cfg.policy.verdict(&Action::Create {
-                path: path.to_owned(),
+                path: f.path.clone(),
                 content: String::new(),
             }) == Verdict::Allow
+                && self
+                    .check_files
+                    .iter()
+                    .filter(|c| c.path == f.path)
+                    .all(|c| c.allows(Some(f.after.as_bytes())))
         };
-        if finished.is_empty()
-            || finished
-                .iter()
-                .any(|f| !unasked(&f.path) || self.check_files.iter().any(|c| c.path == f.path))
-        {
+        let finished: Vec<crate::renames::Finished> = names.iter().chain(&moves).cloned().collect();
+        if finished.is_empty() || !finished.iter().all(unasked) {
             return Ok(None);
         }
-        let (old, new) = crate::renames::asked(&self.cfg.task).unwrap_or_default();
         let lines = |ns: &[usize]| {
             let ns: Vec<String> = ns.iter().map(ToString::to_string).collect();
             format!(
@@ -1354,34 +1360,48 @@ impl<'a> Session<'a> {
                 ns.join(", ")
             )
         };
-        let renamed: Vec<String> = finished
-            .iter()
-            .filter(|f| !f.renamed.is_empty())
-            .map(|f| format!("{} {}", f.path, lines(&f.renamed)))
-            .collect();
-        let restored: Vec<String> = finished
-            .iter()
-            .filter(|f| !f.restored.is_empty())
-            .map(|f| format!("{} {}", f.path, lines(&f.restored)))
-            .collect();
+        let listed = |fs: &[crate::renames::Finished],
+                      which: fn(&crate::renames::Finished) -> &[usize]| {
+            fs.iter()
+                .filter(|f| !which(f).is_empty())
+                .map(|f| format!("{} {}", f.path, lines(which(f))))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let mut said = Vec::new();
-        if !renamed.is_empty() {
+        if let Some((old, new)) = crate::renames::asked(task).filter(|_| !names.is_empty()) {
+            let renamed = listed(&names, |f| &f.renamed);
+            let restored = listed(&names, |f| &f.restored);
+            let mut parts = Vec::new();
+            if !renamed.is_empty() {
+                parts.push(format!(
+                    "{old} still stood as a name in {renamed}: renamed to {new} there"
+                ));
+            }
+            if !restored.is_empty() {
+                parts.push(format!(
+                    "your rename had reached the word {old} in text the program prints \
+                     ({restored}): put back, the name kept renamed"
+                ));
+            }
             said.push(format!(
-                "{old} still stood as a name in {}: renamed to {new} there",
-                renamed.join(", ")
+                "the task renames {old} to {new}, and the agent finished the rename — {}",
+                parts.join("; ")
             ));
         }
-        if !restored.is_empty() {
+        if !moves.is_empty() {
+            let pairs: Vec<String> = crate::asks::renames(task, self.ws)
+                .into_iter()
+                .map(|(from, to)| format!("{from} to {to}"))
+                .collect();
             said.push(format!(
-                "your rename had reached the word {old} in text the program prints ({}): put \
-                 back, the name kept renamed",
-                restored.join(", ")
+                "the task moves {}, and imports of the old module were left: the agent wrote \
+                 them for the new one in {}",
+                pairs.join(" and "),
+                listed(&moves, |f| &f.renamed)
             ));
         }
-        let summary = format!(
-            "DONE held: the task renames {old} to {new}, and the agent finished the rename — {}",
-            said.join("; ")
-        );
+        let summary = format!("DONE held: {}", said.join("; "));
         let mut changes = Vec::new();
         let mut diff = String::new();
         for f in &finished {

@@ -532,6 +532,59 @@ fn a_rename_begun_when_the_turns_run_out_is_finished_and_judged_again() {
     );
 }
 
+/// rename-module: the module moved on disk (`MOVE`), its three importers left as they were —
+/// the test the check runs among them. The agent writes their imports for the new module
+/// (the test's change is to its imports only, which a check file allows), shows it, and the
+/// DONE after it is verified.
+#[test]
+fn a_module_moved_with_its_importers_left_has_them_finished_by_the_agent() {
+    if !have_python() {
+        return;
+    }
+    const REPORT: &str =
+        "import strutil\n\n\ndef heading(text):\n    return strutil.title_case(text)\n";
+    let dir = repo(
+        "targets-move-module",
+        &[
+            (
+                "strutil.py",
+                "def title_case(t):\n    return t.title()\n\n\ndef slugify(t):\n    return t.lower()\n",
+            ),
+            ("report.py", REPORT),
+            (
+                "app.py",
+                "from strutil import slugify\n\nprint(slugify('A'))\n",
+            ),
+            (
+                "test_strutil.py",
+                "from strutil import slugify, title_case\n\nassert slugify('A') == 'a'\nassert title_case('a b') == 'A B'\nprint('ok')\n",
+            ),
+        ],
+    );
+    let e = engine(&["MOVE strutil.py -> text_utils.py\nDONE", "DONE"]);
+    let mut c =
+        cfg("Rename the module strutil.py to text_utils.py and update everything that imports it.");
+    c.verify = Some(vec!["python3".to_owned(), "test_strutil.py".to_owned()]);
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Verified);
+    assert_eq!(refusals(dir.path(), &out.session), ["rename_finished"]);
+    assert_eq!(
+        read(dir.path(), "report.py"),
+        REPORT.replace("strutil", "text_utils")
+    );
+    assert!(read(dir.path(), "app.py").starts_with("from text_utils import slugify\n"));
+    assert!(read(dir.path(), "test_strutil.py").starts_with("from text_utils import"));
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(
+            "DONE held: the task moves strutil.py to text_utils.py, and imports of the old \
+             module were left: the agent wrote them for the new one in app.py line 1, \
+             report.py lines 1, 5, test_strutil.py line 1"
+        ),
+        "{told}"
+    );
+}
+
 /// Where writing a file asks the user first (`--approval ask`), the agent changes nothing
 /// itself: the DONE is refused as before (`name_left`, file and line named), and taken once
 /// the model's own block renames the key.
