@@ -139,17 +139,7 @@ pub fn finish(
     let Some((old, new)) = asked(task) else {
         return Vec::new();
     };
-    let files: Vec<(String, String)> = ws
-        .files("")
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|f| !crate::probe::is_test(&[format!("./{f}")]))
-        .filter_map(|f| {
-            let bytes = ws.read(&f).ok().flatten()?;
-            (bytes.len() <= MAX_BYTES).then_some(())?;
-            Some((f, String::from_utf8(bytes).ok()?))
-        })
-        .collect();
+    let files = rename_files(task, ws);
     if !files.iter().any(|(_, t)| t.contains(new.as_str())) {
         return Vec::new();
     }
@@ -213,6 +203,56 @@ pub fn finish(
     out
 }
 
+/// Words that carry a rename to every file.
+const WIDE: &[&str] = &[
+    "everywhere",
+    "all",
+    "every",
+    "across",
+    "throughout",
+    "codebase",
+    "repository",
+    "project",
+];
+
+/// The files a rename of `task` reaches, of `files`: `None` for all of them; the files the
+/// task names when it names some and no word of [`WIDE`] (`Rename the variable data to
+/// records in report.py` reaches report.py alone).
+fn in_scope(task: &str, files: &[String]) -> Option<Vec<String>> {
+    let words: Vec<String> = word_spans(task)
+        .into_iter()
+        .map(|(_, w)| bare(w).to_owned())
+        .collect();
+    if words
+        .iter()
+        .any(|w| WIDE.contains(&w.to_lowercase().as_str()))
+    {
+        return None;
+    }
+    let named: Vec<String> = files
+        .iter()
+        .filter(|f| words.contains(f))
+        .cloned()
+        .collect();
+    (!named.is_empty()).then_some(named)
+}
+
+/// The files a rename reads: the repository's (tests and files over [`MAX_BYTES`] left
+/// out), within the task's scope ([`in_scope`]), with their text.
+fn rename_files(task: &str, ws: &Workspace) -> Vec<(String, String)> {
+    let all = ws.files("").unwrap_or_default();
+    let scope = in_scope(task, &all);
+    all.into_iter()
+        .filter(|f| scope.as_ref().is_none_or(|s| s.contains(f)))
+        .filter(|f| !crate::probe::is_test(&[format!("./{f}")]))
+        .filter_map(|f| {
+            let bytes = ws.read(&f).ok().flatten()?;
+            (bytes.len() <= MAX_BYTES).then_some(())?;
+            Some((f, String::from_utf8(bytes).ok()?))
+        })
+        .collect()
+}
+
 /// Each file of `ws` (test files left out) that still uses `old` where a name stands, with
 /// its first such line (number from 1, and text), when `task` renames `old` to `new` and some
 /// file has `new`. Empty otherwise.
@@ -220,17 +260,7 @@ pub fn left(task: &str, ws: &Workspace) -> Vec<(String, usize, String)> {
     let Some((old, new)) = asked(task) else {
         return Vec::new();
     };
-    let files: Vec<(String, String)> = ws
-        .files("")
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|f| !crate::probe::is_test(&[format!("./{f}")]))
-        .filter_map(|f| {
-            let bytes = ws.read(&f).ok().flatten()?;
-            (bytes.len() <= MAX_BYTES).then_some(())?;
-            Some((f, String::from_utf8(bytes).ok()?))
-        })
-        .collect();
+    let files = rename_files(task, ws);
     if !files.iter().any(|(_, t)| t.contains(new.as_str())) {
         return Vec::new();
     }
@@ -492,6 +522,30 @@ mod tests {
             done[0].after,
             "FETCH = 1\nfetch = lambda key: key  # to fetch\n"
         );
+    }
+
+    #[test]
+    fn a_rename_in_the_files_a_task_names_reaches_those_alone() {
+        let (_d, ws) = repo(&[
+            (
+                "report.py",
+                "def read_all():\n    return []\n\n\nrows = load()\n",
+            ),
+            ("store.py", "def load():\n    return {\"load\": 1}\n"),
+        ]);
+        let task = "Rename the function load to read_all in report.py.";
+        let found: Vec<String> = left(task, &ws).into_iter().map(|(f, _, _)| f).collect();
+        assert_eq!(found, ["report.py"]);
+        let done = finish(task, &ws, &std::collections::BTreeMap::new());
+        assert_eq!(done.len(), 1);
+        assert_eq!(
+            done[0].after,
+            "def read_all():\n    return []\n\n\nrows = read_all()\n"
+        );
+        // Everywhere: every file.
+        let task = "Rename the function load to read_all everywhere (report.py and the rest).";
+        let found: Vec<String> = left(task, &ws).into_iter().map(|(f, _, _)| f).collect();
+        assert_eq!(found, ["report.py", "store.py"]);
     }
 
     #[test]
