@@ -971,6 +971,52 @@ fn a_block_that_would_lose_a_function_is_refused() {
     );
 }
 
+/// The 1.5B on main-guard: it moved longest_word into report.py (the file had no such
+/// definition), then wrote report.py back as it was. A definition the session added is its
+/// own to take out again: the block is taken, not refused as `dropped_code`; one the file
+/// had before the session stays protected.
+#[test]
+fn a_block_may_take_out_a_definition_the_session_added() {
+    const REPORT: &str = "from textstats import word_count\n\nprint(word_count('a b'))\n";
+    let moved = "from textstats import word_count\n\n\ndef longest_word(text):\n    return max(text.split(), key=len)\n\n\nprint(word_count('a b'))\n";
+    let dir = repo(
+        "whole-own-definition",
+        &[
+            ("report.py", REPORT),
+            (
+                "textstats.py",
+                "def word_count(t):\n    return len(t.split())\n",
+            ),
+        ],
+    );
+    let first = format!("report.py\n```python\n{moved}```\n");
+    let back = format!("report.py\n```python\n{REPORT}```\n");
+    let stats_only = "textstats.py\n```python\nX = 1\n```\nDONE";
+    let e = engine(&[first.as_str(), back.as_str(), stats_only, "DONE"]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Make report.py print the longest word too."),
+    );
+    let refused = refusals(dir.path(), &out.session);
+    assert_eq!(
+        refused.first().map(String::as_str),
+        Some("dropped_code"),
+        "{refused:?}"
+    );
+    assert_eq!(refused.iter().filter(|r| *r == "dropped_code").count(), 1);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("report.py")).unwrap(),
+        REPORT
+    );
+    // word_count was the file's before the session: still protected.
+    assert!(
+        prompts(&e)[3].contains("textstats.py not written: it would lose word_count"),
+        "{}",
+        prompts(&e)[3]
+    );
+}
+
 /// The 1.5B on backoff-cap: asked to fix `delays`, it wrote retry.py back with only `delays`
 /// (fixed) in it. The block's definitions each name their place, so it is spliced into the
 /// file (`partial_file_merged`, named in the commit and told), `call_with_retry` kept. A block
