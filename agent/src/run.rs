@@ -1073,48 +1073,15 @@ impl<'a> Session<'a> {
             let obs = crate::checkfiles::refusal(path, &by);
             return self.observed(action, obs, true);
         }
-        // A Python file written so that a line reads a name nothing binds, where the file
-        // bound it before the session (or is new): refused before it is written, the file
-        // kept as it was (`undefined_name`). The 0.5B on rename-config-key had every rename
-        // right and the check passing, then rewrote health.py's main block around a `path`
-        // bound nowhere; the 1.5B on main-guard moved code into report.py without `sys`.
-        if self.cfg.lint
-            && let Plan::Change { changes, .. } = &plan
-            && let Some(found) = changes.iter().find_map(|c| {
-                let post = std::str::from_utf8(c.post.as_deref()?).ok()?;
-                if !c.path.ends_with(".py") || self.tally.lint_exempt.contains(&c.path) {
-                    return None;
-                }
-                let before = match self.tally.originals.get(&c.path) {
-                    Some(Some(pre)) => Some(String::from_utf8_lossy(pre).into_owned()),
-                    Some(None) => None,
-                    None => c
-                        .pre
-                        .as_deref()
-                        .map(|b| String::from_utf8_lossy(b).into_owned()),
-                };
-                let found = crate::undefined::newly_undefined(&c.path, before.as_deref(), post);
-                (!found.is_empty()).then_some(found)
-            })
+        // A Python file written so that a line reads a name nothing binds: refused before it
+        // is written, the file kept as it was (`undefined_name`).
+        if let Plan::Change { changes, .. } = &plan
+            && let Some(obs) = self.undefined_refusal(changes)
         {
             self.emit(Event::Refused {
                 turn,
                 why: "undefined_name".to_owned(),
             })?;
-            let path = &found[0].path;
-            let said: Vec<String> = found
-                .iter()
-                .map(crate::undefined::Undefined::describe)
-                .collect();
-            let hint = if found.iter().all(|u| !u.module) {
-                VALUE_HINT
-            } else {
-                UNBOUND_HINT
-            };
-            let obs = Observation::error(
-                format!("{path} not written: {}", said.join("; ")),
-                Some(hint),
-            );
             return self.observed(action, obs, true);
         }
         // A data file no program reads, written over in a task about a command's output:
@@ -1350,6 +1317,44 @@ impl<'a> Session<'a> {
             .filter_map(|b| String::from_utf8(b).ok())
             .collect();
         crate::expect::removed_missing(&self.cfg.task, &self.probes, &listed, &others)
+    }
+
+    /// Why `changes` may not be written: a Python file among them where a line reads a name
+    /// nothing binds, which the file bound before the session (or any, in a new file)
+    /// ([`crate::undefined`]). The 0.5B on rename-config-key had every rename right and the
+    /// check passing, then rewrote health.py's main block around a `path` bound nowhere;
+    /// the 1.5B on main-guard moved code into report.py without its `sys`. `None` with the
+    /// lint off, and for a file that did not parse before the session.
+    fn undefined_refusal(&self, changes: &[act::FileChange]) -> Option<Observation> {
+        if !self.cfg.lint {
+            return None;
+        }
+        let found = changes.iter().find_map(|c| {
+            let post = std::str::from_utf8(c.post.as_deref()?).ok()?;
+            if !c.path.ends_with(".py") || self.tally.lint_exempt.contains(&c.path) {
+                return None;
+            }
+            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            let before = match self.tally.originals.get(&c.path) {
+                Some(pre) => pre.as_deref().map(text),
+                None => c.pre.as_deref().map(text),
+            };
+            let found = crate::undefined::newly_undefined(&c.path, before.as_deref(), post);
+            (!found.is_empty()).then_some(found)
+        })?;
+        let said: Vec<String> = found
+            .iter()
+            .map(crate::undefined::Undefined::describe)
+            .collect();
+        let hint = if found.iter().all(|u| !u.module) {
+            VALUE_HINT
+        } else {
+            UNBOUND_HINT
+        };
+        Some(Observation::error(
+            format!("{} not written: {}", found[0].path, said.join("; ")),
+            Some(hint),
+        ))
     }
 
     /// Names the session's Python leaves unbound: `name.attr` uses read from the text
