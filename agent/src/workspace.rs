@@ -615,7 +615,9 @@ mod tests {
     #[test]
     fn a_commands_output_names_the_repository_and_its_temp_dir_alike_in_every_copy() {
         let run = || {
-            let (dir, ws) = crate::testing::repo(&[("a.txt", "x\n")]);
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+            let ws = Workspace::new(dir.path()).unwrap();
             let argv: Vec<String> = ["sh", "-c", "pwd; echo \"$TMPDIR/t\"; ls \"$PWD/a.txt\""]
                 .iter()
                 .map(|s| (*s).to_owned())
