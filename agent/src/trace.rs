@@ -389,17 +389,22 @@ pub fn section(traced: &[Traced]) -> String {
             t.command,
             shown.join(", ")
         ));
-        let lines: Vec<String> = t
-            .functions
-            .iter()
-            .flat_map(|f| {
-                f.calls.iter().filter_map(|c| match t.shell {
-                    false => Some(c.line(&f.name)),
-                    true => c.shell_line(&f.name),
-                })
+        // A call made twice alike is said once: a test's `assert mean([2]) == 2, mean([2])`
+        // listed `mean([2]) returned 0.0` twice.
+        let mut lines: Vec<String> = Vec::new();
+        for line in t.functions.iter().flat_map(|f| {
+            f.calls.iter().filter_map(|c| match t.shell {
+                false => Some(c.line(&f.name)),
+                true => c.shell_line(&f.name),
             })
-            .take(MAX_CALL_LINES)
-            .collect();
+        }) {
+            if lines.len() == MAX_CALL_LINES {
+                break;
+            }
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
         if !lines.is_empty() {
             let what = if t.shell {
                 "printed or did"
@@ -432,6 +437,38 @@ mod tests {
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_call_made_twice_alike_is_said_once() {
+        let call = |args: &str, returned: &str| Call {
+            args: args.to_owned(),
+            returned: Some(returned.to_owned()),
+            raised: None,
+            ran: Vec::new(),
+            caller: None,
+            locals: Vec::new(),
+        };
+        let t = Traced {
+            command: "python3 test_stats.py".to_owned(),
+            functions: vec![Function {
+                path: "stats.py".to_owned(),
+                name: "mean".to_owned(),
+                calls: vec![
+                    call("[2]", "0.0"),
+                    call("[2]", "0.0"),
+                    call("[1, 2, 3]", "1.6666666666666667"),
+                ],
+                callers: Vec::new(),
+                count: 3,
+            }],
+            shell: false,
+        };
+        let s = section(&[t]);
+        assert!(
+            s.ends_with("(the first calls):\n    mean([2]) returned 0.0\n    mean([1, 2, 3]) returned 1.6666666666666667\n"),
+            "{s}"
+        );
     }
 
     #[test]
