@@ -585,6 +585,45 @@ fn a_module_moved_with_its_importers_left_has_them_finished_by_the_agent() {
     );
 }
 
+/// A rename whose finish would change a file the check runs (not only its imports): the
+/// agent changes nothing — the check's files stay as they were — and the DONE is refused as
+/// before (`name_left`), the files as the model left them.
+#[test]
+fn a_rename_that_would_reach_the_checks_file_is_not_finished() {
+    if !have_python() {
+        return;
+    }
+    const CLIENT: &str = "def url(cfg):\n    return cfg['timeout']\n";
+    let check = "import client\nassert client.url({'timeout': 5}) == 5\n";
+    let dir = repo(
+        "targets-rename-check-file",
+        &[
+            ("config.py", "DEFAULTS = {\"timeout\": 10}\n"),
+            ("client.py", CLIENT),
+            ("check_client.py", check),
+        ],
+    );
+    let first = "config.py\n```python\nDEFAULTS = {\"timeout_seconds\": 10}\n```\nDONE";
+    let e = engine(&[first, "DONE"]);
+    let mut c = cfg("Rename the setting `timeout` to `timeout_seconds` everywhere.");
+    c.max_turns = 2;
+    c.verify = Some(vec!["python3".to_owned(), "check_client.py".to_owned()]);
+    let out = session(&e, dir.path(), &c);
+    assert_ne!(out.reason, StopReason::Verified);
+    let refused = refusals(dir.path(), &out.session);
+    assert!(
+        !refused.iter().any(|r| r == "rename_finished"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        refused.first().map(String::as_str),
+        Some("name_left"),
+        "{refused:?}"
+    );
+    assert_eq!(read(dir.path(), "client.py"), CLIENT);
+    assert_eq!(read(dir.path(), "check_client.py"), check);
+}
+
 /// Where writing a file asks the user first (`--approval ask`), the agent changes nothing
 /// itself: the DONE is refused as before (`name_left`, file and line named), and taken once
 /// the model's own block renames the key.
