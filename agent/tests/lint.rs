@@ -206,11 +206,7 @@ fn a_kept_line_using_an_import_the_change_took_out_is_not_written() {
 /// The block as it was, renamed, goes through.
 #[test]
 fn a_plain_name_the_change_left_unbound_is_not_written() {
-    if !std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !have_python() {
         return;
     }
     const HEALTH: &str = "import sys\n\nimport config\n\n\ndef worst(cfg):\n    return 3 * cfg.get(\"timeout\", 10)\n\n\nif __name__ == \"__main__\":\n    cfg = config.load(*sys.argv[1:2])\n    print(worst(cfg))\n";
