@@ -435,8 +435,12 @@ mod tests {
         ) {
             return;
         }
-        let (_dir, ws) =
-            crate::testing::repo(&[("pid.sh", "echo $$\n"), ("same.sh", "echo same\n")]);
+        let (_dir, ws) = crate::testing::repo(&[
+            // A fresh random id per run (a process id would not do: under a PID namespace
+            // each command's shell is the same number).
+            ("id.sh", "cat /proc/sys/kernel/random/uuid\n"),
+            ("same.sh", "echo same\n"),
+        ]);
         let derived = |c: &str| Probe {
             found: false,
             keep: true,
@@ -444,7 +448,7 @@ mod tests {
             sibling: true,
             ..found(c)
         };
-        let probes = vec![derived("sh pid.sh"), derived("sh same.sh")];
+        let probes = vec![derived("sh id.sh"), derived("sh same.sh")];
         let before = crate::probe::run_all(&ws, &probes);
         assert_eq!(before.len(), 2);
         let (kept, runs) = steady(&ws, probes, before);

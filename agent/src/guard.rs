@@ -6,8 +6,8 @@
 //!
 //! Only a top-level `.git` directory is guarded: a worktree's `.git` file points outside the
 //! repository, where the sandbox already denies writes. A process that detaches from the
-//! command's process group and writes later is not caught (the sandbox still confines it to
-//! the repository).
+//! command's process group is ended before the snapshot is compared (`crate::leftovers`), so
+//! it cannot write here after the check.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

@@ -30,6 +30,7 @@ pub mod inputs;
 pub mod interrupt;
 pub mod isolate;
 pub mod journal;
+pub mod leftovers;
 pub mod lint;
 pub mod localise;
 pub mod observe;

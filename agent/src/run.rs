@@ -2161,6 +2161,15 @@ impl<'a> Session<'a> {
                 }),
             }
         };
+        // A process started in the background (a server, a daemon) did not outlive the
+        // command: the model must not count on it in its next command.
+        if out.left_running {
+            obs.summary = format!(
+                "{}; what it left running in the background ended with it (a command's \
+                 processes end when it does)",
+                obs.summary
+            );
+        }
         // A command that rewrote git's hooks or config did something git would run later,
         // outside the sandbox: it was undone, and that is a failure the model must hear of.
         if !out.restored.is_empty() {

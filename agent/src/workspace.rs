@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 pub(crate) use crate::durable::sync_dir;
 pub use crate::durable::write_atomic;
+use crate::leftovers::Reaper;
 use crate::sandbox::Confinement;
 
 /// Where the agent keeps its own files (sessions, artifacts); never offered to the model.
@@ -117,6 +118,10 @@ pub struct RunOutput {
     pub output: String,
     /// True when some output was dropped at the cap.
     pub truncated: bool,
+    /// Whether the command left processes running outside its process group (a daemon, a
+    /// server started in the background); they were killed when it ended (see
+    /// [`crate::leftovers`]).
+    pub left_running: bool,
     /// Entries of `.git/` (config, hooks, info) the command changed and the workspace put
     /// back (see `crate::guard`).
     pub restored: Vec<String>,
@@ -133,6 +138,9 @@ pub struct Workspace {
     /// How [`Workspace::run`] confines commands: by default Landlock (network off) where the
     /// kernel has it, else refused (see [`crate::sandbox`]).
     pub confinement: Confinement,
+    /// How processes a command leaves behind are ended: by default a PID namespace per
+    /// command where the kernel allows one (see [`crate::leftovers`]).
+    pub reaper: Reaper,
 }
 
 impl Workspace {
@@ -146,12 +154,17 @@ impl Workspace {
             run_timeout: Duration::from_secs(60),
             output_cap: 64 * 1024,
             confinement: Confinement::default(),
+            reaper: Reaper::for_machine(),
         })
     }
 
     /// One line saying how commands run here are confined (for the session's start).
     pub fn sandbox_report(&self) -> String {
-        self.confinement.report(&self.root, crate::sandbox::probe())
+        let confined = self.confinement.report(&self.root, crate::sandbox::probe());
+        match self.confinement {
+            Confinement::Refused(_) => confined,
+            _ => format!("{confined}; {}", self.reaper.report()),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -356,9 +369,16 @@ impl Workspace {
             .prefix("bellows-run-")
             .tempdir()
             .map_err(io("private temp dir"))?;
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .current_dir(&self.root)
+        // A program that cannot be found is spawned as it is, so that the error is the
+        // spawn's own (`unshare` would report it as a failed command instead).
+        let plain = Reaper::without_namespace();
+        let reaper = if crate::leftovers::runnable(program, &self.root) {
+            &self.reaper
+        } else {
+            &plain
+        };
+        let mut cmd = reaper.command(program, args);
+        cmd.current_dir(&self.root)
             .env_clear()
             .env("HOME", &self.root)
             .env("LANG", "C")
@@ -388,7 +408,15 @@ impl Workspace {
         let mut child = spawned.map_err(io(program))?;
         let _registered = Registered::new(child.id());
         let cap = self.output_cap;
-        let readers: Vec<_> = [
+        // The pipes' inodes name them in `/proc`, for finding who else holds them later.
+        let pipes: Vec<u64> = [
+            child.stdout.as_ref().and_then(crate::leftovers::pipe_inode),
+            child.stderr.as_ref().and_then(crate::leftovers::pipe_inode),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let streams: Vec<Box<dyn Read + Send>> = [
             child
                 .stdout
                 .take()
@@ -400,8 +428,15 @@ impl Workspace {
         ]
         .into_iter()
         .flatten()
-        .map(|r| std::thread::spawn(move || read_capped(r, cap)))
         .collect();
+        let (read_tx, read_rx) = std::sync::mpsc::channel();
+        for (i, stream) in streams.into_iter().enumerate() {
+            let tx = read_tx.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send((i, read_capped(stream, cap)));
+            });
+        }
+        drop(read_tx);
         let started = Instant::now();
         let (code, timed_out) = loop {
             if let Some(status) = child.try_wait().map_err(io(program))? {
@@ -422,15 +457,12 @@ impl Workspace {
             }
             std::thread::sleep(Duration::from_millis(10));
         };
-        let mut output = String::new();
-        let mut truncated = false;
-        for r in readers {
-            // A reader ends when the pipe closes; the group kill above ends any background
-            // process that still held it.
-            let (bytes, cut) = r.join().unwrap_or_default();
-            truncated |= cut;
-            output.push_str(&String::from_utf8_lossy(&bytes));
-        }
+        // What the command left running in a session of its own ends now, before its
+        // output is read to the end and `.git/` is put back (see `crate::leftovers`).
+        let mut ended = crate::leftovers::end_leftovers(tmp.path(), &pipes);
+        let (output, truncated) = collect_output(&read_rx, tmp.path(), &pipes, &mut ended);
+        // Under a PID namespace the kernel ended them; the namespace's shell said so.
+        let left_running = ended > 0 || tmp.path().join(crate::leftovers::LEFT_RUNNING).exists();
         // Paths in the output read as the model writes them: relative to the repository
         // (a traceback's `File "/tmp/bellows-probe-KnNgd5/test_stats.py"` is
         // `File "test_stats.py"`), the private temp dir as `$TMPDIR`. Both roots are
@@ -445,9 +477,54 @@ impl Workspace {
             timed_out,
             output,
             truncated,
+            left_running,
             restored: guard.restore(),
         })
     }
+}
+
+/// How long the output pipes may stay open after the command's group was killed before
+/// whoever still holds them is hunted down again (see [`crate::leftovers`]); and how long
+/// after that before what was read is taken as it is.
+const LEFTOVER_GRACE: Duration = Duration::from_millis(200);
+
+/// stdout then stderr as the reader threads deliver them (index 0, then 1), and whether
+/// either was cut at the cap. Readers end when every writer closed its end; one still open
+/// after [`LEFTOVER_GRACE`] belongs to a process the first sweep missed: those are killed
+/// (counted in `ended`), and a reader still blocked after that is abandoned (its stream
+/// reads as empty).
+fn collect_output(
+    read_rx: &std::sync::mpsc::Receiver<(usize, (Vec<u8>, bool))>,
+    mark: &Path,
+    pipes: &[u64],
+    ended: &mut usize,
+) -> (String, bool) {
+    let mut streams: Vec<Option<(Vec<u8>, bool)>> = vec![None; pipes.len().max(2)];
+    let mut deadline = Instant::now() + LEFTOVER_GRACE;
+    let mut hunted = false;
+    loop {
+        match read_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok((i, read)) => {
+                if let Some(slot) = streams.get_mut(i) {
+                    *slot = Some(read);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !hunted => {
+                *ended += crate::leftovers::end_leftovers(mark, pipes);
+                hunted = true;
+                deadline = Instant::now() + LEFTOVER_GRACE;
+            }
+            // Every reader delivered, or the hunt left one blocked.
+            Err(_) => break,
+        }
+    }
+    let mut output = String::new();
+    let mut truncated = false;
+    for (bytes, cut) in streams.into_iter().flatten() {
+        truncated |= cut;
+        output.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    (output, truncated)
 }
 
 /// `text` with `dir` (as given, and as the kernel resolves it) written as `name`: `dir/x`

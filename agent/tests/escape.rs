@@ -11,6 +11,7 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
+use agent::leftovers::Reaper;
 use agent::policy::{RunPattern, RunPatternError, Verdict};
 use agent::sandbox::{self, Confinement, Support, Unavailable};
 use agent::view::Quiet;
@@ -636,5 +637,117 @@ fn a_command_that_plants_a_git_hook_has_it_taken_out_again() {
             summary.contains(".git/config") && summary.contains(".git/hooks/pre-commit"),
             "{first}"
         );
+    }
+}
+
+/// A process a command leaves behind in a session of its own (`setsid`, a daemon, a server
+/// started with `&`) escapes the group kill. It must neither hold the action open (its
+/// inherited output pipe) nor go on writing in the repository after the action was judged —
+/// a file, or a git hook that git would run later outside any sandbox.
+#[test]
+fn a_process_detached_into_its_own_session_ends_with_the_command() {
+    detached_processes_end(Fixture::new());
+}
+
+/// The same where the kernel gives no PID namespace: found by the command's mark in their
+/// environment and by its pipes.
+#[test]
+fn without_a_pid_namespace_detached_processes_are_found_and_ended() {
+    let mut fx = Fixture::new();
+    fx.ws.reaper = Reaper::without_namespace();
+    assert!(fx.ws.sandbox_report().contains("no PID namespace here"));
+    detached_processes_end(fx);
+}
+
+fn detached_processes_end(fx: Fixture) {
+    std::fs::create_dir_all(fx.repo.path().join(".git/hooks")).unwrap();
+    let started = std::time::Instant::now();
+    let script = "setsid sh -c 'sleep 4; echo late > late.txt' & \
+                  setsid sh -c 'sleep 4; echo quiet > quiet.txt' >/dev/null 2>&1 </dev/null & \
+                  setsid sh -c 'sleep 4; echo evil > .git/hooks/pre-commit' >/dev/null 2>&1 & \
+                  echo started";
+    let Some(out) = fx.allowed(&sh(script)) else {
+        return;
+    };
+    assert!(out.output.contains("started"), "{out:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "the action waited {:?} for a detached process",
+        started.elapsed()
+    );
+    assert!(out.left_running, "{out:?}");
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    for name in ["late.txt", "quiet.txt", ".git/hooks/pre-commit"] {
+        assert!(
+            !fx.repo.path().join(name).exists(),
+            "a detached process wrote {name} after the action ended"
+        );
+    }
+}
+
+/// A process that leaves with a cleared environment and closed output carries nothing of
+/// the command's: only a PID namespace ends it, and the report says which is in force.
+#[test]
+fn a_daemon_that_drops_its_environment_ends_where_commands_get_a_pid_namespace() {
+    let fx = Fixture::new();
+    let script = "setsid env -i /bin/sh -c 'sleep 3; echo gone > gone.txt' \
+                  >/dev/null 2>&1 </dev/null & echo started";
+    let Some(out) = fx.allowed(&sh(script)) else {
+        return;
+    };
+    assert!(out.output.contains("started"), "{out:?}");
+    let report = fx.ws.sandbox_report();
+    if fx.ws.reaper.has_namespace() {
+        assert!(report.contains("a PID namespace per command"), "{report}");
+        std::thread::sleep(std::time::Duration::from_secs(4));
+        assert!(!fx.repo.path().join("gone.txt").exists());
+    } else {
+        assert!(report.contains("no PID namespace here"), "{report}");
+    }
+}
+
+/// Under a PID namespace the command is not its first process: a signal it sends itself
+/// still ends it, and its exit code comes through.
+#[test]
+fn a_command_keeps_its_exit_code_and_its_signals() {
+    let fx = Fixture::new();
+    let Some(out) = fx.allowed(&sh("echo out; echo err >&2; exit 0")) else {
+        return;
+    };
+    assert!(
+        out.output.contains("out") && out.output.contains("err"),
+        "{out:?}"
+    );
+    assert!(!out.left_running, "{out:?}");
+    let failed = fx.run(&sh("exit 3")).unwrap();
+    assert_eq!(failed.code, Some(3), "{failed:?}");
+    let killed = fx.run(&sh("kill -KILL $$; echo survived")).unwrap();
+    assert!(!killed.output.contains("survived"), "{killed:?}");
+    assert_ne!(killed.code, Some(0), "{killed:?}");
+}
+
+/// A model that starts a server in the background hears that it did not outlive the command,
+/// and the session's next step finds nothing of it running.
+#[test]
+fn a_session_is_told_that_its_background_process_ended() {
+    let fx = Fixture::new();
+    let reply = "RUN sh -c \"setsid sh -c 'sleep 3; echo up > served.txt' & echo serving\"\n";
+    let e = engine(&[reply, "DONE\n"]);
+    let obs = session_observations(
+        &e,
+        &fx.ws,
+        ApprovalMode::Auto,
+        &mut ScriptedApprover::default(),
+    );
+    let first = &obs[0];
+    if let Support::Landlock { .. } = sandbox::probe() {
+        let summary = first["summary"].as_str().unwrap();
+        assert!(summary.starts_with("exit code 0"), "{first}");
+        assert!(
+            summary.contains("left running in the background ended with it"),
+            "{first}"
+        );
+        std::thread::sleep(std::time::Duration::from_secs(4));
+        assert!(!fx.repo.path().join("served.txt").exists());
     }
 }
