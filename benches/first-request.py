@@ -11,18 +11,30 @@ the ratio B/A of each.
 
   benches/first-request.py A_BINARY B_BINARY [--model smollm2] [--threads 2] [--reps 5]
 
+A binary named `llama-server` is started as llama-server (`-m GGUF -t N -tb N -c 4096 -np 1
+--jinja`, its own warm-up kept), so bellows can be compared with it:
+
+  benches/first-request.py target/release/bellows /work/peer-llama/build/bin/llama-server
+
 Only the standard library is used. Issue #15 compares the first request with llama-server's,
-which warms up (one decode) before it reports healthy.
+which warms up (one decode) before it reports healthy. Both servers start with an empty
+prompt cache, so both evaluate the first request's whole prompt; the second request shares the
+first's prefix (the template's system text and "Note ") on both.
 """
 
 import argparse
 import http.client
 import json
+import os
 import socket
 import statistics
 import subprocess
+import sys
 import time
 import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from concurrency import resolve_model  # noqa: E402  (the models' names, shared with that bench)
 
 
 def free_port():
@@ -78,9 +90,17 @@ def first_token(port):
     return first
 
 
+def command(binary, model, threads, port):
+    if os.path.basename(binary).startswith("llama-server"):
+        t = str(threads)
+        return [binary, "-m", resolve_model(model), "-t", t, "-tb", t, "-c", "4096", "-np", "1",
+                "--jinja", "--no-webui", "--port", str(port)]
+    return [binary, "serve", "--model", model, "--threads", str(threads), "--port", str(port)]
+
+
 def rep(binary, model, threads):
     port = free_port()
-    cmd = [binary, "serve", "--model", model, "--threads", str(threads), "--port", str(port)]
+    cmd = command(binary, model, threads, port)
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
