@@ -459,7 +459,9 @@ impl Workspace {
         };
         // What the command left running in a session of its own ends now, before its
         // output is read to the end and `.git/` is put back (see `crate::leftovers`).
-        let mut ended = crate::leftovers::end_leftovers(tmp.path(), &pipes);
+        // The first sweep reads environments only; the pipes are looked for (in every
+        // process's open files, which costs more) only if a reader is still blocked.
+        let mut ended = crate::leftovers::end_leftovers(tmp.path(), &[]);
         let (output, truncated) = collect_output(&read_rx, tmp.path(), &pipes, &mut ended);
         // Under a PID namespace the kernel ended them; the namespace's shell said so.
         let left_running = ended > 0 || tmp.path().join(crate::leftovers::LEFT_RUNNING).exists();

@@ -665,6 +665,7 @@ fn detached_processes_end(fx: Fixture) {
     let script = "setsid sh -c 'sleep 4; echo late > late.txt' & \
                   setsid sh -c 'sleep 4; echo quiet > quiet.txt' >/dev/null 2>&1 </dev/null & \
                   setsid sh -c 'sleep 4; echo evil > .git/hooks/pre-commit' >/dev/null 2>&1 & \
+                  setsid env -i /bin/sh -c 'sleep 4; echo piped > piped.txt' & \
                   echo started";
     let Some(out) = fx.allowed(&sh(script)) else {
         return;
@@ -677,7 +678,12 @@ fn detached_processes_end(fx: Fixture) {
     );
     assert!(out.left_running, "{out:?}");
     std::thread::sleep(std::time::Duration::from_secs(5));
-    for name in ["late.txt", "quiet.txt", ".git/hooks/pre-commit"] {
+    for name in [
+        "late.txt",
+        "quiet.txt",
+        ".git/hooks/pre-commit",
+        "piped.txt",
+    ] {
         assert!(
             !fx.repo.path().join(name).exists(),
             "a detached process wrote {name} after the action ended"
