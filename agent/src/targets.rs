@@ -17,12 +17,17 @@ fn plain_words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// A word of `text` as a path could be written in it: without quotes, brackets and the
-/// punctuation after it.
+/// A word of `text` as a path could be written in it: without quotes, brackets, Markdown
+/// emphasis (`*app.py*`, `**app.py**`) and the punctuation after it. A glob's star stays:
+/// `*.log` is a pattern, not a file `.log` (the 0.5B, asked to add the line `*.log` to
+/// .gitignore, created a file `.log` and said DONE).
 pub(crate) fn bare(word: &str) -> &str {
-    let w = word
-        .trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')' | '*'))
+    let mut w = word
+        .trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')'))
         .trim_end_matches([',', '.', ';', ':', '!', '?', '`', '"', '\'']);
+    while w.len() > 2 && w.starts_with('*') && w.ends_with('*') {
+        w = w[1..w.len() - 1].trim_matches(|c: char| matches!(c, '`' | '"' | '\''));
+    }
     w.strip_prefix("./").unwrap_or(w)
 }
 
@@ -1055,6 +1060,21 @@ mod tests {
             ),
             Some((vec![".gitignore".to_owned()], readme.clone()))
         );
+        // The pattern the line holds is not a file the task names: a new `.log` is refused.
+        let dot_log = changed(&["README.md", ".log"]);
+        assert_eq!(
+            named_unchanged(
+                "Add the line *.log at the end of .gitignore.",
+                &ws,
+                (&dot_log, &dot_log),
+                &[]
+            ),
+            Some((vec![".gitignore".to_owned()], dot_log.clone()))
+        );
+        // Emphasis around a file's name still names it.
+        assert_eq!(bare("*.gitignore*,"), ".gitignore");
+        assert_eq!(bare("**`app.py`**."), "app.py");
+        assert_eq!(bare("`*.log`"), "*.log");
     }
 
     #[test]
