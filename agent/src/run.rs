@@ -961,6 +961,22 @@ impl<'a> Session<'a> {
                 }
                 lost
             };
+            // A top-level name the file binds (`NAME = …`) that the block never mentions,
+            // where the file had it before the session.
+            let pre = self.tally.originals.get(path.as_str());
+            for name in crate::whole::dropped_bindings(path, &original, content, &self.cfg.task) {
+                let had = match pre {
+                    Some(Some(pre)) => {
+                        crate::whole::top_level_bindings(&String::from_utf8_lossy(pre))
+                            .contains(&name)
+                    }
+                    Some(None) => false,
+                    None => true,
+                };
+                if had && !lost.contains(&name) {
+                    lost.push(name);
+                }
+            }
             // Definitions the first message never showed are never the block's to drop,
             // whatever the task's words (notice-wrap's "drops text" allows dropping code).
             for name in crate::whole::unshown_dropped(self.partial.left_out(path), content) {
@@ -973,7 +989,11 @@ impl<'a> Session<'a> {
             let merged = (!lost.is_empty())
                 .then(|| crate::splice::splice(path, &original, content))
                 .flatten()
-                .filter(|s| crate::whole::dropped_unnamed(&original, &s.content, &[]).is_empty())
+                .filter(|s| {
+                    crate::whole::dropped_unnamed(&original, &s.content, &[]).is_empty()
+                        && crate::whole::dropped_bindings(path, &original, &s.content, "")
+                            .is_empty()
+                })
                 .or_else(|| {
                     lost.is_empty()
                         .then(|| {

@@ -707,6 +707,77 @@ pub(crate) fn dropped_unnamed(original: &str, content: &str, task_words: &[Strin
         .collect()
 }
 
+/// For a file of code at `path` (Python or shell, by its extension or a `#!` line): the
+/// names `original` binds at its top level ([`top_level_bindings`]) that `content` does not
+/// mention at all (one moved under a main guard, or into a call, is still there) and `task`
+/// does not name; none where the task asks for code to go. The 0.5B, asked to change
+/// MAX_RETRIES in config.py, wrote the file back without its `NAME = …` line and said DONE.
+pub fn dropped_bindings(path: &str, original: &str, content: &str, task: &str) -> Vec<String> {
+    let ext = path.rsplit_once('.').map(|(_, e)| e);
+    let code = match ext {
+        Some(e) => ["py", "sh", "bash", "zsh", "ksh"].contains(&e),
+        None => original.starts_with("#!"),
+    };
+    let task_words: Vec<String> = task
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map(str::to_lowercase)
+        .collect();
+    if !code || task_words.iter().any(|w| asks_removal(w)) {
+        return Vec::new();
+    }
+    top_level_bindings(original)
+        .into_iter()
+        .filter(|name| !task_words.contains(&name.to_lowercase()) && !mentions(content, name))
+        .collect()
+}
+
+/// The constants a file sets on lines of its own at column 0 — upper-case names, by
+/// convention the settings other code reads (`config.NAME`), where a lower-case variable is
+/// the file's own business: `NAME = …`, `NAME: int = …` (Python), `NAME=…`,
+/// `export NAME=…`, `readonly NAME=…` (shell). Tuple targets, augmented assignments and
+/// comparisons are not bindings of a name of their own.
+pub(crate) fn top_level_bindings(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let t = line
+            .strip_prefix("export ")
+            .or_else(|| line.strip_prefix("readonly "))
+            .unwrap_or(line);
+        let name: String = t
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_digit())
+            || !name.chars().any(|c| c.is_ascii_uppercase())
+            || name.chars().any(char::is_lowercase)
+        {
+            continue;
+        }
+        let rest = t[name.len()..].trim_start();
+        // `NAME: int = 5` (an annotation), else `NAME = 5` / `NAME=5`, never `NAME == 5`.
+        let value = match rest.strip_prefix(':') {
+            Some(annotated) => annotated.split_once('=').map(|(_, v)| v),
+            None => rest.strip_prefix('='),
+        };
+        if value.is_some_and(|v| !v.starts_with('=')) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Whether `text` has `name` as a whole word (not inside a longer identifier).
+fn mentions(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + name.len()..].chars().next().is_some_and(ident)
+    })
+}
+
 /// Words of a task that may rewrite a file through and through.
 const REWRITING_WORDS: &[&str] = &[
     "replace",
@@ -984,6 +1055,11 @@ pub fn failure_hint(kind: &str) -> Option<&'static str> {
         "truncated_file" => Some(
             "the reply ended inside a file block, so nothing was written: write the file \
              again, complete, and keep the reply short",
+        ),
+        "empty_unclosed_file" => Some(
+            "the reply ended right after the opening fence of a file block, so nothing was \
+             written: to change the file, write its complete new content in the fence and \
+             close it with ```; to delete a file, reply DELETE and its path",
         ),
         _ => None,
     }
@@ -1290,6 +1366,89 @@ mod tests {
             None
         );
         assert_eq!(replaced(readme, "x\n", "Convert README.md to reST."), None);
+    }
+
+    #[test]
+    fn top_level_bindings_are_names_set_at_column_zero() {
+        let py = "import os\nNAME = \"x\"\nLIMIT: int = 5\nif NAME == \"y\":\n    inner = 1\n\
+                  a, b = 1, 2\nCOUNT += 1\nPATH=/tmp\ndef f(x=1):\n    pass\nelse_ = {\"k\": 1}\n";
+        assert_eq!(super::top_level_bindings(py), ["NAME", "LIMIT", "PATH"]);
+        let sh = "#!/bin/sh\nexport DEST=/backup\nreadonly KEEP=3\nlocal x=1\n[ \"$a\" = b ]\n";
+        assert_eq!(super::top_level_bindings(sh), ["DEST", "KEEP"]);
+    }
+
+    #[test]
+    fn a_block_that_loses_a_setting_the_task_keeps_is_told() {
+        use super::dropped_bindings as dropped;
+        let config = "NAME = \"fetcher\"\nMAX_RETRIES = 3\n";
+        let task = "Change MAX_RETRIES from 3 to 5 in config.py.";
+        assert_eq!(
+            dropped("config.py", config, "MAX_RETRIES = 5\n", task),
+            ["NAME"]
+        );
+        assert!(
+            dropped(
+                "config.py",
+                config,
+                "NAME = 'fetcher'\nMAX_RETRIES = 5\n",
+                task
+            )
+            .is_empty()
+        );
+        // Named, asked to go, or not code: no surprise.
+        assert!(
+            dropped(
+                "config.py",
+                config,
+                "MAX_RETRIES = 5\n",
+                "Drop NAME; set MAX_RETRIES to 5."
+            )
+            .is_empty()
+        );
+        assert!(
+            dropped(
+                "config.py",
+                config,
+                "MAX_RETRIES = 5\n",
+                "Remove the unused setting."
+            )
+            .is_empty()
+        );
+        assert!(dropped("notes.md", config, "MAX_RETRIES = 5\n", task).is_empty());
+        // Moved under a main guard, or used elsewhere, a name is still there.
+        let demo = "import sys\nTEXT = sys.argv[1]\nprint(TEXT)\n";
+        let guarded =
+            "import sys\n\nif __name__ == \"__main__\":\n    TEXT = sys.argv[1]\n    print(TEXT)\n";
+        // A lower-case variable is the file's own business.
+        assert!(
+            dropped(
+                "demo.py",
+                "text = 'a'\nprint(text)\n",
+                "print('a')\n",
+                "Tidy it."
+            )
+            .is_empty()
+        );
+        assert!(
+            dropped(
+                "demo.py",
+                demo,
+                guarded,
+                "Run the demo only when run directly."
+            )
+            .is_empty()
+        );
+        // A longer identifier is not the name.
+        assert_eq!(
+            dropped("c.py", "TIMEOUT = 1\n", "TIMEOUT_S = 1\n", "Tidy c.py."),
+            ["TIMEOUT"]
+        );
+        // A shell script without an extension is code by its `#!` line.
+        let script = "#!/bin/sh\nDEST=/backup\ncp a \"$DEST\"\n";
+        assert_eq!(
+            dropped("backup", script, "#!/bin/sh\ncp a /b\n", "Copy b too."),
+            ["DEST"]
+        );
     }
 
     #[test]

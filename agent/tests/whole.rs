@@ -971,6 +971,36 @@ fn a_block_that_would_lose_a_function_is_refused() {
     );
 }
 
+/// A file written whole without a top-level setting it binds (`NAME = …`), which the task
+/// neither names nor asks to remove, is refused and nothing is written (the 0.5B asked to
+/// change MAX_RETRIES wrote config.py back without its first line); the complete file is
+/// then taken. A setting moved under a main guard is not lost.
+#[test]
+fn a_block_that_would_lose_a_setting_is_refused() {
+    const CONFIG: &str = "NAME = \"fetcher\"\nMAX_RETRIES = 3\nTIMEOUT = 10\n";
+    const FIXED: &str = "NAME = \"fetcher\"\nMAX_RETRIES = 5\nTIMEOUT = 10\n";
+    let dir = repo("whole-dropped-setting", &[("config.py", CONFIG)]);
+    let lossy = "config.py\n```python\nMAX_RETRIES = 5\nTIMEOUT = 10\n```\n";
+    let whole = format!("config.py\n```python\n{FIXED}```\nDONE");
+    let e = engine(&[lossy, whole.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Change MAX_RETRIES from 3 to 5 in config.py."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["dropped_code"]);
+    assert!(
+        prompts(&e)[1].contains("config.py not written: it would lose NAME"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.py")).unwrap(),
+        FIXED
+    );
+}
+
 /// The 1.5B on main-guard: it moved longest_word into report.py (the file had no such
 /// definition), then wrote report.py back as it was. A definition the session added is its
 /// own to take out again: the block is taken, not refused as `dropped_code`; one the file

@@ -150,5 +150,8 @@ kinds! {
         BadBlockCount = "bad_block_count",
         /// A whole-file block still open when the reply hit its token limit.
         TruncatedFile = "truncated_file",
+        /// A whole-file block whose reply ended right after its opening fence: no line of
+        /// content and no closing fence, so whether the file is to be emptied is not said.
+        EmptyUnclosedFile = "empty_unclosed_file",
     }
 }

@@ -16,7 +16,9 @@
 //!   read as the end of the file (documented, and why the agent shows the diff it wrote).
 //! * A block still open when the reply ended is a [`FailureKind::TruncatedFile`] when the reply
 //!   was cut (the token limit): a truncated file is never written. When the model itself
-//!   stopped, the end of the reply closes it.
+//!   stopped, the end of the reply closes it — unless nothing followed the opening fence
+//!   ([`FailureKind::EmptyUnclosedFile`]): a reply that stops at `a.py` and a fence says
+//!   nothing of emptying a.py (an explicitly empty file is an opened and closed fence).
 //! * Lines that stand for omitted code (`# ... rest of the file unchanged`) are reported in
 //!   [`WholeFile::elision`]: whether the original file holds the same line is the caller's
 //!   call, since the codec never sees files.
@@ -93,6 +95,13 @@ pub fn split_known<'r>(reply: &'r str, cut: bool, known: &dyn Fn(&str) -> bool) 
             None if cut => {
                 pieces.push(Piece::Failure {
                     kind: FailureKind::TruncatedFile,
+                    raw: reply[header_start..].to_owned(),
+                });
+                return pieces;
+            }
+            None if reply[body_from..].trim().is_empty() => {
+                pieces.push(Piece::Failure {
+                    kind: FailureKind::EmptyUnclosedFile,
                     raw: reply[header_start..].to_owned(),
                 });
                 return pieces;
@@ -328,6 +337,40 @@ mod tests {
             files(&split(reply, false)),
             vec![("a.py".into(), "x = 1\ny = \n".into())]
         );
+    }
+
+    #[test]
+    fn a_reply_that_stops_at_the_opening_fence_empties_nothing() {
+        // The 1.5B replied `notes.txt` and a fence, and stopped: not a request to empty it.
+        for reply in [
+            "notes.txt\n```",
+            "notes.txt\n```\n",
+            "notes.txt\n```text\n  \n",
+        ] {
+            match split(reply, false).as_slice() {
+                [Piece::Failure { kind, raw }] => {
+                    assert_eq!(*kind, FailureKind::EmptyUnclosedFile);
+                    assert_eq!(raw, reply);
+                }
+                other => panic!("{reply:?}: {other:?}"),
+            }
+        }
+        // An opened and closed fence is an empty file, said outright.
+        assert_eq!(
+            files(&split("notes.txt\n```\n```\n", false)),
+            vec![("notes.txt".into(), String::new())]
+        );
+        // After another file, the earlier one stands.
+        let two = "a.py\n```\nx = 1\n```\nb.py\n```";
+        let pieces = split(two, false);
+        assert_eq!(files(&pieces), vec![("a.py".into(), "x = 1\n".into())]);
+        assert!(matches!(
+            pieces.last(),
+            Some(Piece::Failure {
+                kind: FailureKind::EmptyUnclosedFile,
+                ..
+            })
+        ));
     }
 
     #[test]
