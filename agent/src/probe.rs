@@ -1249,6 +1249,9 @@ const BROKEN_CODE: &[&str] = &[
     "TabError:",
     "ImportError:",
     "ModuleNotFoundError:",
+    // Commands run with nothing on stdin: a program that now reads it crashes so. The 0.5B
+    // on fix-count-flag replaced argparse with `int(input())` and its implied DONE was taken.
+    "EOFError:",
 ];
 
 /// What a shell reports of a script's own broken code ([`shell_error`]'s lines that say so):
@@ -1993,6 +1996,13 @@ mod tests {
             found[0].1,
             "AttributeError: 'str' object has no attribute 'date'"
         );
+        let eof = [run(
+            &cli.command,
+            1,
+            "Traceback (most recent call last):\nEOFError: EOF when reading a line",
+        )];
+        let found = now_broken(std::slice::from_ref(&cli), &before, &eof);
+        assert_eq!(found[0].1, "EOFError: EOF when reading a line");
         // A shell script that now calls a function it never defined (dash, then bash), or
         // has a syntax error; an error about the data, or one there before, is not this.
         let sh = probe("sh archive.sh photos/");

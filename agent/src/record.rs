@@ -128,6 +128,28 @@ pub(crate) fn whitespace_only(tally: &Tally, ws: &Workspace, task: &str) -> Opti
     Some(tally.changed.iter().cloned().collect())
 }
 
+/// Of the files the session changed, those whose change is more than blank lines and spaces
+/// (a new file always is; every file, where the task asks for whitespace itself): what
+/// `named_unchanged` judges. The 0.5B on extract-constant took one blank line out of
+/// client.py, the file the task names, then wrote a README.md describing the change it had
+/// not made, and its DONE passed as the task's file changed.
+pub(crate) fn substantive(tally: &Tally, ws: &Workspace, task: &str) -> Vec<String> {
+    let asks = task
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| WHITESPACE_WORDS.contains(&w.to_lowercase().as_str()));
+    tally
+        .changed
+        .iter()
+        .filter(|path| {
+            asks || match (tally.originals.get(*path), ws.read(path).ok().flatten()) {
+                (Some(Some(before)), Some(now)) => substance(before) != substance(&now),
+                _ => true,
+            }
+        })
+        .cloned()
+        .collect()
+}
+
 /// What an echo is told.
 pub(crate) const ECHO_SUMMARY: &str =
     "that line is the example from the instructions, not a command";

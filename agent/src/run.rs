@@ -1720,7 +1720,7 @@ impl<'a> Session<'a> {
             task,
             ws,
             (
-                &changed,
+                &crate::record::substantive(&self.tally, ws, task),
                 &self.tally.created.iter().cloned().collect::<Vec<_>>(),
             ),
             &self.probes,

@@ -123,6 +123,34 @@ fn done_waits_while_the_file_the_task_names_is_untouched() {
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
 
+/// The 0.5B on extract-constant: a blank line taken out of client.py (the file the task
+/// names), then a new README.md describing the change it had not made, then DONE. The named
+/// file's whitespace is no change of it: refused (`named_unchanged`); the real change is taken.
+#[test]
+fn done_waits_while_the_named_file_changed_only_in_whitespace() {
+    let client = "def fetch(s):\n    return s.get(timeout=30)\n\n\ndef ping(s):\n    return s.get(timeout=30)\n";
+    let squeezed = "def fetch(s):\n    return s.get(timeout=30)\n\ndef ping(s):\n    return s.get(timeout=30)\n";
+    let fixed = "TIMEOUT = 30\n\n\ndef fetch(s):\n    return s.get(timeout=TIMEOUT)\n\n\ndef ping(s):\n    return s.get(timeout=TIMEOUT)\n";
+    let dir = repo("targets-named-blank", &[("client.py", client)]);
+    let first = format!(
+        "{}README.md\n```\nclient.py uses the constant TIMEOUT.\n```\nDONE",
+        python_block("client.py", squeezed)
+    );
+    let second = format!("{}DONE", python_block("client.py", fixed));
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let task = "The timeout 30 is repeated in every function of client.py. Extract it into one \
+                module-level constant, TIMEOUT = 30, and use that constant everywhere.";
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["named_unchanged"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains("the task names client.py, which you left as it was; you changed README.md"),
+        "{told}"
+    );
+    assert_eq!(read(dir.path(), "client.py"), fixed);
+}
+
 const TEXTSTATS: &str =
     "def words(t):\n    return len(t.split())\n\nprint(\"words:\", words(\"a b c\"))\n";
 const REPORT: &str = "import textstats\nprint(\"report:\", textstats.words(\"x y\"))\n";
