@@ -110,10 +110,7 @@ fn substance(text: &[u8]) -> Vec<String> {
 /// won the vote. `None` when some change has substance, or one cannot be told (a file too
 /// large to keep, a file made or deleted).
 pub(crate) fn whitespace_only(tally: &Tally, ws: &Workspace, task: &str) -> Option<Vec<String>> {
-    let asks = task
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| WHITESPACE_WORDS.contains(&w.to_lowercase().as_str()));
-    if asks || tally.changed.is_empty() {
+    if asks_whitespace(task) || tally.changed.is_empty() {
         return None;
     }
     for path in &tally.changed {
@@ -134,9 +131,7 @@ pub(crate) fn whitespace_only(tally: &Tally, ws: &Workspace, task: &str) -> Opti
 /// client.py, the file the task names, then wrote a README.md describing the change it had
 /// not made, and its DONE passed as the task's file changed.
 pub(crate) fn substantive(tally: &Tally, ws: &Workspace, task: &str) -> Vec<String> {
-    let asks = task
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| WHITESPACE_WORDS.contains(&w.to_lowercase().as_str()));
+    let asks = asks_whitespace(task);
     tally
         .changed
         .iter()
@@ -148,6 +143,12 @@ pub(crate) fn substantive(tally: &Tally, ws: &Workspace, task: &str) -> Vec<Stri
         })
         .cloned()
         .collect()
+}
+
+/// Whether `task` is about whitespace itself ([`WHITESPACE_WORDS`]).
+fn asks_whitespace(task: &str) -> bool {
+    task.split(|c: char| !c.is_alphanumeric())
+        .any(|w| WHITESPACE_WORDS.contains(&w.to_lowercase().as_str()))
 }
 
 /// What an echo is told.

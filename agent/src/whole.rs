@@ -655,10 +655,7 @@ const REMOVING_WORDS: &[&str] = &[
 /// go: a small model asked to add a function writes only the new one (the 0.5B on
 /// add-function), and the file would lose the rest. Such a block is refused, never trimmed.
 pub fn dropped_definitions(original: &str, content: &str, task: &str) -> Vec<String> {
-    let task_words: Vec<String> = task
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map(str::to_lowercase)
-        .collect();
+    let task_words = words_of(task);
     if task_words.iter().any(|w| asks_removal(w)) {
         return Vec::new();
     }
@@ -691,11 +688,16 @@ fn asks_removal(word: &str) -> bool {
 /// go from a file that was not there, whatever its words. The 0.5B, asked to move helpers.py
 /// into lib/, wrote the copy, deleted the original, then wrote a comment over the copy.
 pub fn dropped_from_new_file(original: &str, content: &str, task: &str) -> Vec<String> {
-    let task_words: Vec<String> = task
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map(str::to_lowercase)
-        .collect();
+    let task_words = words_of(task);
     dropped_unnamed(original, content, &task_words)
+}
+
+/// The words of `task`, lower-cased, split at anything but letters, digits and `_` (so a
+/// name like `max_retries` stays one word).
+fn words_of(task: &str) -> Vec<String> {
+    task.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// The definitions of `original` that `content` lacks and `task_words` do not name.
@@ -718,10 +720,7 @@ pub fn dropped_bindings(path: &str, original: &str, content: &str, task: &str) -
         Some(e) => ["py", "sh", "bash", "zsh", "ksh"].contains(&e),
         None => original.starts_with("#!"),
     };
-    let task_words: Vec<String> = task
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map(str::to_lowercase)
-        .collect();
+    let task_words = words_of(task);
     if !code || task_words.iter().any(|w| asks_removal(w)) {
         return Vec::new();
     }
