@@ -125,6 +125,64 @@ pub(crate) fn whitespace_only(tally: &Tally, ws: &Workspace, task: &str) -> Opti
     Some(tally.changed.iter().cloned().collect())
 }
 
+/// Words of a task that ask for a spelling fix: a wrong, missing or extra letter.
+const SPELLING_WORDS: &[&str] = &[
+    "typo",
+    "typos",
+    "spelling",
+    "misspelled",
+    "misspelt",
+    "misspelling",
+    "misspellings",
+];
+
+/// Words of a task that ask for a change of letter case itself.
+const CASE_WORDS: &[&str] = &[
+    "case",
+    "capital",
+    "capitals",
+    "capitalise",
+    "capitalize",
+    "capitalised",
+    "capitalized",
+    "capitalisation",
+    "capitalization",
+    "uppercase",
+    "lowercase",
+    "upper",
+    "lower",
+];
+
+/// The files the session changed, when `task` asks for a spelling fix and not for letter
+/// case, and every change it made alters letter case (or whitespace) alone: no letter is
+/// wrong any less. The 1.5B, told to fix the spelling mistake in README.md, capitalised its
+/// heading (`# mailer` to `# Mailer`), left `recieve` as it was, and said DONE. `None` when
+/// some change is more than that, or one cannot be told (a file too large to keep, a file
+/// made or deleted).
+pub(crate) fn case_only(tally: &Tally, ws: &Workspace, task: &str) -> Option<Vec<String>> {
+    let words: Vec<String> = task
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .collect();
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    if !has(SPELLING_WORDS) || has(CASE_WORDS) || tally.changed.is_empty() {
+        return None;
+    }
+    let folded = |b: &[u8]| -> Vec<String> {
+        substance(b).iter().map(|l| l.to_lowercase()).collect()
+    };
+    for path in &tally.changed {
+        let Some(Some(before)) = tally.originals.get(path) else {
+            return None;
+        };
+        let now = ws.read(path).ok().flatten()?;
+        if folded(before) != folded(&now) {
+            return None;
+        }
+    }
+    Some(tally.changed.iter().cloned().collect())
+}
+
 /// Of the files the session changed, those whose change is more than blank lines and spaces
 /// (a new file always is; every file, where the task asks for whitespace itself): what
 /// `named_unchanged` judges. The 0.5B on extract-constant took one blank line out of

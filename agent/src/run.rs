@@ -1836,10 +1836,32 @@ impl<'a> Session<'a> {
     }
 
     /// A DONE refused because every change the session made is whitespace alone
-    /// ([`crate::record::whitespace_only`]): `whitespace_only`, counted as no change.
+    /// ([`crate::record::whitespace_only`]): `whitespace_only`; or, for a spelling fix,
+    /// letter case (and whitespace) alone ([`crate::record::case_only`]): `case_only`. Each
+    /// counted as no change.
     fn whitespace_refusal(&mut self) -> Option<(&'static str, Observation)> {
         if self.cfg.policy.mode == ApprovalMode::Plan {
             return None;
+        }
+        if let Some(files) = crate::record::case_only(&self.tally, self.ws, &self.cfg.task) {
+            if crate::record::whitespace_only(&self.tally, self.ws, &self.cfg.task).is_none() {
+                self.tally.no_change += 1;
+                return Some((
+                    "case_only",
+                    Observation::error(
+                        format!(
+                            "DONE refused: your changes to {} only turn letters to capitals or \
+                             small letters; a spelling mistake is a wrong, missing or extra \
+                             letter, and it is still there",
+                            files.join(", ")
+                        ),
+                        Some(
+                            "find the misspelled word, then write the file with that word \
+                             spelled right and everything else as it was, then DONE",
+                        ),
+                    ),
+                ));
+            }
         }
         let files = crate::record::whitespace_only(&self.tally, self.ws, &self.cfg.task)?;
         self.tally.no_change += 1;

@@ -379,6 +379,35 @@ fn a_change_of_whitespace_alone_is_no_fix() {
     assert!(refusals(dir.path(), &out.session).is_empty());
 }
 
+/// The 1.5B on fix-typo: the heading capitalised (`# mailer` to `# Mailer`), the misspelled
+/// word left, DONE. Refused (`case_only`); the DONE after the word is fixed is taken. A task
+/// that asks for capitals may change case alone, and a spelling fix that also capitalises is
+/// a fix.
+#[test]
+fn a_change_of_letter_case_alone_is_no_spelling_fix() {
+    let readme = "# mailer\n\nThe mailer will recieve messages.\n";
+    let capital = "# Mailer\n\nThe mailer will recieve messages.\n";
+    let fixed = "# Mailer\n\nThe mailer will receive messages.\n";
+    let dir = repo("targets-case", &[("README.md", readme)]);
+    let first = format!("README.md\n```\n{capital}```\nDONE");
+    let second = format!("README.md\n```\n{fixed}```\nDONE");
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(&e, dir.path(), &cfg("Fix the typo in README.md."));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["case_only"]);
+    assert_eq!(read(dir.path(), "README.md"), fixed);
+
+    let dir = repo("targets-case-asked", &[("README.md", readme)]);
+    let e = engine(&[first.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("Fix the spelling of the heading in README.md: a name starts with a capital."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+}
+
 /// The 0.5B on remove-debug-print: app.py rewritten around the debug print (a name changed),
 /// the print kept, DONE. Refused (`removal_left`, the line shown), app.py left as written;
 /// the DONE once the line is gone is taken.
