@@ -34,6 +34,7 @@ pub mod leftovers;
 pub mod lint;
 pub mod localise;
 pub mod observe;
+pub mod onimport;
 pub mod options;
 pub mod order;
 pub mod origin;

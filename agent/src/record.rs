@@ -168,9 +168,8 @@ pub(crate) fn case_only(tally: &Tally, ws: &Workspace, task: &str) -> Option<Vec
     if !has(SPELLING_WORDS) || has(CASE_WORDS) || tally.changed.is_empty() {
         return None;
     }
-    let folded = |b: &[u8]| -> Vec<String> {
-        substance(b).iter().map(|l| l.to_lowercase()).collect()
-    };
+    let folded =
+        |b: &[u8]| -> Vec<String> { substance(b).iter().map(|l| l.to_lowercase()).collect() };
     for path in &tally.changed {
         let Some(Some(before)) = tally.originals.get(path) else {
             return None;

@@ -180,10 +180,20 @@ pub async fn run(
         (Some(o), true) => o.clone(),
         _ => crate::trace::section(&traced) + origin_sentence.as_deref().unwrap_or_default(),
     };
+    // What a file the task names runs on import, where the task is about that
+    // ([`crate::onimport`]).
+    let on_import = cfg
+        .probes
+        .then(|| crate::onimport::note(&cfg.task, ws))
+        .flatten()
+        .unwrap_or_default();
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,
-        &format!("{}{traced}", crate::probe::before_section(&shown_before)),
+        &format!(
+            "{}{traced}{on_import}",
+            crate::probe::before_section(&shown_before)
+        ),
     );
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
