@@ -187,6 +187,7 @@ fn runs_on_import(statements: &[Statement]) -> Option<Vec<(usize, usize)>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1853,25 +1853,25 @@ impl<'a> Session<'a> {
         if self.cfg.policy.mode == ApprovalMode::Plan {
             return None;
         }
-        if let Some(files) = crate::record::case_only(&self.tally, self.ws, &self.cfg.task) {
-            if crate::record::whitespace_only(&self.tally, self.ws, &self.cfg.task).is_none() {
-                self.tally.no_change += 1;
-                return Some((
-                    "case_only",
-                    Observation::error(
-                        format!(
-                            "DONE refused: your changes to {} only turn letters to capitals or \
-                             small letters; a spelling mistake is a wrong, missing or extra \
-                             letter, and it is still there",
-                            files.join(", ")
-                        ),
-                        Some(
-                            "find the misspelled word, then write the file with that word \
-                             spelled right and everything else as it was, then DONE",
-                        ),
+        if let Some(files) = crate::record::case_only(&self.tally, self.ws, &self.cfg.task)
+            && crate::record::whitespace_only(&self.tally, self.ws, &self.cfg.task).is_none()
+        {
+            self.tally.no_change += 1;
+            return Some((
+                "case_only",
+                Observation::error(
+                    format!(
+                        "DONE refused: your changes to {} only turn letters to capitals or \
+                         small letters; a spelling mistake is a wrong, missing or extra \
+                         letter, and it is still there",
+                        files.join(", ")
                     ),
-                ));
-            }
+                    Some(
+                        "find the misspelled word, then write the file with that word spelled \
+                         right and everything else as it was, then DONE",
+                    ),
+                ),
+            ));
         }
         let files = crate::record::whitespace_only(&self.tally, self.ws, &self.cfg.task)?;
         self.tally.no_change += 1;
