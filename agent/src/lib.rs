@@ -46,6 +46,7 @@ pub mod renames;
 pub mod resume;
 pub mod run;
 pub mod sandbox;
+pub mod shellopt;
 pub mod shtrace;
 pub mod splice;
 pub mod targets;

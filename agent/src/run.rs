@@ -181,12 +181,14 @@ pub async fn run(
         _ => crate::trace::section(&traced) + origin_sentence.as_deref().unwrap_or_default(),
     };
     // What a file the task names runs on import, where the task is about that
-    // ([`crate::onimport`]).
-    let on_import = cfg
-        .probes
-        .then(|| crate::onimport::note(&cfg.task, ws))
-        .flatten()
-        .unwrap_or_default();
+    // ([`crate::onimport`]); how a shell script that reads no options takes the one the
+    // task adds ([`crate::shellopt`]).
+    let on_import = if cfg.probes {
+        crate::onimport::note(&cfg.task, ws).unwrap_or_default()
+            + &crate::shellopt::note(&cfg.task, ws).unwrap_or_default()
+    } else {
+        String::new()
+    };
     let task_message = crate::probe::insert_after_task(
         &task_message,
         &cfg.task,
