@@ -58,6 +58,7 @@ pub mod undefined;
 pub mod usage;
 pub mod view;
 pub mod whole;
+pub mod wordsplit;
 pub mod workspace;
 
 pub use act::Observation;
