@@ -226,15 +226,6 @@ mod tests {
         Command::new("python3").arg("-V").output().is_ok()
     }
 
-    fn ws(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        for (p, t) in files {
-            std::fs::write(dir.path().join(p), t).unwrap();
-        }
-        let ws = Workspace::new(dir.path()).unwrap();
-        (dir, ws)
-    }
-
     const STATS: &str = "import sys\n\n\ndef word_count(text):\n    return len(text.split())\n\n\ntext = \" \".join(sys.argv[1:]) or \"the fox\"\nprint(\"words:\",\n      word_count(text))\n";
 
     #[test]
@@ -243,7 +234,7 @@ mod tests {
             eprintln!("skipped: no python3");
             return;
         }
-        let (_d, ws) = ws(&[
+        let (_d, ws) = crate::testing::repo(&[
             ("textstats.py", STATS),
             (
                 "report.py",
@@ -282,7 +273,7 @@ mod tests {
     }
 
     fn ws_guarded(text: &str) -> (tempfile::TempDir, Workspace) {
-        ws(&[("textstats.py", text)])
+        crate::testing::repo(&[("textstats.py", text)])
     }
 
     #[test]

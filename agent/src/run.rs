@@ -183,11 +183,13 @@ pub async fn run(
     // What a file the task names runs on import, where the task is about that
     // ([`crate::onimport`]); how a shell script that reads no options takes the one the
     // task adds ([`crate::shellopt`]); where a shell script splits values at spaces, for a
-    // task about spaces ([`crate::wordsplit`]).
+    // task about spaces ([`crate::wordsplit`]); what the program a document should match
+    // prints for `--help` ([`crate::usage::help_note`]).
     let on_import = if cfg.probes {
         crate::onimport::note(&cfg.task, ws).unwrap_or_default()
             + &crate::shellopt::note(&cfg.task, ws).unwrap_or_default()
             + &crate::wordsplit::note(&cfg.task, ws).unwrap_or_default()
+            + &crate::usage::help_note(&cfg.task, ws).unwrap_or_default()
     } else {
         String::new()
     };

@@ -121,18 +121,9 @@ mod tests {
 
     const TODO: &str = "#!/bin/sh\n# Usage: sh todo.sh FILE\nfile=$1\nif [ -z \"$file\" ]; then\n  exit 2\nfi\ngrep -n TODO \"$file\"\n";
 
-    fn mk(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        for (p, t) in files {
-            std::fs::write(dir.path().join(p), t).unwrap();
-        }
-        let ws = Workspace::new(dir.path()).unwrap();
-        (dir, ws)
-    }
-
     #[test]
     fn a_script_without_options_is_told_the_shape_and_the_line() {
-        let (_d, ws) = mk(&[("todo.sh", TODO), ("notes.txt", "TODO a\n")]);
+        let (_d, ws) = crate::testing::repo(&[("todo.sh", TODO), ("notes.txt", "TODO a\n")]);
         let task = "Add a -c option to todo.sh: `sh todo.sh -c notes.txt` should print only the number of TODO lines.";
         let n = note(task, &ws).unwrap();
         assert!(n.starts_with("todo.sh reads no options yet"), "{n}");
@@ -151,12 +142,13 @@ mod tests {
         let getopts =
             "#!/bin/sh\nwhile getopts v opt; do :; done\nshift $((OPTIND-1))\nrm \"$1\"\n";
         let case = "#!/bin/sh\ncase \"$1\" in\n  -v) v=1 ;;\nesac\necho \"$2\"\n";
-        let (_d, ws) = mk(&[("a.sh", getopts), ("b.sh", case), ("todo.sh", TODO)]);
+        let (_d, ws) =
+            crate::testing::repo(&[("a.sh", getopts), ("b.sh", case), ("todo.sh", TODO)]);
         assert_eq!(note("Add a -n option to a.sh.", &ws), None);
         assert_eq!(note("Add a -n option to b.sh.", &ws), None);
         assert_eq!(note("Fix the usage message of todo.sh.", &ws), None);
         // A Python file the task names is not a shell script.
-        let (_d, ws) = mk(&[("todo.py", "import sys\nprint(sys.argv[1])\n")]);
+        let (_d, ws) = crate::testing::repo(&[("todo.py", "import sys\nprint(sys.argv[1])\n")]);
         assert_eq!(note("Add a -c option to todo.py.", &ws), None);
     }
 

@@ -245,6 +245,66 @@ pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
     })
 }
 
+/// What the program a document should match prints for `--help`, for the first message, where
+/// the task asks a document to match a program's options ([`OPTION_WORDS`], a document and a
+/// program of the repository named, as [`mismatch`] reads them) and the program is a Python
+/// file that builds its options with `argparse`, `optparse` or `click`, which answer
+/// `--help` with them all and stop. Run like the task's own commands, in a scratch copy
+/// ([`crate::probe::run_all`]). The 1.5B, asked to bring README.md up to date with
+/// resize.py, rewrote resize.py or kept `-w` in every attempt of session 27; the help text
+/// holds every option as the program takes it. `None` where it does not apply or the run
+/// does not exit 0 with output.
+pub fn help_note(task: &str, ws: &Workspace) -> Option<String> {
+    let words: Vec<String> = task
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .collect();
+    if !words.iter().any(|w| OPTION_WORDS.contains(&w.as_str())) {
+        return None;
+    }
+    let files: Vec<&str> = word_spans(task)
+        .into_iter()
+        .map(|(_, w)| bare(w))
+        .filter(|w| is_repo_file(ws, w))
+        .collect();
+    files.iter().find(|f| is_prose(f))?;
+    let program = *files.iter().find(|f| !is_prose(f))?;
+    let source = String::from_utf8(ws.read(program).ok().flatten()?).ok()?;
+    let parser = ["argparse", "optparse", "click"]
+        .iter()
+        .any(|m| source.contains(&format!("import {m}")));
+    if !program.ends_with(".py") || !parser {
+        return None;
+    }
+    let argv = vec![
+        "python3".to_owned(),
+        program.to_owned(),
+        "--help".to_owned(),
+    ];
+    let probe = crate::probe::Probe {
+        command: argv.join(" "),
+        argv,
+        symptom: false,
+        fails: false,
+        quoted: Vec::new(),
+        found: false,
+        keep: false,
+        plain: false,
+        sibling: false,
+    };
+    let run = crate::probe::run_all(ws, std::slice::from_ref(&probe))
+        .into_iter()
+        .next()?;
+    if run.code != Some(0) || run.timed_out || run.output.trim().is_empty() {
+        return None;
+    }
+    Some(format!(
+        "`{}` prints the options {program} accepts now:\n{}\n",
+        run.command,
+        run.shown()
+    ))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -329,5 +389,36 @@ mod tests {
             None
         );
         assert_eq!(mismatch("Update the usage in README.md.", &ws), None);
+    }
+    #[test]
+    fn the_help_of_an_argparse_program_is_shown_for_a_usage_task() {
+        if std::process::Command::new("python3")
+            .arg("-V")
+            .output()
+            .is_err()
+        {
+            eprintln!("skipped: no python3");
+            return;
+        }
+        let with_args = format!("{RESIZE}args = parser.parse_args()\nprint(args.width)\n");
+        let (_dir, ws) = repo(&[("README.md", OLD), ("resize.py", &with_args)]);
+        let n = help_note(TASK, &ws).unwrap();
+        assert!(
+            n.starts_with("`python3 resize.py --help` prints the options resize.py accepts now:\n"),
+            "{n}"
+        );
+        assert!(n.contains("--keep-aspect") && n.contains("--width"), "{n}");
+        // Nothing run, nothing said: a task not about options; a program that builds no
+        // parser; one whose help run fails.
+        assert_eq!(
+            help_note("Fix the typo in README.md and resize.py.", &ws),
+            None
+        );
+        let plain = "import sys\nprint(sys.argv)\n";
+        let (_dir, ws) = repo(&[("README.md", OLD), ("resize.py", plain)]);
+        assert_eq!(help_note(TASK, &ws), None);
+        let broken = format!("import argparse\nraise SystemExit(3)\n{RESIZE}");
+        let (_dir, ws) = repo(&[("README.md", OLD), ("resize.py", &broken)]);
+        assert_eq!(help_note(TASK, &ws), None);
     }
 }

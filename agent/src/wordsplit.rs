@@ -278,10 +278,8 @@ mod tests {
 
     #[test]
     fn the_note_lists_each_line_for_a_task_about_spaces() {
-        let dir = tempfile::tempdir().unwrap();
         let script = "#!/bin/sh\n# Usage: sh linecount.sh FILE...\nfor f in $@; do\n  n=$(cat $f | wc -l)\n  echo \"$n $f\"\ndone\n";
-        std::fs::write(dir.path().join("linecount.sh"), script).unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
+        let (_dir, ws) = crate::testing::repo(&[("linecount.sh", script)]);
         let task = "`sh linecount.sh 'a b.txt'` fails. Make linecount.sh work with file names that contain spaces.";
         let n = note(task, &ws).unwrap();
         assert!(
