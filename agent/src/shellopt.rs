@@ -38,14 +38,16 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
         let Some(first) = first_argument_line(&text) else {
             continue;
         };
+        let line = text.lines().nth(first - 1).unwrap_or_default().trim();
         let var = variable(option);
         out.push_str(&format!(
             "{path} reads no options yet: its arguments are $1, $2, …, first read on line \
-             {first}. A sh script takes {option} before its other arguments this way, placed \
-             before line {first}:\n```sh\n{var}=0\nif [ \"$1\" = \"{option}\" ]; then\n  \
-             {var}=1\n  shift\nfi\n```\nAfter the `shift`, $1 is the argument it was without \
-             {option}; then test `[ \"${var}\" = 1 ]` where the script should act differently, \
-             and keep everything else as it is.\n"
+             {first} (`{line}`). A sh script takes {option} before its other arguments this \
+             way, placed above line {first}, so that the `shift` comes before any line reads \
+             $1:\n```sh\n{var}=0\nif [ \"$1\" = \"{option}\" ]; then\n  {var}=1\n  \
+             shift\nfi\n```\nAfter the `shift`, $1 is the argument it was without {option}; \
+             then test `[ \"${var}\" = 1 ]` where the script should act differently, and keep \
+             everything else as it is.\n"
         ));
     }
     (!out.is_empty()).then_some(out)
@@ -127,7 +129,7 @@ mod tests {
         let task = "Add a -c option to todo.sh: `sh todo.sh -c notes.txt` should print only the number of TODO lines.";
         let n = note(task, &ws).unwrap();
         assert!(n.starts_with("todo.sh reads no options yet"), "{n}");
-        assert!(n.contains("first read on line 3"), "{n}");
+        assert!(n.contains("first read on line 3 (`file=$1`)"), "{n}");
         assert!(
             n.contains("opt_c=0\nif [ \"$1\" = \"-c\" ]; then\n  opt_c=1\n  shift\nfi\n"),
             "{n}"
