@@ -54,7 +54,7 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
 }
 
 /// A shell script: `.sh`/`.bash`, or a `#!` line naming sh or bash.
-fn is_shell(path: &str, text: &str) -> bool {
+pub(crate) fn is_shell(path: &str, text: &str) -> bool {
     if path.ends_with(".sh") || path.ends_with(".bash") {
         return true;
     }

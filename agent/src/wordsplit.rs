@@ -36,7 +36,7 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
             continue;
         };
         let text = String::from_utf8_lossy(&text);
-        if !is_shell(path, &text) {
+        if !crate::shellopt::is_shell(path, &text) {
             continue;
         }
         let found: Vec<(usize, &str, Vec<String>)> = text
@@ -70,18 +70,6 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
         ));
     }
     (!out.is_empty()).then_some(out)
-}
-
-/// A shell script: `.sh`/`.bash`, or a `#!` line naming sh or bash.
-fn is_shell(path: &str, text: &str) -> bool {
-    if path.ends_with(".sh") || path.ends_with(".bash") {
-        return true;
-    }
-    text.lines().next().is_some_and(|l| {
-        l.starts_with("#!")
-            && l.split(['/', ' '])
-                .any(|w| matches!(w, "sh" | "bash" | "dash"))
-    })
 }
 
 /// Where the scanner is.
