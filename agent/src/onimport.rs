@@ -67,23 +67,12 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
     if !has(IMPORT_WORDS) || !has(RUN_WORDS) {
         return None;
     }
-    let mut named: Vec<&str> = crate::probe::word_spans(task)
-        .into_iter()
-        .map(|(_, w)| crate::targets::bare(w))
-        .filter(|w| w.ends_with(".py") && crate::probe::is_repo_file(ws, w))
-        .collect();
-    named.dedup();
     let mut out = String::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for path in named {
-        if seen.contains(&path) || !imported(task, ws, path) {
+    for (path, text) in crate::probe::named_texts(task, ws) {
+        let path = path.as_str();
+        if !path.ends_with(".py") || !imported(task, ws, path) {
             continue;
         }
-        seen.push(path);
-        let Some(text) = ws.read(path).ok().flatten() else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&text);
         let Some(statements) = top_level(&text) else {
             continue;
         };

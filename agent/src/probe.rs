@@ -100,7 +100,7 @@ const MACHINE_FAILURES: &[&str] = &[
 const KEEP_WORDS: &[&str] = &["still", "keep", "keeps", "unchanged", "same"];
 
 /// One command the task names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Probe {
     /// As the task writes it (shown to the model).
     pub command: String,
@@ -667,6 +667,25 @@ pub(crate) fn is_repo_file(ws: &Workspace, rel: &str) -> bool {
             .ok()
             .and_then(|p| std::fs::symlink_metadata(p).ok())
             .is_some_and(|m| m.is_file())
+}
+
+/// The repository files `task` names, each once in the order it first names them, with
+/// their text (invalid UTF-8 replaced).
+pub(crate) fn named_texts(task: &str, ws: &Workspace) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (_, word) in word_spans(task) {
+        let path = crate::targets::bare(word);
+        if out.iter().any(|(p, _)| p == path) || !is_repo_file(ws, path) {
+            continue;
+        }
+        if let Some(bytes) = ws.read(path).ok().flatten() {
+            out.push((
+                path.to_owned(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+        }
+    }
+    out
 }
 
 /// The sentence holding byte `at` of `task`, and the next, call what happens wrong, and the

@@ -21,18 +21,8 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
         .collect();
     let option = options.first()?;
     let mut out = String::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for (_, word) in crate::probe::word_spans(task) {
-        let path = crate::targets::bare(word);
-        if seen.contains(&path) || !crate::probe::is_repo_file(ws, path) {
-            continue;
-        }
-        seen.push(path);
-        let Some(text) = ws.read(path).ok().flatten() else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&text);
-        if !is_shell(path, &text) || reads_options(&text, option) {
+    for (path, text) in crate::probe::named_texts(task, ws) {
+        if !is_shell(&path, &text) || reads_options(&text, option) {
             continue;
         }
         let Some(first) = first_argument_line(&text) else {

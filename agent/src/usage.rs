@@ -186,19 +186,20 @@ fn named_options(doc: &str, program: &str) -> Vec<String> {
     out
 }
 
-/// How the document and the program that `task` names disagree, when it asks for them to
-/// agree: the task has a word of [`OPTION_WORDS`] and names a document and a program of the
-/// repository (the first of each). Every option the document names must be in the program's
-/// source; with a word of [`EVERY_WORDS`], every option the program's source gives an
-/// argument parser (in quotes) must be named by the document too. Asked to bring README.md's
-/// usage up to date with resize.py, the 0.5B rewrote README.md keeping options resize.py no
-/// longer has, and said DONE. `None` when they agree or the task is not such a task.
-pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
-    let words: Vec<String> = task
-        .split(|c: char| !c.is_alphanumeric())
+/// `task`'s words, lower case.
+fn lower_words(task: &str) -> Vec<String> {
+    task.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
-        .collect();
-    if !words.iter().any(|w| OPTION_WORDS.contains(&w.as_str())) {
+        .collect()
+}
+
+/// The document and the program a task about options names ([`OPTION_WORDS`]): the first
+/// repository file of each kind it names.
+fn doc_and_program(task: &str, ws: &Workspace) -> Option<(String, String)> {
+    if !lower_words(task)
+        .iter()
+        .any(|w| OPTION_WORDS.contains(&w.as_str()))
+    {
         return None;
     }
     let files: Vec<&str> = word_spans(task)
@@ -208,6 +209,20 @@ pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
         .collect();
     let doc = *files.iter().find(|f| is_prose(f))?;
     let program = *files.iter().find(|f| !is_prose(f))?;
+    Some((doc.to_owned(), program.to_owned()))
+}
+
+/// How the document and the program that `task` names disagree, when it asks for them to
+/// agree: the task has a word of [`OPTION_WORDS`] and names a document and a program of the
+/// repository (the first of each). Every option the document names must be in the program's
+/// source; with a word of [`EVERY_WORDS`], every option the program's source gives an
+/// argument parser (in quotes) must be named by the document too. Asked to bring README.md's
+/// usage up to date with resize.py, the 0.5B rewrote README.md keeping options resize.py no
+/// longer has, and said DONE. `None` when they agree or the task is not such a task.
+pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
+    let words = lower_words(task);
+    let (doc, program) = doc_and_program(task, ws)?;
+    let (doc, program) = (doc.as_str(), program.as_str());
     let read = |f: &str| {
         ws.read(f)
             .ok()
@@ -255,20 +270,8 @@ pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
 /// holds every option as the program takes it. `None` where it does not apply or the run
 /// does not exit 0 with output.
 pub fn help_note(task: &str, ws: &Workspace) -> Option<String> {
-    let words: Vec<String> = task
-        .split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .collect();
-    if !words.iter().any(|w| OPTION_WORDS.contains(&w.as_str())) {
-        return None;
-    }
-    let files: Vec<&str> = word_spans(task)
-        .into_iter()
-        .map(|(_, w)| bare(w))
-        .filter(|w| is_repo_file(ws, w))
-        .collect();
-    files.iter().find(|f| is_prose(f))?;
-    let program = *files.iter().find(|f| !is_prose(f))?;
+    let (_, program) = doc_and_program(task, ws)?;
+    let program = program.as_str();
     let source = String::from_utf8(ws.read(program).ok().flatten()?).ok()?;
     let parser = ["argparse", "optparse", "click"]
         .iter()
@@ -284,13 +287,7 @@ pub fn help_note(task: &str, ws: &Workspace) -> Option<String> {
     let probe = crate::probe::Probe {
         command: argv.join(" "),
         argv,
-        symptom: false,
-        fails: false,
-        quoted: Vec::new(),
-        found: false,
-        keep: false,
-        plain: false,
-        sibling: false,
+        ..Default::default()
     };
     let run = crate::probe::run_all(ws, std::slice::from_ref(&probe))
         .into_iter()

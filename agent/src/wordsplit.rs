@@ -25,18 +25,8 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
         return None;
     }
     let mut out = String::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for (_, word) in crate::probe::word_spans(task) {
-        let path = crate::targets::bare(word);
-        if seen.contains(&path) || !crate::probe::is_repo_file(ws, path) {
-            continue;
-        }
-        seen.push(path);
-        let Some(text) = ws.read(path).ok().flatten() else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&text);
-        if !crate::shellopt::is_shell(path, &text) {
+    for (path, text) in crate::probe::named_texts(task, ws) {
+        if !crate::shellopt::is_shell(&path, &text) {
             continue;
         }
         let found: Vec<(usize, &str, Vec<String>)> = text
