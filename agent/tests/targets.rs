@@ -971,3 +971,73 @@ fn an_example_stays_promised_when_the_session_takes_its_words_out_of_the_data() 
     assert_eq!(refusals(dir.path(), &out.session), ["example_missing"]);
     assert_eq!(read(dir.path(), "listing.py"), right);
 }
+
+/// The 1.5B on main-guard: told nothing of the idiom, it wrote the files back or deleted the
+/// demo. The first message now names the lines textstats.py runs on import and the
+/// `__main__` block; the guarded file is taken, and the demo still runs directly.
+#[test]
+fn the_first_message_names_what_an_imported_file_runs() {
+    if !have_python() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let stats = "import sys\n\n\ndef count(text):\n    return len(text.split())\n\n\ntext = \" \".join(sys.argv[1:]) or \"a b\"\nprint(\"words:\", count(text))\n";
+    let guarded = "import sys\n\n\ndef count(text):\n    return len(text.split())\n\n\nif __name__ == \"__main__\":\n    text = \" \".join(sys.argv[1:]) or \"a b\"\n    print(\"words:\", count(text))\n";
+    let report = "from stats import count\n\nprint(\"total:\", count(\"x y z\"))\n";
+    let dir = repo(
+        "targets-onimport",
+        &[("stats.py", stats), ("report.py", report)],
+    );
+    let reply = format!("{}DONE", python_block("stats.py", guarded));
+    let e = engine(&[reply.as_str()]);
+    let task = "`python3 report.py` prints a stray \"words: ...\" line because importing stats.py runs its demo. Make the demo run only when stats.py is run directly.";
+    let out = session(&e, dir.path(), &cfg(task));
+    let first = &prompts(&e)[0];
+    assert!(
+        first.contains(
+            "stats.py runs these top-level lines every time it is imported (`import stats`)"
+        ) && first.contains("   8  text = ")
+            && first.contains("under `if __name__ == \"__main__\":`"),
+        "{first}"
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+    assert_eq!(read(dir.path(), "stats.py"), guarded);
+}
+
+/// The first message of a task that adds an option to a shell script reading none shows
+/// the shape and the line; one about spaces lists the unquoted expansions.
+#[test]
+fn the_first_message_shows_shell_idioms_where_the_task_needs_them() {
+    let todo = "#!/bin/sh\nfile=$1\ngrep -n TODO \"$file\"\n";
+    let count = "#!/bin/sh\nfor f in $@; do\n  wc -l < \"$f\"\ndone\n";
+    let dir = repo(
+        "targets-shell-notes",
+        &[("todo.sh", todo), ("count.sh", count)],
+    );
+    let e = engine(&["DONE"]);
+    session(
+        &e,
+        dir.path(),
+        &cfg("Add a -c option to todo.sh that prints the count."),
+    );
+    let first = &prompts(&e)[0];
+    assert!(
+        first.contains("todo.sh reads no options yet") && first.contains("first read on line 2"),
+        "{first}"
+    );
+    assert!(!first.contains("expands these"), "{first}");
+    let e = engine(&["DONE"]);
+    session(
+        &e,
+        dir.path(),
+        &cfg("count.sh fails on file names with spaces."),
+    );
+    let first = &prompts(&e)[0];
+    assert!(
+        first.contains("count.sh expands these outside double quotes")
+            && first.contains("line 2 `for f in $@; do`: $@"),
+        "{first}"
+    );
+    assert!(!first.contains("reads no options yet"), "{first}");
+}
