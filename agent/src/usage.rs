@@ -50,11 +50,14 @@ const ALWAYS: &[&str] = &["--help", "-h"];
 /// How a document and its program disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mismatch {
-    /// The document names an option the program does not have.
+    /// The document names an option the program does not have, first on `line` (1-based),
+    /// which reads `text` (trimmed).
     Unknown {
         doc: String,
         program: String,
         option: String,
+        line: usize,
+        text: String,
     },
     /// The program has an option the document does not name.
     Unnamed {
@@ -72,9 +75,11 @@ impl Mismatch {
                 doc,
                 program,
                 option,
+                line,
+                text,
             } => format!(
                 "the task asks {doc} to match the options of {program}, and {doc} names \
-                 {option}, which {program} does not have"
+                 {option}, which {program} does not have: line {line} reads `{text}`"
             ),
             Mismatch::Unnamed {
                 doc,
@@ -238,10 +243,18 @@ pub fn mismatch(task: &str, ws: &Workspace) -> Option<Mismatch> {
         .iter()
         .find(|o| !ALWAYS.contains(&o.as_str()) && !has.contains(o))
     {
+        let (line, text) = doc_text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| options_in(l).contains(option))
+            .map(|(k, l)| (k + 1, l.trim().to_owned()))
+            .unwrap_or_default();
         return Some(Mismatch::Unknown {
             doc: doc.to_owned(),
             program: program.to_owned(),
             option: option.clone(),
+            line,
+            text,
         });
     }
     if !words.iter().any(|w| EVERY_WORDS.contains(&w.as_str())) {
@@ -340,13 +353,15 @@ mod tests {
             Mismatch::Unknown {
                 doc: "README.md".into(),
                 program: "resize.py".into(),
-                option: "-w".into()
+                option: "-w".into(),
+                line: 3,
+                text: "python3 resize.py -w 800 -h 600 photo.jpg".into(),
             }
         );
-        assert!(
-            m.summary()
-                .contains("README.md names -w, which resize.py does not have")
-        );
+        assert!(m.summary().contains(
+            "README.md names -w, which resize.py does not have: line 3 reads `python3 \
+             resize.py -w 800 -h 600 photo.jpg`"
+        ));
         // The old options gone, one real option left out: told which.
         ws.write_atomic(
             "README.md",
