@@ -68,7 +68,7 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
         return None;
     }
     let mut out = String::new();
-    for (path, text) in crate::probe::named_texts(task, ws) {
+    for (path, text) in crate::targets::named_texts(task, ws) {
         let path = path.as_str();
         if !path.ends_with(".py") || !imported(task, ws, path) {
             continue;

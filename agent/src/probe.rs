@@ -669,25 +669,6 @@ pub(crate) fn is_repo_file(ws: &Workspace, rel: &str) -> bool {
             .is_some_and(|m| m.is_file())
 }
 
-/// The repository files `task` names, each once in the order it first names them, with
-/// their text (invalid UTF-8 replaced).
-pub(crate) fn named_texts(task: &str, ws: &Workspace) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for (_, word) in word_spans(task) {
-        let path = crate::targets::bare(word);
-        if out.iter().any(|(p, _)| p == path) || !is_repo_file(ws, path) {
-            continue;
-        }
-        if let Some(bytes) = ws.read(path).ok().flatten() {
-            out.push((
-                path.to_owned(),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            ));
-        }
-    }
-    out
-}
-
 /// The sentence holding byte `at` of `task`, and the next, call what happens wrong, and the
 /// sentence itself does not ask for it to stay.
 fn is_symptom(task: &str, at: usize) -> bool {

@@ -21,7 +21,7 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
         .collect();
     let option = options.first()?;
     let mut out = String::new();
-    for (path, text) in crate::probe::named_texts(task, ws) {
+    for (path, text) in crate::targets::named_texts(task, ws) {
         if !is_shell(&path, &text) || reads_options(&text, option) {
             continue;
         }

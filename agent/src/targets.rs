@@ -413,6 +413,25 @@ fn calls_of(text: &str, function: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The repository files `task` names, each once in the order it first names them, with
+/// their text (invalid UTF-8 replaced).
+pub(crate) fn named_texts(task: &str, ws: &Workspace) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (_, word) in crate::probe::word_spans(task) {
+        let path = bare(word);
+        if out.iter().any(|(p, _)| p == path) || !crate::probe::is_repo_file(ws, path) {
+            continue;
+        }
+        if let Some(bytes) = ws.read(path).ok().flatten() {
+            out.push((
+                path.to_owned(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
 /// Files of code a search for a value reads at most.
 const MAX_FILES: usize = 500;
 

@@ -25,7 +25,7 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
         return None;
     }
     let mut out = String::new();
-    for (path, text) in crate::probe::named_texts(task, ws) {
+    for (path, text) in crate::targets::named_texts(task, ws) {
         if !crate::shellopt::is_shell(&path, &text) {
             continue;
         }
