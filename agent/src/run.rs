@@ -1679,6 +1679,21 @@ impl<'a> Session<'a> {
                     )
                 },
             )
+        } else if let Some(np) = crate::targets::value_not_passed(task, ws) {
+            let (file, function, text) = (&np.file, &np.function, &np.text);
+            (
+                "value_not_passed",
+                format!(
+                    "the task says {file} passes \"{text}\" to {function}, and {file} calls \
+                     `{}` without it",
+                    np.call
+                ),
+                format!(
+                    "write {file} so that its calls of {function} pass \"{text}\" themselves: \
+                     its path on a line by itself, then its complete new content in a fenced \
+                     code block"
+                ),
+            )
         } else if let Some(lit) = crate::targets::literal_missing(task, ws) {
             let text = &lit.text;
             let (summary, hint) = match lit.files.as_slice() {
@@ -1698,21 +1713,6 @@ impl<'a> Session<'a> {
                 }
             };
             ("literal_missing", summary, hint)
-        } else if let Some(np) = crate::targets::value_not_passed(task, ws) {
-            let (file, function, text) = (&np.file, &np.function, &np.text);
-            (
-                "value_not_passed",
-                format!(
-                    "the task says {file} passes \"{text}\" to {function}, and {file} calls \
-                     `{}` without it",
-                    np.call
-                ),
-                format!(
-                    "write {file} so that its calls of {function} pass \"{text}\" themselves: \
-                     its path on a line by itself, then its complete new content in a fenced \
-                     code block"
-                ),
-            )
         } else if let Some(file) = crate::targets::object_unchanged(task, ws, &changed) {
             (
                 "object_unchanged",

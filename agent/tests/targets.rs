@@ -29,7 +29,10 @@ const INVOICE: &str = "from money import format_price\nprint(format_price(3))\n"
 const INVOICE_NEW: &str = "from money import format_price\nprint(format_price(3, \"EUR\"))\n";
 
 /// The 0.5B on add-param-callers: money.py changed, invoice.py not, DONE. Refused with the
-/// value and the file named; taken once invoice.py passes it.
+/// call that should pass the value (`value_not_passed` comes first: the 1.5B, told only that
+/// invoice.py lacked "EUR", gave a function of its own an "EUR" default and left the call
+/// bare); taken once invoice.py passes it. A file that does not call the function yet is told
+/// the value it lacks (`literal_missing`).
 #[test]
 fn done_waits_for_the_value_the_task_gives_a_file() {
     let dir = repo(
@@ -43,15 +46,33 @@ fn done_waits_for_the_value_the_task_gives_a_file() {
                 Then make invoice.py pass \"EUR\".";
     let out = session(&e, dir.path(), &cfg(task));
     assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["value_not_passed"]);
+    let told = &prompts(&e)[1];
+    assert!(
+        told.contains(
+            "the task says invoice.py passes \"EUR\" to format_price, and invoice.py calls \
+             `format_price(3)` without it"
+        ),
+        "{told}"
+    );
+    // The refused DONE reverted nothing: money.py as the first reply wrote it.
+    assert_eq!(read(dir.path(), "money.py"), MONEY_NEW);
+    assert_eq!(read(dir.path(), "invoice.py"), INVOICE_NEW);
+
+    let no_call = "print(3)\n";
+    let dir = repo(
+        "targets-literal-nocall",
+        &[("money.py", MONEY), ("invoice.py", no_call)],
+    );
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let out = session(&e, dir.path(), &cfg(task));
+    assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["literal_missing"]);
     let told = &prompts(&e)[1];
     assert!(
         told.contains("the task gives invoice.py \"EUR\", and invoice.py does not have it"),
         "{told}"
     );
-    // The refused DONE reverted nothing: money.py as the first reply wrote it.
-    assert_eq!(read(dir.path(), "money.py"), MONEY_NEW);
-    assert_eq!(read(dir.path(), "invoice.py"), INVOICE_NEW);
 }
 
 /// The 1.5B on add-param-callers: invoice.py holds "EUR", but only in its demo, through a
