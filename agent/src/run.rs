@@ -983,8 +983,7 @@ impl<'a> Session<'a> {
             for name in crate::whole::dropped_bindings(path, &original, content, &self.cfg.task) {
                 let had = match pre {
                     Some(Some(pre)) => {
-                        crate::whole::top_level_bindings(&String::from_utf8_lossy(pre))
-                            .contains(&name)
+                        crate::whole::bindings(path, &String::from_utf8_lossy(pre)).contains(&name)
                     }
                     Some(None) => false,
                     None => true,

@@ -714,20 +714,66 @@ pub(crate) fn dropped_unnamed(original: &str, content: &str, task_words: &[Strin
 /// mention at all (one moved under a main guard, or into a call, is still there) and `task`
 /// does not name; none where the task asks for code to go. The 0.5B, asked to change
 /// MAX_RETRIES in config.py, wrote the file back without its `NAME = …` line and said DONE.
+/// A settings file too (`.ini`, `.cfg`, `.conf`, `.toml`, `.properties`, `.env`): its keys
+/// and section headers ([`settings_keys`]); the 0.5B, asked to set two values in
+/// settings.ini, wrote it back without its `[app]` section and `name = demo`, and said DONE.
 pub fn dropped_bindings(path: &str, original: &str, content: &str, task: &str) -> Vec<String> {
-    let ext = path.rsplit_once('.').map(|(_, e)| e);
-    let code = match ext {
-        Some(e) => ["py", "sh", "bash", "zsh", "ksh"].contains(&e),
-        None => original.starts_with("#!"),
-    };
     let task_words = words_of(task);
-    if !code || task_words.iter().any(|w| asks_removal(w)) {
+    if task_words.iter().any(|w| asks_removal(w)) {
         return Vec::new();
     }
-    top_level_bindings(original)
+    bindings(path, original)
         .into_iter()
-        .filter(|name| !task_words.contains(&name.to_lowercase()) && !mentions(content, name))
+        .filter(|name| {
+            let bare = name.trim_matches(['[', ']']).to_lowercase();
+            !task_words.contains(&bare) && !mentions(content, name)
+        })
         .collect()
+}
+
+/// What a file at `path` binds that other code or readers rely on: for code (Python or
+/// shell, by extension or a `#!` line) its [`top_level_bindings`], for a settings file its
+/// [`settings_keys`], else nothing.
+pub(crate) fn bindings(path: &str, text: &str) -> Vec<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("py" | "sh" | "bash" | "zsh" | "ksh") => top_level_bindings(text),
+        Some("ini" | "cfg" | "conf" | "toml" | "properties" | "env") => settings_keys(text),
+        Some(_) => Vec::new(),
+        None if text.starts_with("#!") => top_level_bindings(text),
+        None => Vec::new(),
+    }
+}
+
+/// The keys a settings file sets at the start of a line (`name = demo`, `name: demo`,
+/// `NAME=x`) and its section headers (`[app]`, `[[bin]]`), each once.
+pub(crate) fn settings_keys(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let t = line.trim_end();
+        if t.starts_with('[') && t.ends_with(']') {
+            if !out.iter().any(|o| o == t) {
+                out.push(t.to_owned());
+            }
+            continue;
+        }
+        let key: String = t
+            .strip_prefix("export ")
+            .unwrap_or(t)
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .collect();
+        let rest = t.strip_prefix("export ").unwrap_or(t)[key.len()..].trim_start();
+        let sets = rest.starts_with('=') && !rest.starts_with("==") || rest.starts_with(':');
+        if !key.is_empty() && sets && !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
 }
 
 /// The constants a file sets on lines of its own at column 0 — upper-case names, by
@@ -1414,6 +1460,34 @@ mod tests {
             .is_empty()
         );
         assert!(dropped("notes.md", config, "MAX_RETRIES = 5\n", task).is_empty());
+        // A settings file's keys and sections.
+        let ini = "[server]\nhost = localhost\nport = 8000\n\n[app]\nname = demo\ndebug = true\n";
+        let set = "In settings.ini, set port to 8080 and debug to false.";
+        assert_eq!(
+            dropped(
+                "settings.ini",
+                ini,
+                "[server]\nhost = localhost\nport = 8080\ndebug = false\n",
+                set
+            ),
+            ["[app]", "name"]
+        );
+        let right =
+            "[server]\nhost = localhost\nport = 8080\n\n[app]\nname = demo\ndebug = false\n";
+        assert!(dropped("settings.ini", ini, right, set).is_empty());
+        assert!(
+            dropped(
+                "settings.ini",
+                ini,
+                "[server]\nport = 8080\n",
+                "Remove the [app] section and host."
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            super::settings_keys("# c\nA=1\nexport B=2\nkey: v\n  nested: x\n[[bin]]\nx == y\n"),
+            ["A", "B", "key", "[[bin]]"]
+        );
         // Moved under a main guard, or used elsewhere, a name is still there.
         let demo = "import sys\nTEXT = sys.argv[1]\nprint(TEXT)\n";
         let guarded =

@@ -1001,6 +1001,38 @@ fn a_block_that_would_lose_a_setting_is_refused() {
     );
 }
 
+/// The 0.5B on two-blocks-one-file: settings.ini written back without its `[app]` section
+/// and `name = demo`, then DONE. Refused as `dropped_code`, nothing written; the whole file
+/// with both values set is taken.
+#[test]
+fn a_block_that_would_lose_a_settings_section_is_refused() {
+    const INI: &str =
+        "[server]\nhost = localhost\nport = 8000\n\n[app]\nname = demo\ndebug = true\n";
+    const FIXED: &str =
+        "[server]\nhost = localhost\nport = 8080\n\n[app]\nname = demo\ndebug = false\n";
+    let dir = repo("whole-dropped-section", &[("settings.ini", INI)]);
+    let lossy =
+        "settings.ini\n```ini\n[server]\nhost = localhost\nport = 8080\ndebug = false\n```\n";
+    let whole = format!("settings.ini\n```ini\n{FIXED}```\nDONE");
+    let e = engine(&[lossy, whole.as_str()]);
+    let out = session(
+        &e,
+        dir.path(),
+        &cfg("In settings.ini, set port to 8080 and debug to false."),
+    );
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["dropped_code"]);
+    assert!(
+        prompts(&e)[1].contains("settings.ini not written: it would lose [app], name"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("settings.ini")).unwrap(),
+        FIXED
+    );
+}
+
 /// The 1.5B on main-guard: it moved longest_word into report.py (the file had no such
 /// definition), then wrote report.py back as it was. A definition the session added is its
 /// own to take out again: the block is taken, not refused as `dropped_code`; one the file
