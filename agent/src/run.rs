@@ -2004,7 +2004,12 @@ impl<'a> Session<'a> {
         let unmet = crate::expect::unmet(&self.cfg.task, &self.probes, &now);
         if !unmet.is_empty() {
             self.tally.probe_refused += 1;
-            return Some(("expected_output", crate::expect::refusal(&unmet)));
+            let mut obs = crate::expect::refusal(&unmet);
+            // Where the option the task adds is tested after the argument was read.
+            if let Some(why) = crate::shellopt::read_before_test(&self.cfg.task, self.ws) {
+                obs.summary = format!("{}. {why}", obs.summary);
+            }
+            return Some(("expected_output", obs));
         }
         let missing =
             crate::expect::still_missing(&self.cfg.task, &self.probes, &self.before, &now);

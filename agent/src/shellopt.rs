@@ -43,6 +43,40 @@ pub fn note(task: &str, ws: &Workspace) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// For a task that adds an option, a shell script it names that tests `$1` against the
+/// option after an earlier line has read `$1`: that line took the option for the argument.
+/// The sentence says both lines. The 1.5B put `if [ "$1" = "-c" ]; then … shift` after
+/// `file=$1`, so `file` held `-c`, and said DONE four times in a row while the count was
+/// wrong (session 28).
+pub fn read_before_test(task: &str, ws: &Workspace) -> Option<String> {
+    let option = crate::asks::names_to_add(task)
+        .into_iter()
+        .find(|n| n.starts_with('-'))?;
+    crate::targets::named_texts(task, ws)
+        .into_iter()
+        .filter(|(path, text)| is_shell(path, text))
+        .find_map(|(path, text)| {
+            let lines: Vec<&str> = text.lines().collect();
+            let test = lines.iter().position(|l| {
+                let c = code(l);
+                (c.contains("\"$1\"") || c.contains("$1 ")) && c.contains(&option)
+            })?;
+            let read = first_argument_line(&text)? - 1;
+            (read < test).then(|| {
+                format!(
+                    "{path} line {} `{}` reads $1 before line {} `{}` tests it for {option}: \
+                     given {option}, that line takes {option} itself for the argument. Test \
+                     and `shift` {option} first, above line {}.",
+                    read + 1,
+                    lines[read].trim(),
+                    test + 1,
+                    lines[test].trim(),
+                    read + 1
+                )
+            })
+        })
+}
+
 /// A shell script: `.sh`/`.bash`, or a `#!` line naming sh or bash.
 pub(crate) fn is_shell(path: &str, text: &str) -> bool {
     if path.ends_with(".sh") || path.ends_with(".bash") {
@@ -142,6 +176,25 @@ mod tests {
         // A Python file the task names is not a shell script.
         let (_d, ws) = crate::testing::repo(&[("todo.py", "import sys\nprint(sys.argv[1])\n")]);
         assert_eq!(note("Add a -c option to todo.py.", &ws), None);
+    }
+
+    #[test]
+    fn an_option_tested_after_the_argument_was_read_is_told() {
+        let late = "#!/bin/sh\nfile=$1\nif [ \"$1\" = \"-c\" ]; then\n  opt_c=1\n  shift\nfi\ngrep -c TODO \"$file\"\n";
+        let early = "#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then\n  opt_c=1\n  shift\nfi\nfile=$1\ngrep -c TODO \"$file\"\n";
+        let task = "Add a -c option to todo.sh.";
+        let (_d, ws) = crate::testing::repo(&[("todo.sh", late)]);
+        assert_eq!(
+            read_before_test(task, &ws).as_deref(),
+            Some(
+                "todo.sh line 2 `file=$1` reads $1 before line 3 `if [ \"$1\" = \"-c\" ]; then` \
+                 tests it for -c: given -c, that line takes -c itself for the argument. Test and \
+                 `shift` -c first, above line 2."
+            )
+        );
+        let (_d, ws) = crate::testing::repo(&[("todo.sh", early)]);
+        assert_eq!(read_before_test(task, &ws), None);
+        assert_eq!(read_before_test("Fix todo.sh.", &ws), None);
     }
 
     #[test]
