@@ -255,6 +255,26 @@ mod tests {
     }
 
     #[test]
+    fn any_line_is_scanned_without_a_panic() {
+        // Unclosed quotes and substitutions, escapes before multi-byte letters, stray
+        // brackets: every prefix of each.
+        for line in [
+            "echo \"$(basename $1",
+            "x=\\é$f 'ü $g",
+            "echo ${unclosed $h é",
+            ")) ]] [[ $a é \"$b",
+            "$((1 + ( $n )",
+            "é\\",
+        ] {
+            for (i, _) in line.char_indices() {
+                let _ = unquoted(&line[..i]);
+            }
+            let _ = unquoted(line);
+        }
+        assert_eq!(unquoted("cat é$f"), ["$f"]);
+    }
+
+    #[test]
     fn the_note_lists_each_line_for_a_task_about_spaces() {
         let script = "#!/bin/sh\n# Usage: sh linecount.sh FILE...\nfor f in $@; do\n  n=$(cat $f | wc -l)\n  echo \"$n $f\"\ndone\n";
         let (_dir, ws) = crate::testing::repo(&[("linecount.sh", script)]);
