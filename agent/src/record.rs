@@ -110,7 +110,21 @@ fn substance(text: &[u8]) -> Vec<String> {
 /// won the vote. `None` when some change has substance, or one cannot be told (a file too
 /// large to keep, a file made or deleted).
 pub(crate) fn whitespace_only(tally: &Tally, ws: &Workspace, task: &str) -> Option<Vec<String>> {
-    if asks_whitespace(task) || tally.changed.is_empty() {
+    if asks_whitespace(task) {
+        return None;
+    }
+    unchanged_as(tally, ws, substance)
+}
+
+/// The files the session changed, when each reads the same through `view` as it did before
+/// the session; `None` when one does not, none changed, or one cannot be told (a file too
+/// large to keep, a file made or deleted).
+fn unchanged_as(
+    tally: &Tally,
+    ws: &Workspace,
+    view: impl Fn(&[u8]) -> Vec<String>,
+) -> Option<Vec<String>> {
+    if tally.changed.is_empty() {
         return None;
     }
     for path in &tally.changed {
@@ -118,7 +132,7 @@ pub(crate) fn whitespace_only(tally: &Tally, ws: &Workspace, task: &str) -> Opti
             return None;
         };
         let now = ws.read(path).ok().flatten()?;
-        if substance(before) != substance(&now) {
+        if view(before) != view(&now) {
             return None;
         }
     }
@@ -165,21 +179,12 @@ pub(crate) fn case_only(tally: &Tally, ws: &Workspace, task: &str) -> Option<Vec
         .map(str::to_lowercase)
         .collect();
     let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-    if !has(SPELLING_WORDS) || has(CASE_WORDS) || tally.changed.is_empty() {
+    if !has(SPELLING_WORDS) || has(CASE_WORDS) {
         return None;
     }
-    let folded =
-        |b: &[u8]| -> Vec<String> { substance(b).iter().map(|l| l.to_lowercase()).collect() };
-    for path in &tally.changed {
-        let Some(Some(before)) = tally.originals.get(path) else {
-            return None;
-        };
-        let now = ws.read(path).ok().flatten()?;
-        if folded(before) != folded(&now) {
-            return None;
-        }
-    }
-    Some(tally.changed.iter().cloned().collect())
+    unchanged_as(tally, ws, |b| {
+        substance(b).iter().map(|l| l.to_lowercase()).collect()
+    })
 }
 
 /// Of the files the session changed, those whose change is more than blank lines and spaces
