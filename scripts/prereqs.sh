@@ -6,6 +6,10 @@
 #
 #   scripts/prereqs.sh            detect and install
 #   scripts/prereqs.sh --check    print the missing packages (one line, space-separated), install nothing
+#   --vulkan (with either)        also what the Vulkan build needs: libvulkan-dev (headers and
+#                                 loader), glslc (shader compiler), spirv-headers, and
+#                                 mesa-vulkan-drivers (lavapipe: Vulkan on the CPU, to run it
+#                                 on a machine without a GPU)
 #
 # Detection looks for what the tools really load, not for look-alikes: bindgen (clang-sys)
 # dlopens `libclang.so`, `libclang-N.so` or `libclang.so.N`; `libclang-cpp.so.N` (package
@@ -14,7 +18,14 @@
 set -euo pipefail
 
 check_only=0
-if [[ "${1:-}" == "--check" ]]; then check_only=1; fi
+vulkan=0
+for arg in "$@"; do
+    case "$arg" in
+        --check) check_only=1 ;;
+        --vulkan) vulkan=1 ;;
+        *) echo "prereqs: unknown argument $arg (--check, --vulkan)" >&2; exit 2 ;;
+    esac
+done
 
 # True when a directory in the search path holds a libclang that clang-sys would load.
 have_libclang() {
@@ -51,6 +62,15 @@ if [[ -z "${PREREQS_LIB_DIRS:-}" ]]; then
     fi
 fi
 have_libclang || missing+=(libclang-dev)
+if [[ $vulkan -eq 1 ]]; then
+    # Each package by a file the Vulkan build or run really uses.
+    [[ -e /usr/include/vulkan/vulkan.hpp ]] || missing+=(libvulkan-dev)
+    command -v glslc >/dev/null 2>&1 || missing+=(glslc)
+    compgen -G "/usr/share/cmake/SPIRV-Headers/SPIRV-HeadersConfig.cmake" >/dev/null \
+        || compgen -G "/usr/lib/*/cmake/SPIRV-Headers/SPIRV-HeadersConfig.cmake" >/dev/null \
+        || missing+=(spirv-headers)
+    compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || missing+=(mesa-vulkan-drivers)
+fi
 
 if [[ $check_only -eq 1 ]]; then
     echo "${missing[*]}"

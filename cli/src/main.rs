@@ -28,6 +28,9 @@ enum Command {
     /// --model, qwen-coder-1.5b, fetched on first use): `bellows agent "TASK" --repo DIR`, and
     /// `bellows agent undo [ID] [--steps N]`.
     Agent(cli::agent_cmd::AgentArgs),
+    /// List the devices llama.cpp's back ends found in this binary (the CPU, and GPUs where the
+    /// binary was built with `cuda`, `vulkan` or `metal`): where `--gpu-layers` can put layers.
+    Devices,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,6 +45,10 @@ fn main() -> anyhow::Result<()> {
             cli::tune::run(&args)?
         }
         Command::Serve(args) => serve(&args)?,
+        Command::Devices => {
+            quiet_logs();
+            devices()?
+        }
         Command::Agent(args) => {
             // llama.cpp logs through tracing; only warnings reach the terminal here.
             let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -55,6 +62,24 @@ fn main() -> anyhow::Result<()> {
                 std::process::exit(code);
             }
         }
+    }
+    Ok(())
+}
+
+/// `bellows devices`: one line per device, then whether `--gpu-layers` can offload here.
+fn devices() -> anyhow::Result<()> {
+    let (supports_offload, devices) = models::gpu::inventory()?;
+    for d in &devices {
+        let kind = if d.is_offload_target() { "GPU" } else { "   " };
+        println!("{kind}  {:<8} {d}", d.backend);
+    }
+    let plan = models::gpu::Offload::plan(99, supports_offload, &devices);
+    if let Some(why) = plan.why_cpu() {
+        let mut why = why.to_owned();
+        why[..1].make_ascii_uppercase();
+        println!("{why}");
+    } else {
+        println!("--gpu-layers N offloads up to N layers to the GPU devices above");
     }
     Ok(())
 }

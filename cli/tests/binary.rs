@@ -1,5 +1,5 @@
 //! The `bellows serve` binary: `--help`, settings from a config file and the environment,
-//! serving the tiny GGUF, and a graceful exit on SIGTERM.
+//! serving the tiny GGUF, and a graceful exit on SIGTERM; `bellows devices`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -70,7 +70,7 @@ async fn serves_from_config_and_env_then_exits_cleanly_on_sigterm() {
     std::fs::write(
         &cfg,
         format!(
-            "model = {:?}\nport = 0\nctx = 256\nthreads = 1\napi_key = \"from-file\"\n",
+            "model = {:?}\nport = 0\nctx = 256\nthreads = 1\napi_key = \"from-file\"\ngpu_layers = 3\n",
             tiny()
         ),
     )
@@ -157,5 +157,39 @@ async fn serves_from_config_and_env_then_exits_cleanly_on_sigterm() {
     assert!(
         log.contains("SIGTERM received") && log.contains("server stopped"),
         "{log}"
+    );
+    // Layers asked of a binary without a GPU back end: said, not silently dropped.
+    assert!(
+        log.contains("--gpu-layers 3 asked for, but this binary has no GPU back end"),
+        "{log}"
+    );
+}
+
+/// `bellows devices` on this (CPU) build: the CPU device, and why `--gpu-layers` would keep
+/// every layer on it.
+#[test]
+fn devices_lists_the_cpu_and_says_this_build_has_no_gpu_back_end() {
+    let out = bellows().arg("devices").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.split_whitespace().next() == Some("CPU")),
+        "no CPU device line:\n{text}"
+    );
+    assert!(!lines.iter().any(|l| l.starts_with("GPU")), "{text}");
+    assert_eq!(
+        lines.last().copied(),
+        Some(
+            "This binary has no GPU back end: every layer stays on the CPU (build with \
+             `cargo build --release -p cli --features cuda`, or vulkan, or metal)"
+        ),
+        "{text}"
     );
 }

@@ -7,6 +7,7 @@
 //! * `batcher` — the one thread that owns the context and decodes every sequence in one batch
 //!   per step: chunked prefill, prefix reuse and sharing between sequences, back pressure.
 //! * `sampler` — a generation's sampler chain, the grammar fast path, log probabilities.
+//! * [`gpu`] — where `--gpu-layers` puts layers: the devices llama.cpp's back ends found.
 //! * [`gguf`] — checks a GGUF's header, metadata and size before llama.cpp sees it.
 //! * [`detok`] — UTF-8 assembly across tokens and stop strings across pieces.
 //! * [`template`] — chat templates rendered with minijinja.
@@ -18,6 +19,7 @@ mod batcher;
 pub mod detok;
 pub mod engine;
 pub mod gguf;
+pub mod gpu;
 pub mod llama;
 pub mod profile;
 mod sampler;

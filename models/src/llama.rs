@@ -34,6 +34,7 @@ use crate::engine::{
     MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, TemplateSource, ToolSpec,
 };
 use crate::gguf::{self, GgufError, GgufInfo};
+use crate::gpu::{self, Offload};
 use crate::profile::{Profile, ProfileError};
 use crate::sampler::CompiledGrammar;
 use crate::template::{CHATML_TEMPLATE, ChatTemplate, TemplateError};
@@ -285,6 +286,16 @@ impl LlamaEngine {
 
         let backend = backend()?;
         tracing::info!(path = %path.display(), %architecture, profile = %profile.name, n_ctx_total, n_ctx_seq = n_ctx, "loading model");
+        let offload = Offload::plan(
+            opts.gpu_layers,
+            backend.supports_gpu_offload(),
+            &gpu::devices(),
+        );
+        if offload.is_unmet() {
+            tracing::warn!("{offload}");
+        } else if opts.gpu_layers > 0 {
+            tracing::info!("{offload}");
+        }
         let mut last_logged = -1i32;
         let params = LlamaModelParams::default()
             .with_n_gpu_layers(opts.gpu_layers)
