@@ -730,9 +730,10 @@ def print_report(a, raw, streams, n_choices, load_start):
                 pe, d = m["ttft_s"], max(m["wall_s"] - m["ttft_s"], 0.0)
                 k = 4
                 print(f"- {name}: one prompt evaluated in {pe:.2f} s, one reply decoded in {d:.2f} s: "
-                      f"with the prompt cached, n = {k} can be at most {(pe + k * d) / (pe + d):.2f}x "
-                      f"{k} sequential requests (that bound reaches 2.5 only where decoding takes "
-                      f"at least as long as the prompt).")
+                      f"with the prompt cached, n = {k} gains at most about {(pe + k * d) / (pe + d):.2f}x "
+                      f"over {k} sequential requests ((P + {k}D) / (P + D), decoding batched for free; "
+                      f"it reaches 2.5 only where a reply's decoding takes as long as the prompt's "
+                      f"evaluation).")
         rss = raw["rss"].get("n", {})
         print()
         print(f"Peak RSS after this section: bellows {fmt(rss.get(B), '{:.0f}')} MiB, llama-server "

@@ -55,11 +55,12 @@ grep -Eq '^GPU +Vulkan ' <<<"$out" || fail "no Vulkan GPU device listed"
 echo "gpu-check: 2. bellows devices, lavapipe passed over" >&2
 out="$(env -u GGML_VK_VISIBLE_DEVICES "$bin" devices)"
 echo "$out" >&2
-grep -q 'found no device' <<<"$out" || fail "a CPU-type Vulkan device was taken as a GPU"
+grep -q 'The Vulkan back end found no device' <<<"$out" \
+    || fail "a CPU-type Vulkan device was taken as a GPU, or the back end not named"
 
 echo "gpu-check: 3. bellows serve --gpu-layers 99 on $gguf" >&2
 log="$(mktemp)"
-GGML_VK_VISIBLE_DEVICES=0 setsid "$bin" serve --model "$gguf" --port 0 --gpu-layers 99 \
+GGML_VK_VISIBLE_DEVICES=0 RUST_LOG=info setsid "$bin" serve --model "$gguf" --port 0 --gpu-layers 99 \
     --parallel 1 --ctx 512 >"$log" 2>&1 &
 pid=$!
 trap 'kill -- -"$pid" 2>/dev/null || true; rm -f "$log"' EXIT
@@ -84,6 +85,10 @@ if port is None:
     sys.exit("gpu-check: FAILED: bellows serve did not listen within 600 s")
 if not re.search(r"offloaded to Vulkan\d", text):
     sys.exit(f"gpu-check: FAILED: no layers offloaded to a Vulkan device:\n{text[-3000:]}")
+# llama.cpp's own count (its info log): every layer, the output layer included, on the GPU.
+m = re.search(r"offloaded (\d+)/(\d+) layers to GPU", text)
+if not m or m.group(1) != m.group(2):
+    sys.exit(f"gpu-check: FAILED: llama.cpp did not offload every layer:\n{text[-3000:]}")
 while time.time() < deadline:  # the model may still be loading
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
@@ -101,7 +106,7 @@ with urllib.request.urlopen(req, timeout=600) as r:
 tokens = reply["usage"]["completion_tokens"]
 if tokens < 1:
     sys.exit(f"gpu-check: FAILED: no tokens generated: {reply}")
-where = re.search(r"up to .*offloaded to [^\n]*", text).group(0)
+where = re.search(r"up to .*offloaded to [^\n]*", text).group(0) + f" ({m.group(0)})"
 print(f"gpu-check: ok: {tokens} tokens generated on lavapipe in {time.time() - t0:.1f} s; {where}",
       file=sys.stderr)
 EOF

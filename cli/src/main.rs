@@ -68,14 +68,13 @@ fn main() -> anyhow::Result<()> {
 
 /// `bellows devices`: one line per device, then whether `--gpu-layers` can offload here.
 fn devices() -> anyhow::Result<()> {
-    let (supports_offload, devices) = models::gpu::inventory()?;
+    let devices = models::gpu::inventory()?;
     for d in &devices {
         let kind = if d.is_offload_target() { "GPU" } else { "   " };
         println!("{kind}  {:<8} {d}", d.backend);
     }
-    let plan = models::gpu::Offload::plan(99, supports_offload, &devices);
-    if let Some(why) = plan.why_cpu() {
-        let mut why = why.to_owned();
+    let plan = models::gpu::Offload::plan(99, models::gpu::BUILT_BACKENDS, &devices);
+    if let Some(mut why) = plan.why_cpu() {
         why[..1].make_ascii_uppercase();
         println!("{why}");
     } else {

@@ -54,19 +54,22 @@ pub enum Offload {
     NoBackend { layers: u32 },
     /// Layers asked for, a GPU back end built in, but no device found (no driver, no card, or
     /// the device hidden): they stay on the CPU.
-    NoDevice { layers: u32 },
+    NoDevice {
+        layers: u32,
+        backends: Vec<&'static str>,
+    },
     /// Up to `layers` layers offloaded to these devices.
     Devices { layers: u32, devices: Vec<Device> },
 }
 
 impl Offload {
-    /// The plan for `layers` layers, given whether the binary supports offloading at all
-    /// (`llama_supports_gpu_offload`) and the devices its back ends report.
-    pub fn plan(layers: u32, supports_offload: bool, devices: &[Device]) -> Offload {
+    /// The plan for `layers` layers, given the GPU back ends built into the binary
+    /// ([`BUILT_BACKENDS`]) and the devices they report.
+    pub fn plan(layers: u32, backends: &[&'static str], devices: &[Device]) -> Offload {
         if layers == 0 {
             return Offload::CpuOnly;
         }
-        if !supports_offload {
+        if backends.is_empty() {
             return Offload::NoBackend { layers };
         }
         let targets: Vec<Device> = devices
@@ -75,7 +78,10 @@ impl Offload {
             .cloned()
             .collect();
         if targets.is_empty() {
-            Offload::NoDevice { layers }
+            Offload::NoDevice {
+                layers,
+                backends: backends.to_vec(),
+            }
         } else {
             Offload::Devices {
                 layers,
@@ -85,16 +91,18 @@ impl Offload {
     }
 
     /// Why layers asked for stay on the CPU (a sentence starting in lower case), if they do.
-    pub fn why_cpu(&self) -> Option<&'static str> {
+    pub fn why_cpu(&self) -> Option<String> {
         match self {
             Offload::NoBackend { .. } => Some(
                 "this binary has no GPU back end: every layer stays on the CPU (build with \
-                 `cargo build --release -p cli --features cuda`, or vulkan, or metal)",
+                 `cargo build --release -p cli --features cuda`, or vulkan, or metal)"
+                    .to_owned(),
             ),
-            Offload::NoDevice { .. } => Some(
-                "the GPU back end found no device (no driver or card visible to this \
-                 process): every layer stays on the CPU",
-            ),
+            Offload::NoDevice { backends, .. } => Some(format!(
+                "the {} back end found no device (no driver or card visible to this process): \
+                 every layer stays on the CPU",
+                backends.join(" and ")
+            )),
             Offload::CpuOnly | Offload::Devices { .. } => None,
         }
     }
@@ -109,7 +117,7 @@ impl fmt::Display for Offload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Offload::CpuOnly => write!(f, "every layer on the CPU (--gpu-layers 0)"),
-            Offload::NoBackend { layers } | Offload::NoDevice { layers } => write!(
+            Offload::NoBackend { layers } | Offload::NoDevice { layers, .. } => write!(
                 f,
                 "--gpu-layers {layers} asked for, but {}",
                 self.why_cpu().unwrap_or_default()
@@ -128,11 +136,21 @@ impl fmt::Display for Offload {
     }
 }
 
-/// Whether this binary can offload layers at all, and every device its back ends report (for
-/// `bellows devices`). Initialises llama.cpp's back end.
-pub fn inventory() -> Result<(bool, Vec<Device>), crate::llama::LoadError> {
-    let backend = crate::llama::backend()?;
-    Ok((backend.supports_gpu_offload(), devices()))
+/// The GPU back ends built into this binary (its cargo features).
+pub const BUILT_BACKENDS: &[&str] = &[
+    #[cfg(feature = "cuda")]
+    "CUDA",
+    #[cfg(feature = "vulkan")]
+    "Vulkan",
+    #[cfg(feature = "metal")]
+    "Metal",
+];
+
+/// Every device llama.cpp's back ends report (for `bellows devices`). Initialises llama.cpp's
+/// back end.
+pub fn inventory() -> Result<Vec<Device>, crate::llama::LoadError> {
+    crate::llama::backend()?;
+    Ok(devices())
 }
 
 /// The devices llama.cpp's back ends report in this process (the CPU's included).
@@ -170,13 +188,13 @@ mod tests {
     #[test]
     fn no_layers_asked_is_cpu_only_whatever_the_devices() {
         let all = [dev("CPU", "CPU"), dev("CUDA", "CUDA0")];
-        assert_eq!(Offload::plan(0, true, &all), Offload::CpuOnly);
-        assert!(!Offload::plan(0, false, &[]).is_unmet());
+        assert_eq!(Offload::plan(0, &["CUDA"], &all), Offload::CpuOnly);
+        assert!(!Offload::plan(0, &[], &[]).is_unmet());
     }
 
     #[test]
     fn layers_on_a_cpu_build_are_unmet_and_say_how_to_build() {
-        let plan = Offload::plan(99, false, &[dev("CPU", "CPU")]);
+        let plan = Offload::plan(99, &[], &[dev("CPU", "CPU")]);
         assert_eq!(plan, Offload::NoBackend { layers: 99 });
         assert!(plan.is_unmet());
         let text = plan.to_string();
@@ -186,17 +204,27 @@ mod tests {
 
     #[test]
     fn a_gpu_build_with_only_the_cpu_device_found_no_device() {
-        let plan = Offload::plan(20, true, &[dev("CPU", "CPU")]);
-        assert_eq!(plan, Offload::NoDevice { layers: 20 });
+        let plan = Offload::plan(20, &["Vulkan"], &[dev("CPU", "CPU")]);
+        assert_eq!(
+            plan,
+            Offload::NoDevice {
+                layers: 20,
+                backends: vec!["Vulkan"]
+            }
+        );
         assert!(plan.is_unmet());
-        assert!(plan.to_string().contains("found no device"));
+        assert!(
+            plan.to_string()
+                .contains("the Vulkan back end found no device"),
+            "{plan}"
+        );
     }
 
     #[test]
     fn devices_other_than_the_cpu_are_the_targets_and_are_named() {
         let plan = Offload::plan(
             99,
-            true,
+            &["Vulkan"],
             &[
                 dev("CPU", "CPU"),
                 dev("Vulkan", "Vulkan0"),
@@ -225,10 +253,24 @@ mod tests {
     #[test]
     fn this_process_reports_the_cpu_device() {
         // The real back-end registry: every build has the CPU back end.
-        let (_, found) = inventory().expect("backend initialises");
+        let found = inventory().expect("backend initialises");
         assert!(
             found.iter().any(|d| !d.is_offload_target()),
             "no CPU device among {found:?}"
         );
+    }
+}
+
+#[cfg(test)]
+mod built {
+    use super::*;
+
+    /// The features this crate was built with are the back ends named: a CPU build (the test
+    /// suite's) names none, so `--gpu-layers` there is `NoBackend`.
+    #[test]
+    fn built_backends_follow_the_features() {
+        assert_eq!(BUILT_BACKENDS.contains(&"CUDA"), cfg!(feature = "cuda"));
+        assert_eq!(BUILT_BACKENDS.contains(&"Vulkan"), cfg!(feature = "vulkan"));
+        assert_eq!(BUILT_BACKENDS.contains(&"Metal"), cfg!(feature = "metal"));
     }
 }

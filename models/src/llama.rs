@@ -286,11 +286,7 @@ impl LlamaEngine {
 
         let backend = backend()?;
         tracing::info!(path = %path.display(), %architecture, profile = %profile.name, n_ctx_total, n_ctx_seq = n_ctx, "loading model");
-        let offload = Offload::plan(
-            opts.gpu_layers,
-            backend.supports_gpu_offload(),
-            &gpu::devices(),
-        );
+        let offload = Offload::plan(opts.gpu_layers, gpu::BUILT_BACKENDS, &gpu::devices());
         if offload.is_unmet() {
             tracing::warn!("{offload}");
         } else if opts.gpu_layers > 0 {
