@@ -23,6 +23,30 @@ pub struct ModelArgs {
     /// Layers offloaded to the GPU (GPU builds only). Default: 0.
     #[arg(long, env = "BELLOWS_GPU_LAYERS", default_value_t = 0)]
     pub gpu_layers: u32,
+    /// Flash attention (on, off, auto), as for `serve`. Default: auto.
+    #[arg(
+        long,
+        env = "BELLOWS_FLASH_ATTN",
+        value_name = "on|off|auto",
+        default_value_t
+    )]
+    pub flash_attn: models::FlashAttn,
+    /// KV cache key type (f16, q8_0, q4_0, …), as for `serve`. Default: f16.
+    #[arg(
+        long,
+        env = "BELLOWS_CACHE_TYPE_K",
+        value_name = "TYPE",
+        default_value_t
+    )]
+    pub cache_type_k: models::CacheType,
+    /// KV cache value type, as for `serve` (quantized needs flash attention). Default: f16.
+    #[arg(
+        long,
+        env = "BELLOWS_CACHE_TYPE_V",
+        value_name = "TYPE",
+        default_value_t
+    )]
+    pub cache_type_v: models::CacheType,
 }
 
 impl ModelArgs {
@@ -42,6 +66,11 @@ impl ModelArgs {
         let path = gateway::serve::resolve_model(self.model.as_deref().or(default))?;
         let mut opts = LoadOptions::new(path);
         opts.gpu_layers = self.gpu_layers;
+        opts.attention = models::Attention {
+            flash_attn: self.flash_attn,
+            cache_type_k: self.cache_type_k,
+            cache_type_v: self.cache_type_v,
+        };
         opts.threads = self.threads;
         opts.n_ctx_seq = self.ctx;
         opts.slots = slots.max(1);

@@ -313,6 +313,9 @@ fn solves_through(api: Api, tokenize: bool, tasks: &[Task]) {
         ctx: None,
         threads: None,
         gpu_layers: 0,
+        flash_attn: models::FlashAttn::default(),
+        cache_type_k: models::CacheType::default(),
+        cache_type_v: models::CacheType::default(),
     };
     let (engine, profile) =
         cli::endpoint::engine(&endpoint, &model, cli::agent_cmd::AGENT_MODEL, 1).unwrap();

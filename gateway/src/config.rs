@@ -21,6 +21,17 @@ pub fn parse_lookup(s: &str) -> Result<models::Lookup, String> {
     }
 }
 
+/// A setting parsed with `FromStr` from a config file's string.
+fn parsed_from_file<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err = String>,
+{
+    let s: Option<String> = Option::deserialize(d)?;
+    s.map(|s| s.parse().map_err(serde::de::Error::custom))
+        .transpose()
+}
+
 fn lookup_from_file<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<models::Lookup>, D::Error> {
@@ -93,6 +104,23 @@ pub struct ServeArgs {
     /// feature). Default: 0, all on the CPU.
     #[arg(long, env = "BELLOWS_GPU_LAYERS")]
     pub gpu_layers: Option<u32>,
+
+    /// Flash attention, as llama-server's `--flash-attn`: `auto` lets llama.cpp decide per
+    /// model and device, `on` requires it, `off` never uses it. A quantized --cache-type-v
+    /// needs it. Default: auto.
+    #[arg(long, env = "BELLOWS_FLASH_ATTN", value_name = "on|off|auto")]
+    pub flash_attn: Option<models::FlashAttn>,
+
+    /// Element type of the KV cache's keys, as llama-server's `--cache-type-k`: f32, f16,
+    /// bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1 (a quantized cache holds more tokens in the
+    /// same memory: q8_0 about half of f16's). Default: f16.
+    #[arg(long, env = "BELLOWS_CACHE_TYPE_K", value_name = "TYPE")]
+    pub cache_type_k: Option<models::CacheType>,
+
+    /// Element type of the KV cache's values, as llama-server's `--cache-type-v` (the same
+    /// types; a quantized one needs flash attention on or auto). Default: f16.
+    #[arg(long, env = "BELLOWS_CACHE_TYPE_V", value_name = "TYPE")]
+    pub cache_type_v: Option<models::CacheType>,
 
     /// Model profile: a name from models/profiles (without `.toml`) or a path to a profile
     /// file. It picks the tool-call protocol, chat template, stop strings, sampling and
@@ -220,6 +248,12 @@ pub struct FileConfig {
     pub ctx_per_seq: Option<u32>,
     pub threads: Option<u32>,
     pub gpu_layers: Option<u32>,
+    #[serde(default, deserialize_with = "parsed_from_file")]
+    pub flash_attn: Option<models::FlashAttn>,
+    #[serde(default, deserialize_with = "parsed_from_file")]
+    pub cache_type_k: Option<models::CacheType>,
+    #[serde(default, deserialize_with = "parsed_from_file")]
+    pub cache_type_v: Option<models::CacheType>,
     pub profile: Option<String>,
     #[serde(default, deserialize_with = "lookup_from_file")]
     pub lookup: Option<models::Lookup>,
@@ -253,6 +287,8 @@ pub struct ServeConfig {
     pub ctx_per_seq: Option<u32>,
     pub threads: Option<u32>,
     pub gpu_layers: u32,
+    /// Flash attention and the KV cache's element types.
+    pub attention: models::Attention,
     pub profile: Option<String>,
     pub lookup: models::Lookup,
     pub queue: usize,
@@ -301,6 +337,15 @@ impl ServeArgs {
             Some(path) => FileConfig::load(path)?,
             None => FileConfig::default(),
         };
+        let attention = models::Attention {
+            flash_attn: self.flash_attn.or(file.flash_attn).unwrap_or_default(),
+            cache_type_k: self.cache_type_k.or(file.cache_type_k).unwrap_or_default(),
+            cache_type_v: self.cache_type_v.or(file.cache_type_v).unwrap_or_default(),
+        };
+        models::attention::check(&attention).map_err(|message| ConfigError::Invalid {
+            name: "cache_type_v",
+            message,
+        })?;
         let cfg = ServeConfig {
             model: self.model.clone().or(file.model),
             host: self
@@ -319,6 +364,7 @@ impl ServeArgs {
             ctx_per_seq: self.ctx_per_seq.or(file.ctx_per_seq),
             threads: self.threads.or(file.threads),
             gpu_layers: self.gpu_layers.or(file.gpu_layers).unwrap_or(0),
+            attention,
             profile: self.profile.clone().or(file.profile),
             lookup: self.lookup.or(file.lookup).unwrap_or_default(),
             queue: self.queue.or(file.queue).unwrap_or(64),
@@ -543,6 +589,59 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn attention_settings_come_from_flags_or_the_file_under_llama_server_names() {
+        use models::{CacheType, FlashAttn};
+        assert!(
+            ServeArgs::default()
+                .resolve()
+                .expect("valid")
+                .attention
+                .is_default()
+        );
+        let path =
+            write_config("flash_attn = \"on\"\ncache_type_k = \"q8_0\"\ncache_type_v = \"q4_0\"\n");
+        let args = ServeArgs {
+            cache_type_k: Some(CacheType::Q5_1),
+            config: Some(path),
+            ..ServeArgs::default()
+        };
+        let a = args.resolve().expect("valid").attention;
+        assert_eq!(a.flash_attn, FlashAttn::On);
+        assert_eq!(a.cache_type_k, CacheType::Q5_1, "the flag beats the file");
+        assert_eq!(a.cache_type_v, CacheType::Q4_0);
+
+        // A type llama-server does not name: the file's parse error says which ones it does.
+        let path = write_config("cache_type_k = \"q3_k\"\n");
+        let err = ServeArgs {
+            config: Some(path),
+            ..ServeArgs::default()
+        }
+        .resolve()
+        .expect_err("q3_k is not a cache type");
+        assert!(matches!(err, ConfigError::Parse { .. }), "{err:?}");
+        assert!(err.to_string().contains("q8_0"), "{err}");
+
+        // A quantized V cache without flash attention, refused before any model loads.
+        let err = ServeArgs {
+            flash_attn: Some(FlashAttn::Off),
+            cache_type_v: Some(CacheType::Q8_0),
+            ..ServeArgs::default()
+        }
+        .resolve()
+        .expect_err("llama.cpp refuses it");
+        assert!(
+            matches!(
+                err,
+                ConfigError::Invalid {
+                    name: "cache_type_v",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -203,6 +203,7 @@ pub fn load_engine(cfg: &ServeConfig) -> Result<(Arc<dyn Engine>, Defaults), Ser
     let path = resolve_model(cfg.model.as_deref())?;
     let mut opts = LoadOptions::new(path);
     opts.gpu_layers = cfg.gpu_layers;
+    opts.attention = cfg.attention;
     opts.threads = cfg.threads;
     opts.n_ctx = cfg.ctx;
     opts.n_ctx_seq = cfg.ctx_per_seq;

@@ -41,6 +41,7 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use tokio::sync::mpsc;
 
+use crate::attention::Attention;
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     GenEvent, ProgressGuard, Sampling, StopReason, Timings, TokenLogprob, TopLogprob,
@@ -201,6 +202,8 @@ pub(crate) struct BatcherConfig {
     pub(crate) lookup: Lookup,
     /// Draft tokens per step at most.
     pub(crate) lookup_max: u32,
+    /// Flash attention and the KV cache's element types.
+    pub(crate) attention: Attention,
 }
 
 /// When a generating sequence drafts its next tokens from n-grams of its own prompt and
@@ -320,7 +323,10 @@ pub(crate) fn engine_main(
         .with_kv_unified(true)
         .with_n_threads(threads)
         .with_n_threads_batch(threads)
-        .with_swa_full(cfg.swa_full);
+        .with_swa_full(cfg.swa_full)
+        .with_flash_attention_policy(cfg.attention.flash_attn.to_llama())
+        .with_type_k(cfg.attention.cache_type_k.to_llama())
+        .with_type_v(cfg.attention.cache_type_v.to_llama());
     let ctx = {
         let _turn = lock(&CONTEXT_CREATION);
         model.new_context(backend, params)

@@ -7,6 +7,7 @@
 //! * `batcher` — the one thread that owns the context and decodes every sequence in one batch
 //!   per step: chunked prefill, prefix reuse and sharing between sequences, back pressure.
 //! * `sampler` — a generation's sampler chain, the grammar fast path, log probabilities.
+//! * [`attention`] — flash attention and the KV cache's element types, as llama-server names them.
 //! * [`gpu`] — where `--gpu-layers` puts layers: the devices llama.cpp's back ends found.
 //! * [`gguf`] — checks a GGUF's header, metadata and size before llama.cpp sees it.
 //! * [`detok`] — UTF-8 assembly across tokens and stop strings across pieces.
@@ -15,6 +16,7 @@
 //!
 //! This is the only crate that touches llama-cpp-2, and it knows nothing of HTTP.
 
+pub mod attention;
 mod batcher;
 pub mod detok;
 pub mod engine;
@@ -26,6 +28,7 @@ mod sampler;
 pub mod scripted;
 pub mod template;
 
+pub use attention::{Attention, CacheType, FlashAttn};
 pub use engine::{
     ChatMessage, DRY_MAX_ALLOWED_LENGTH, DRY_MAX_BREAKER_BYTES, DRY_MAX_BREAKERS, Dry, DryInvalid,
     Engine, EngineError, GenEvent, GenerateRequest, Generation, GrammarSpec, MAX_TOP_LOGPROBS,

@@ -25,6 +25,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc;
 
+use crate::attention::{self, Attention};
 use crate::batcher::{
     BatcherConfig, EVENT_BUFFER, FINAL_EVENT, Job, Sched, Shared, engine_main, lock,
 };
@@ -82,6 +83,9 @@ pub struct LoadOptions {
     /// How long a slot waits on a consumer that stopped reading (its event buffer full)
     /// before cancelling the generation and freeing the slot.
     pub write_stall: std::time::Duration,
+    /// Flash attention and the KV cache's element types (llama-server's `--flash-attn`,
+    /// `--cache-type-k`, `--cache-type-v`); llama.cpp's defaults: auto, f16, f16.
+    pub attention: Attention,
 }
 
 impl LoadOptions {
@@ -102,6 +106,7 @@ impl LoadOptions {
             profile: None,
             swa_full: false,
             write_stall: std::time::Duration::from_secs(30),
+            attention: Attention::default(),
         }
     }
 }
@@ -266,6 +271,7 @@ impl LlamaEngine {
                 "threads must be at least 1".to_owned(),
             ));
         }
+        attention::check(&opts.attention).map_err(LoadError::InvalidOption)?;
         let path = opts.path.clone();
 
         // Check the file ourselves first: llama.cpp aborts on some malformed files.
@@ -285,7 +291,7 @@ impl LlamaEngine {
         let (n_ctx_total, n_ctx) = context_sizes(&opts, profile.n_ctx, n_ctx_train)?;
 
         let backend = backend()?;
-        tracing::info!(path = %path.display(), %architecture, profile = %profile.name, n_ctx_total, n_ctx_seq = n_ctx, "loading model");
+        tracing::info!(path = %path.display(), %architecture, profile = %profile.name, n_ctx_total, n_ctx_seq = n_ctx, attention = %opts.attention, "loading model");
         let offload = Offload::plan(opts.gpu_layers, gpu::BUILT_BACKENDS, &gpu::devices());
         if offload.is_unmet() {
             tracing::warn!("{offload}");
@@ -374,6 +380,7 @@ impl LlamaEngine {
             write_stall: opts.write_stall,
             lookup: opts.lookup,
             lookup_max: opts.lookup_max,
+            attention: opts.attention,
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let model_w = Arc::clone(&model);
@@ -386,8 +393,16 @@ impl LlamaEngine {
         let ready = ready_rx
             .recv()
             .unwrap_or_else(|_| Err("the engine thread exited".to_owned()));
-        if let Err(reason) = ready {
+        if let Err(mut reason) = ready {
             shutdown(&shared, &mut workers);
+            if !opts.attention.is_default() {
+                // llama.cpp refuses some combinations per model (a cache type whose block does
+                // not divide the head size) with only a log line.
+                reason.push_str(&format!(
+                    " (with {}: llama.cpp's log above says what it refused)",
+                    opts.attention
+                ));
+            }
             return Err(LoadError::Context {
                 path,
                 n_ctx: n_ctx_total,

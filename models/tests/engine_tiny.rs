@@ -639,3 +639,64 @@ async fn a_lazy_trigger_inside_a_token_the_grammar_refuses_does_not_abort() {
         "the trigger fired in {triggered} of 6 replies"
     );
 }
+
+fn engine_with_attention(attention: models::Attention) -> Result<LlamaEngine, models::LoadError> {
+    let mut opts = LoadOptions::new(tiny());
+    opts.threads = Some(1);
+    opts.n_ctx = Some(512);
+    opts.attention = attention;
+    LlamaEngine::load(opts)
+}
+
+/// `--flash-attn` and the float cache types reach llama.cpp: a context is made and generates
+/// with each (the tiny model's 16-wide heads take every float type, flash attention or not).
+#[tokio::test]
+async fn flash_attention_and_float_cache_types_generate() {
+    use models::{Attention, CacheType, FlashAttn};
+    for (flash_attn, k, v) in [
+        (FlashAttn::Off, CacheType::F16, CacheType::F16),
+        (FlashAttn::On, CacheType::F16, CacheType::F16),
+        (FlashAttn::On, CacheType::F32, CacheType::F32),
+        (FlashAttn::Off, CacheType::Bf16, CacheType::F32),
+    ] {
+        let a = Attention {
+            flash_attn,
+            cache_type_k: k,
+            cache_type_v: v,
+        };
+        let e = engine_with_attention(a).unwrap_or_else(|err| panic!("{a}: {err}"));
+        let out = run(&e, text_request(PROMPT, 8)).await;
+        assert_eq!(out.timings.generated_tokens, 8, "{a}: {out:?}");
+    }
+}
+
+/// What llama.cpp would refuse is refused first or named: a quantized V cache without flash
+/// attention (every model), and a quantized cache whose block does not divide this model's
+/// 16-wide heads (llama.cpp's own refusal, with the settings in the error).
+#[test]
+fn impossible_attention_settings_are_refused_with_the_settings_named() {
+    use models::{Attention, CacheType, FlashAttn, LoadError};
+    let Err(err) = engine_with_attention(Attention {
+        flash_attn: FlashAttn::Off,
+        cache_type_k: CacheType::F16,
+        cache_type_v: CacheType::Q8_0,
+    }) else {
+        panic!("a quantized V cache without flash attention is refused");
+    };
+    assert!(matches!(err, LoadError::InvalidOption(_)), "{err:?}");
+    assert!(err.to_string().contains("--cache-type-v q8_0"), "{err}");
+
+    let Err(err) = engine_with_attention(Attention {
+        flash_attn: FlashAttn::Auto,
+        cache_type_k: CacheType::Q8_0,
+        cache_type_v: CacheType::Q8_0,
+    }) else {
+        panic!("q8_0's 32-wide blocks do not divide 16-wide heads");
+    };
+    assert!(matches!(err, LoadError::Context { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("--flash-attn auto --cache-type-k q8_0 --cache-type-v q8_0"),
+        "{err}"
+    );
+}

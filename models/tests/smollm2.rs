@@ -121,3 +121,34 @@ async fn smollm2_lookup_decoding_keeps_the_reply_and_accepts_copied_tokens() {
         on.text
     );
 }
+
+/// A quantized KV cache (q8_0 keys and values, flash attention left to llama.cpp, which turns
+/// it on for the quantized V cache) still answers the question.
+#[tokio::test]
+async fn smollm2_answers_with_a_q8_0_kv_cache() {
+    let mut opts = LoadOptions::new(model_path("BELLOWS_SMOLLM2_GGUF"));
+    opts.threads = Some(2);
+    opts.n_ctx = Some(512);
+    opts.attention = models::Attention {
+        flash_attn: models::FlashAttn::Auto,
+        cache_type_k: models::CacheType::Q8_0,
+        cache_type_v: models::CacheType::Q8_0,
+    };
+    let e = LlamaEngine::load(opts).expect("load SmolLM2 with a q8_0 cache");
+    let req = GenerateRequest {
+        prompt: Prompt::Chat {
+            messages: vec![ChatMessage::new(
+                "user".to_owned(),
+                "What is the capital of France? Answer in one word.".to_owned(),
+            )],
+            tools: vec![],
+        },
+        sampling: Sampling::default(),
+        max_tokens: Some(24),
+        stop: vec![],
+        grammar: None,
+        logprobs: None,
+    };
+    let out = run(&e, req).await;
+    assert!(out.text.contains("Paris"), "{:?}", out.text);
+}
