@@ -700,3 +700,82 @@ fn impossible_attention_settings_are_refused_with_the_settings_named() {
         "{err}"
     );
 }
+
+/// An idle sequence's cache is parked in host memory while another runs, and restored when its
+/// conversation comes back: the prefix is reused and the reply is the one an engine that never
+/// parked it gives.
+#[tokio::test]
+async fn a_parked_cache_comes_back_and_gives_the_same_reply() {
+    let conv_a = "<|im_start|>user\nfirst conversation about apples<|im_end|>\n";
+    let conv_b = "<|im_start|>user\nsecond conversation, on bicycles<|im_end|>\n";
+    let next_a = format!("{conv_a}more about apples, and pears");
+
+    // One slot: A's cache stays in the context between its two turns.
+    let one = engine(1);
+    run(&one, text_request(conv_a, 4)).await;
+    let kept = run(&one, text_request(&next_a, 24)).await;
+
+    // Two slots: B's turn parks A's cache; A's next turn brings it back.
+    let two = engine(2);
+    run(&two, text_request(conv_a, 4)).await;
+    run(&two, text_request(conv_b, 4)).await;
+    let restored = run(&two, text_request(&next_a, 24)).await;
+
+    assert!(kept.timings.cached_tokens > 0, "{:?}", kept.timings);
+    assert_eq!(restored.timings.cached_tokens, kept.timings.cached_tokens);
+    assert_eq!(restored.tokens, kept.tokens);
+    // B's cache, parked in turn, is still routed to and reused.
+    let next_b = run(&two, text_request(&format!("{conv_b}more on bicycles"), 4)).await;
+    let tb = two.tokenize(conv_b).expect("tokenize");
+    assert!(
+        next_b.timings.cached_tokens as usize >= tb.len() - 1,
+        "{:?}",
+        next_b.timings
+    );
+}
+
+/// A parked cache that no longer fits beside another idle one (the first restore fails for
+/// want of cells) is restored once that one is parked in turn, and the reply equals a cold
+/// run's.
+#[tokio::test]
+async fn a_parked_cache_in_a_full_context_is_restored_after_the_others_are_parked() {
+    let long = |topic: &str| {
+        format!(
+            "<|im_start|>user\n{}<|im_end|>\n",
+            format!("tell me about {topic}, ").repeat(6)
+        )
+    };
+    let (conv_a, conv_b) = (long("apples"), long("bicycles"));
+    let mut opts = LoadOptions::new(tiny());
+    opts.threads = Some(1);
+    opts.slots = 2;
+    opts.n_ctx = Some(256);
+    opts.n_ctx_seq = Some(256);
+    let e = LlamaEngine::load(opts).expect("load the tiny GGUF");
+    let ta = e.tokenize(&conv_a).expect("tokenize").len();
+    let tb = e.tokenize(&conv_b).expect("tokenize").len();
+    assert!(
+        ta + tb > 256 - 16,
+        "the two caches must not fit side by side: {ta} + {tb}"
+    );
+
+    run(&e, text_request(&conv_a, 4)).await;
+    run(&e, text_request(&conv_b, 4)).await;
+    let next_a = format!("{conv_a}more about apples");
+    let again = run(&e, text_request(&next_a, 8)).await;
+    let mut cold_opts = LoadOptions::new(tiny());
+    cold_opts.threads = Some(1);
+    cold_opts.n_ctx = Some(256);
+    let cold = run(
+        &LlamaEngine::load(cold_opts).expect("load"),
+        text_request(&next_a, 8),
+    )
+    .await;
+    assert!(
+        again.timings.cached_tokens as usize >= ta - 1,
+        "A's cache was not restored: {:?}",
+        again.timings
+    );
+    assert_eq!(again.reason, cold.reason);
+    assert_eq!(again.text, cold.text, "{:?}", again.timings);
+}
