@@ -131,7 +131,9 @@ pub struct ServeArgs {
 
     /// Lookup decoding: a generating request drafts its next tokens from repeats in its own
     /// prompt and reply (an edit copies lines from the file it was shown), and one step checks
-    /// them all; the reply is the same token for token. `auto` drafts while a single request
+    /// them all; the reply is the same token for token, except where two tokens tie within
+    /// llama.cpp's rounding (a batch of several tokens rounds differently from one: measured,
+    /// 1 reply in 23 differs at a 0.008-nat tie). `auto` drafts while a single request
     /// generates (with two or more the batch is wide already and drafts cost more than they
     /// save, measured), `on` always, `off` never. Default: auto.
     #[arg(long, env = "BELLOWS_LOOKUP", value_name = "off|auto|on", value_parser = parse_lookup)]
