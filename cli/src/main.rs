@@ -68,7 +68,8 @@ fn main() -> anyhow::Result<()> {
 
 /// `bellows devices`: one line per device, then whether `--gpu-layers` can offload here.
 fn devices() -> anyhow::Result<()> {
-    let devices = models::gpu::inventory()?;
+    models::llama::backend()?;
+    let devices = models::gpu::devices();
     for d in &devices {
         let kind = if d.is_offload_target() { "GPU" } else { "   " };
         println!("{kind}  {:<8} {d}", d.backend);

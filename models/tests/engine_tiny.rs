@@ -779,3 +779,14 @@ async fn a_parked_cache_in_a_full_context_is_restored_after_the_others_are_parke
     assert_eq!(again.reason, cold.reason);
     assert_eq!(again.text, cold.text, "{:?}", again.timings);
 }
+
+/// The real back-end registry: every build has the CPU back end, and it is no offload target.
+#[test]
+fn this_process_reports_the_cpu_device() {
+    models::llama::backend().expect("backend initialises");
+    let found = models::gpu::devices();
+    assert!(
+        found.iter().any(|d| !d.is_offload_target()),
+        "no CPU device among {found:?}"
+    );
+}
