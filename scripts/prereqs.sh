@@ -9,7 +9,8 @@
 #   --vulkan (with either)        also what the Vulkan build needs: libvulkan-dev (headers and
 #                                 loader), glslc (shader compiler), spirv-headers, and
 #                                 mesa-vulkan-drivers (lavapipe: Vulkan on the CPU, to run it
-#                                 on a machine without a GPU)
+#                                 on a machine without a GPU), and what
+#                                 scripts/vulkan-headers.sh fetches with (curl, gpgv, xz)
 #
 # Detection looks for what the tools really load, not for look-alikes: bindgen (clang-sys)
 # dlopens `libclang.so`, `libclang-N.so` or `libclang.so.N`; `libclang-cpp.so.N` (package
@@ -70,6 +71,11 @@ if [[ $vulkan -eq 1 ]]; then
         || compgen -G "/usr/lib/*/cmake/SPIRV-Headers/SPIRV-HeadersConfig.cmake" >/dev/null \
         || missing+=(spirv-headers)
     compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || missing+=(mesa-vulkan-drivers)
+    # What scripts/vulkan-headers.sh uses to fetch and check newer headers.
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
+    command -v gpgv >/dev/null 2>&1 || missing+=(gpgv)
+    command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
+    [[ -r /usr/share/keyrings/debian-archive-keyring.gpg ]] || missing+=(debian-archive-keyring)
 fi
 
 if [[ $check_only -eq 1 ]]; then
