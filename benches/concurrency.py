@@ -252,6 +252,11 @@ def chat_stream(port, messages, max_tokens, temperature=0.0, n=1):
     usage (the usage object, or None)."""
     body = {"model": "bench", "messages": messages, "max_tokens": max_tokens,
             "temperature": temperature, "stream": True, "stream_options": {"include_usage": True}}
+    if temperature > 0:
+        # The same sampling on both: the whole distribution, as OpenAI's API means a request
+        # without truncation (llama-server would otherwise cut to its top-k 40, top-p 0.95 and
+        # min-p 0.05 first; bellows ignores the two fields it does not take).
+        body.update({"top_p": 1.0, "top_k": 0, "min_p": 0.0})
     if n != 1:
         body["n"] = n
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=900)
