@@ -308,6 +308,9 @@ pub(crate) fn lookup_draft(history: &[LlamaToken], max: usize) -> Vec<LlamaToken
     Vec::new()
 }
 
+/// The shortest reused prefix worth restoring a parked cache for.
+const RESTORE_MIN_TOKENS: usize = 32;
+
 pub(crate) type Ready = std::sync::mpsc::SyncSender<Result<(), String>>;
 
 /// The engine thread's body: builds the context, reports ready, then runs steps until
@@ -745,15 +748,16 @@ impl Batcher<'_> {
         }
     }
 
-    /// Brings sequence `i`'s parked cells back when `prompt` reuses any of them; otherwise
-    /// drops them. A restore that fails (no room) leaves the sequence empty: the prompt is
+    /// Brings sequence `i`'s parked cells back when `prompt` reuses at least
+    /// [`RESTORE_MIN_TOKENS`] of them; otherwise drops them (a chat template's first tokens
+    /// are cheaper to evaluate again than a whole cache to copy in and cut). A restore that fails (no room) leaves the sequence empty: the prompt is
     /// evaluated in full, never on cells that are not there.
     fn unpark(&mut self, i: usize, prompt: &[LlamaToken]) {
         let Some(state) = self.seqs[i].parked.take() else {
             return;
         };
         let id = self.seqs[i].id;
-        if common_prefix(&self.seqs[i].cached, prompt) > 0 {
+        if common_prefix(&self.seqs[i].cached, prompt) >= RESTORE_MIN_TOKENS {
             if self.ctx.state_seq_set(&state, id).is_ok() {
                 return;
             }
