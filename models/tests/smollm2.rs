@@ -7,14 +7,9 @@ use models::{
     ChatMessage, Engine, GenerateRequest, LlamaEngine, LoadOptions, Prompt, Sampling, StopReason,
 };
 
-#[tokio::test]
-async fn smollm2_answers_a_short_question() {
-    let mut opts = LoadOptions::new(model_path("BELLOWS_SMOLLM2_GGUF"));
-    opts.threads = Some(2);
-    opts.n_ctx = Some(1024);
-    let e = LlamaEngine::load(opts).expect("load SmolLM2");
-    assert_eq!(e.info().profile, "smollm2-135m-instruct");
-    let req = GenerateRequest {
+/// A one-word question SmolLM2 answers greedily ("Paris").
+fn capital_question() -> GenerateRequest {
+    GenerateRequest {
         prompt: Prompt::Chat {
             messages: vec![ChatMessage::new(
                 "user".to_owned(),
@@ -27,7 +22,17 @@ async fn smollm2_answers_a_short_question() {
         stop: vec![],
         grammar: None,
         logprobs: None,
-    };
+    }
+}
+
+#[tokio::test]
+async fn smollm2_answers_a_short_question() {
+    let mut opts = LoadOptions::new(model_path("BELLOWS_SMOLLM2_GGUF"));
+    opts.threads = Some(2);
+    opts.n_ctx = Some(1024);
+    let e = LlamaEngine::load(opts).expect("load SmolLM2");
+    assert_eq!(e.info().profile, "smollm2-135m-instruct");
+    let req = capital_question();
     let out = run(&e, req.clone()).await;
     assert!(out.text.contains("Paris"), "{:?}", out.text);
     assert_eq!(out.reason, StopReason::Eog, "{out:?}");
@@ -135,20 +140,7 @@ async fn smollm2_answers_with_a_q8_0_kv_cache() {
         cache_type_v: models::CacheType::Q8_0,
     };
     let e = LlamaEngine::load(opts).expect("load SmolLM2 with a q8_0 cache");
-    let req = GenerateRequest {
-        prompt: Prompt::Chat {
-            messages: vec![ChatMessage::new(
-                "user".to_owned(),
-                "What is the capital of France? Answer in one word.".to_owned(),
-            )],
-            tools: vec![],
-        },
-        sampling: Sampling::default(),
-        max_tokens: Some(24),
-        stop: vec![],
-        grammar: None,
-        logprobs: None,
-    };
+    let req = capital_question();
     let out = run(&e, req).await;
     assert!(out.text.contains("Paris"), "{:?}", out.text);
 }
