@@ -790,3 +790,39 @@ fn this_process_reports_the_cpu_device() {
         "no CPU device among {found:?}"
     );
 }
+
+/// A parked cache that shares only a few tokens with the new prompt (fewer than the engine's
+/// restore threshold, 32) is dropped, not copied back in and cut: the prompt reuses at most
+/// what another sequence's cells give, and the reply is a cold run's.
+#[tokio::test]
+async fn a_parked_cache_sharing_a_few_tokens_is_dropped_not_restored() {
+    let conv_a = "<|im_start|>user\nabout apples and pears in the orchard<|im_end|>\n";
+    let conv_b = format!(
+        "<|im_start|>system\n{}<|im_end|>\n<|im_start|>user\nbicycles<|im_end|>\n",
+        "a long system text about many things, ".repeat(4)
+    );
+    let conv_c = "<|im_start|>user\nabout apples, then nothing else at all<|im_end|>\n";
+    let e = engine(2);
+    run(&e, text_request(conv_a, 4)).await;
+    run(&e, text_request(&conv_b, 4)).await; // parks A
+    let ta = e.tokenize(conv_a).expect("tokenize");
+    let tb = e.tokenize(&conv_b).expect("tokenize");
+    let tc = e.tokenize(conv_c).expect("tokenize");
+    let shared_a = ta.iter().zip(&tc).take_while(|(x, y)| x == y).count();
+    let shared_b = tb.iter().zip(&tc).take_while(|(x, y)| x == y).count();
+    assert!(
+        shared_a > shared_b && shared_a < 32,
+        "the prompts must share a few tokens with A, fewer with B: {shared_a}, {shared_b}"
+    );
+
+    let out = run(&e, text_request(conv_c, 8)).await;
+    // C lands on A's sequence (it gains most there), but A's cache is not brought back.
+    assert!(e.slot_caches()[0].starts_with(&tc), "C ran on A's sequence");
+    assert!(
+        (out.timings.cached_tokens as usize) <= shared_b,
+        "a {shared_a}-token prefix was restored: {:?}",
+        out.timings
+    );
+    let cold = run(&engine(1), text_request(conv_c, 8)).await;
+    assert_eq!(out.text, cold.text);
+}
