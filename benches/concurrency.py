@@ -409,7 +409,7 @@ def start_pair(a, slots, per_seq, port_base):
     bellows = Server("bellows", [a.bellows, "serve", "--model", a.model, "--host", "127.0.0.1",
                                  "--port", str(port), "--threads", t, "--parallel", str(slots),
                                  "--ctx", str(total), "--ctx-per-seq", str(per_seq),
-                                 "--gpu-layers", str(a.gpu_layers)], port)
+                                 "--gpu-layers", str(a.gpu_layers)] + shlex.split(a.bellows_args), port)
     port = free_port(port + 1)
     peer = Server("llama-server", [a.peer, "-m", a.model, "--host", "127.0.0.1", "--port", str(port),
                                    "-t", t, "-tb", t, "-np", str(slots), "-c", str(total),
@@ -527,6 +527,7 @@ def main():
                     help="bellows binary (copy it somewhere stable: builds overwrite target/)")
     ap.add_argument("--peer", default=os.environ.get("BELLOWS_LLAMA_SERVER") or PEER_DEFAULT,
                     help=f"llama-server binary (default $BELLOWS_LLAMA_SERVER, else {PEER_DEFAULT})")
+    ap.add_argument("--bellows-args", default="", help="more bellows serve flags, one string")
     ap.add_argument("--peer-args", default="", help="more llama-server flags, one string")
     ap.add_argument("--model", default="smollm2", help=f"a GGUF path or one of {', '.join(MODELS)}")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
@@ -644,7 +645,8 @@ def print_report(a, raw, streams, n_choices, load_start):
           f"max_tokens {a.max_tokens}; {cpu}, {os.cpu_count()} CPUs; load average "
           f"{load_start[0]:.2f} at start, {os.getloadavg()[0]:.2f} at end; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.")
-    print(f"bellows `{a.bellows}`; llama-server `{a.peer}`"
+    print(f"bellows `{a.bellows}`" + (f" with `{a.bellows_args}`" if a.bellows_args else "")
+          + f"; llama-server `{a.peer}`"
           + (f" with `{a.peer_args}`" if a.peer_args else "") + ".")
 
     if raw["concurrency"]:

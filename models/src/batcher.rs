@@ -5,9 +5,11 @@
 //! sequence draws its cells from one pool of `--ctx` cells. Each step decodes one batch that
 //! holds the next token of every generating sequence and, within a per-step token budget,
 //! prompt chunks of sequences still evaluating theirs (chunked prefill: a long prompt admitted
-//! while others generate delays them by at most one chunk per step). Then each sequence whose
-//! last token got logits samples its next token with its own sampler, grammar and stop
-//! strings.
+//! while others generate delays them by at most one chunk per step). A wide step that holds
+//! both is decoded as two batches, the generated tokens first: in one batch, a generated
+//! token of another sequence keeps llama.cpp's CPU attention from skipping the cells the
+//! prompt rows beside it mask ([`SPLIT_MIN_TOKENS`]). Then each sequence whose last token got
+//! logits samples its next token with its own sampler, grammar and stop strings.
 //!
 //! **Prefix sharing.** Each sequence keeps the tokens its cells hold after a job ends (its
 //! prompt cache). A new job reuses its own sequence's common prefix, and copies a longer one
@@ -33,7 +35,7 @@
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -47,7 +49,7 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use tokio::sync::mpsc;
 
-use crate::attention::Attention;
+use crate::attention::{Attention, FlashAttn};
 use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     GenEvent, ProgressGuard, Sampling, StopReason, Timings, TokenLogprob, TopLogprob,
@@ -184,6 +186,8 @@ impl Sched {
 pub(crate) struct Shared {
     pub(crate) sched: Mutex<Sched>,
     pub(crate) wake: Condvar,
+    /// Steps decoded as two batches (see [`SPLIT_MIN_TOKENS`]).
+    pub(crate) split_steps: AtomicU64,
 }
 
 /// What the engine thread needs to build its context and run its sequences.
@@ -310,6 +314,16 @@ pub(crate) fn lookup_draft(history: &[LlamaToken], max: usize) -> Vec<LlamaToken
 
 /// The shortest reused prefix worth restoring a parked cache for.
 const RESTORE_MIN_TOKENS: usize = 32;
+
+/// A step holding both generated tokens and prompt chunks, this many tokens or more, is
+/// decoded as two batches: the generated tokens, then the prompt chunks. llama.cpp's CPU flash
+/// attention works on tiles of 64 query rows (`GGML_FA_TILE_Q`) and skips a tile of cached
+/// cells only when every row of the tile masks it; one generated token of another sequence in
+/// a tile of prompt rows makes that tile attend over every sequence's cells. Eight ~1,000-token
+/// prompts evaluated while the first ones generate took 45 s mixed, 40 s apart (SmolLM2, 2
+/// threads, `benches/README.md`); a smaller batch attends row by row and skips masked cells one
+/// by one, so it is not split. The cost: one more pass over the weights for the generated rows.
+const SPLIT_MIN_TOKENS: usize = 64;
 
 pub(crate) type Ready = std::sync::mpsc::SyncSender<Result<(), String>>;
 
@@ -843,6 +857,34 @@ impl Batcher<'_> {
         if entries.is_empty() {
             return false;
         }
+        let at = split_point(
+            &entries,
+            self.batch.n_tokens() as usize,
+            self.cfg.attention.flash_attn,
+        );
+        match at {
+            Some(at) => {
+                shared.split_steps.fetch_add(1, Ordering::Relaxed);
+                let (tokens, prompts) = entries.split_at(at);
+                for part in [tokens, prompts] {
+                    self.batch.clear();
+                    let part: Vec<Entry> = part
+                        .iter()
+                        .filter_map(|&e| self.add(Entry { logits: None, ..e }))
+                        .collect();
+                    if !part.is_empty() {
+                        self.decode_entries(part, shared);
+                    }
+                }
+            }
+            None => self.decode_entries(entries, shared),
+        }
+        true
+    }
+
+    /// Decodes the batch holding `entries` and takes its results; when a batch of several
+    /// sequences fails, decodes each one's part alone, so one bad input fails only its own job.
+    fn decode_entries(&mut self, entries: Vec<Entry>, shared: &Shared) {
         match self.decode() {
             Ok(()) => self.after_decode(&entries, shared),
             Err(e) if entries.len() == 1 => self.fail(entries[0], &e, shared),
@@ -869,7 +911,6 @@ impl Batcher<'_> {
                 }
             }
         }
-        true
     }
 
     /// Followers whose leader has evaluated what they wait for (or stopped evaluating) copy
@@ -1346,9 +1387,48 @@ impl Running {
     }
 }
 
+/// Where a step's entries split into two batches (see [`SPLIT_MIN_TOKENS`]): after the
+/// generated tokens, which `fill_batch` puts first, when prompt chunks follow them, the batch
+/// holds at least that many tokens, and flash attention is not off (without it every row
+/// attends over every cell, masked or not, and splitting only adds a pass).
+fn split_point(entries: &[Entry], n_tokens: usize, flash_attn: FlashAttn) -> Option<usize> {
+    let at = entries
+        .iter()
+        .position(|e| matches!(e.kind, EntryKind::Prompt { .. }))?;
+    (at > 0 && n_tokens >= SPLIT_MIN_TOKENS && flash_attn != FlashAttn::Off).then_some(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_splits_after_its_generated_tokens_only_when_it_is_wide_and_mixed() {
+        let token = |seq| Entry {
+            seq,
+            kind: EntryKind::Token(LlamaToken(1)),
+            logits: None,
+        };
+        let prompt = |seq, to| Entry {
+            seq,
+            kind: EntryKind::Prompt { from: 0, to },
+            logits: None,
+        };
+        let mixed = [token(0), token(1), prompt(2, 62)];
+        assert_eq!(split_point(&mixed, 64, FlashAttn::Auto), Some(2));
+        assert_eq!(split_point(&mixed, 64, FlashAttn::On), Some(2));
+        assert_eq!(split_point(&mixed, 63, FlashAttn::Auto), None, "narrow");
+        assert_eq!(
+            split_point(&mixed, 64, FlashAttn::Off),
+            None,
+            "no tiles to spoil"
+        );
+        let tokens = [token(0), token(1)];
+        assert_eq!(split_point(&tokens, 80, FlashAttn::Auto), None);
+        let prompts = [prompt(0, 40), prompt(1, 40)];
+        assert_eq!(split_point(&prompts, 80, FlashAttn::Auto), None);
+        assert_eq!(split_point(&[], 0, FlashAttn::Auto), None);
+    }
 
     #[test]
     fn lookup_drafts_what_followed_the_latest_longest_match() {

@@ -367,6 +367,7 @@ impl LlamaEngine {
         let shared = Arc::new(Shared {
             sched: Mutex::new(Sched::new(opts.slots as usize, n_ctx_total as usize)),
             wake: Condvar::new(),
+            split_steps: std::sync::atomic::AtomicU64::new(0),
         });
         let cfg = BatcherConfig {
             n_ctx_total,
@@ -466,6 +467,13 @@ impl LlamaEngine {
             .iter()
             .map(|s| s.cached.iter().map(|t| t.0).collect())
             .collect()
+    }
+
+    /// Steps so far that decoded their generated tokens and their prompt chunks as two batches
+    /// (for tests and diagnostics).
+    #[doc(hidden)]
+    pub fn split_steps(&self) -> u64 {
+        self.shared.split_steps.load(Ordering::Relaxed)
     }
 
     /// The text of `tokens`, as the stream would have produced it (special tokens omitted,
@@ -879,7 +887,7 @@ mod tests {
                 .expect("BELLOWS_TINY_GGUF is not set: eval \"$(scripts/models-env.sh)\" first"),
         );
         opts.threads = Some(1);
-        opts.n_ctx = Some(512);
+        opts.n_ctx = Some(4096);
         opts.slots = 2;
         let e = LlamaEngine::load(opts).expect("load the tiny GGUF");
         let good = e
@@ -894,9 +902,9 @@ mod tests {
             };
             Some(e.admission.compile(&spec).expect("grammar"))
         };
-        let (want, _) = collect(&mut inject_for(&e, good.clone(), 200, endless()));
+        let (want, _) = collect(&mut inject_for(&e, good.clone(), 1900, endless()));
 
-        let mut rx = inject_for(&e, good, 200, endless());
+        let mut rx = inject_for(&e, good, 1900, endless());
         // Once the good sequence generates, a prompt with an out-of-vocabulary token joins its
         // batch.
         let first = rx.blocking_recv();
@@ -904,16 +912,25 @@ mod tests {
             Some(GenEvent::Text { tokens, .. }) => tokens,
             other => panic!("{other:?}"),
         };
-        let mut bad = e.admission.tokenize_prompt("another prompt");
-        bad.push(LlamaToken(e.info.n_vocab as i32 + 7));
-        let (_, bad_end) = collect(&mut inject_for(&e, bad, 4, None));
-        match bad_end {
-            Some(GenEvent::Failed { error, .. }) => {
-                assert!(error.contains("prompt evaluation failed"), "{error}")
+        // Read on, so the good sequence never sits out a step for want of a reader.
+        let reader = std::thread::spawn(move || collect(&mut rx));
+        // A long one (64 tokens or more with the good token) is decoded in a batch of its own
+        // after the good token's (a split step); a short one shares the good token's batch.
+        let long = "a line of a pasted file\n".repeat(12);
+        for (text, split) in [(long.as_str(), true), ("another prompt", false)] {
+            let mut bad = e.admission.tokenize_prompt(text);
+            bad.push(LlamaToken(e.info.n_vocab as i32 + 7));
+            let splits = e.split_steps();
+            let (_, bad_end) = collect(&mut inject_for(&e, bad, 4, None));
+            match bad_end {
+                Some(GenEvent::Failed { error, .. }) => {
+                    assert!(error.contains("prompt evaluation failed"), "{error}")
+                }
+                other => panic!("expected Failed, got {other:?}"),
             }
-            other => panic!("expected Failed, got {other:?}"),
+            assert_eq!(e.split_steps() > splits, split, "{text:?}");
         }
-        let (rest, good_end) = collect(&mut rx);
+        let (rest, good_end) = reader.join().expect("the reader");
         tokens.extend(rest);
         assert!(
             matches!(

@@ -238,6 +238,49 @@ async fn a_long_prompt_admitted_mid_generation_does_not_stall_the_others() {
     );
 }
 
+/// Prompts whose chunks, beside a generated token, make a step of 64 tokens or more: such a
+/// step decodes the generated tokens and the prompt chunks as two batches.
+fn long_prompts(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let file = format!("line {i} of a pasted file\n").repeat(24);
+            format!(
+                "<|im_start|>user\n{file}Summarise file {i}.<|im_end|>\n<|im_start|>assistant\n"
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn long_prompts_admitted_mid_generation_are_decoded_apart_and_equal_sequential_ones() {
+    let long = long_prompts(3);
+    let want = sequential(&long, 32).await;
+    let e = engine_with(4, |o| o.prefill_chunk = 96);
+    // A stream that generates until dropped, so every step holds one of its tokens.
+    let mut req = text_request(&prompts(1)[0], 400);
+    req.grammar = Some(endless());
+    let mut g = e.generate(req).await.expect("generate");
+    assert!(matches!(g.next().await, Some(GenEvent::Text { .. })));
+    let reader = tokio::spawn(async move { while g.next().await.is_some() {} });
+    let splits = e.split_steps();
+    let tasks: Vec<_> = long
+        .iter()
+        .map(|p| {
+            let (e, p) = (Arc::clone(&e), p.clone());
+            tokio::spawn(async move { run(e.as_ref(), scored_request(&p, 32)).await })
+        })
+        .collect();
+    for (i, t) in tasks.into_iter().enumerate() {
+        let got = t.await.expect("task");
+        assert_same_but_for_ties(&got, &want[i], &format!("long prompt {i}"));
+    }
+    assert!(
+        e.split_steps() > splits,
+        "no step was decoded as two batches"
+    );
+    reader.abort();
+}
+
 #[tokio::test]
 async fn the_per_sequence_and_total_contexts_are_reported_and_enforced() {
     let e = engine_with(2, |o| o.n_ctx = Some(512));
