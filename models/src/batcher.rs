@@ -5,8 +5,8 @@
 //! sequence draws its cells from one pool of `--ctx` cells. Each step decodes one batch that
 //! holds the next token of every generating sequence and, within a per-step token budget,
 //! prompt chunks of sequences still evaluating theirs (chunked prefill: a long prompt admitted
-//! while others generate delays them by at most one chunk per step). A wide step that holds
-//! both is decoded as two batches, the generated tokens first: in one batch, a generated
+//! while others generate delays them by at most one chunk per step). On the CPU, a wide step
+//! that holds both is decoded as two batches, the generated tokens first: in one batch, a generated
 //! token of another sequence keeps llama.cpp's CPU attention from skipping the cells the
 //! prompt rows beside it mask ([`SPLIT_MIN_TOKENS`]). Then each sequence whose last token got
 //! logits samples its next token with its own sampler, grammar and stop strings.
@@ -214,6 +214,9 @@ pub(crate) struct BatcherConfig {
     pub(crate) lookup_max: u32,
     /// Flash attention and the KV cache's element types.
     pub(crate) attention: Attention,
+    /// Whether a wide step holding generated tokens and prompt chunks is decoded as two
+    /// batches ([`SPLIT_MIN_TOKENS`]): when attention runs on the CPU, with flash attention.
+    pub(crate) split_wide_steps: bool,
 }
 
 /// When a generating sequence drafts its next tokens from n-grams of its own prompt and
@@ -860,7 +863,7 @@ impl Batcher<'_> {
         let at = split_point(
             &entries,
             self.batch.n_tokens() as usize,
-            self.cfg.attention.flash_attn,
+            self.cfg.split_wide_steps,
         );
         match at {
             Some(at) => {
@@ -1387,15 +1390,22 @@ impl Running {
     }
 }
 
+/// Whether wide mixed steps are split ([`SPLIT_MIN_TOKENS`]): only where the tiles it works
+/// around exist, attention on the CPU with flash attention not off. Without flash attention
+/// every row attends over every cell, masked or not; on a GPU the kernels differ, and there
+/// the extra pass over the weights is what a split would surely cost.
+pub(crate) fn splits_wide_steps(all_on_cpu: bool, flash_attn: FlashAttn) -> bool {
+    all_on_cpu && flash_attn != FlashAttn::Off
+}
+
 /// Where a step's entries split into two batches (see [`SPLIT_MIN_TOKENS`]): after the
 /// generated tokens, which `fill_batch` puts first, when prompt chunks follow them, the batch
-/// holds at least that many tokens, and flash attention is not off (without it every row
-/// attends over every cell, masked or not, and splitting only adds a pass).
-fn split_point(entries: &[Entry], n_tokens: usize, flash_attn: FlashAttn) -> Option<usize> {
+/// holds at least that many tokens, and splitting is on.
+fn split_point(entries: &[Entry], n_tokens: usize, split: bool) -> Option<usize> {
     let at = entries
         .iter()
         .position(|e| matches!(e.kind, EntryKind::Prompt { .. }))?;
-    (at > 0 && n_tokens >= SPLIT_MIN_TOKENS && flash_attn != FlashAttn::Off).then_some(at)
+    (split && at > 0 && n_tokens >= SPLIT_MIN_TOKENS).then_some(at)
 }
 
 #[cfg(test)]
@@ -1415,19 +1425,25 @@ mod tests {
             logits: None,
         };
         let mixed = [token(0), token(1), prompt(2, 62)];
-        assert_eq!(split_point(&mixed, 64, FlashAttn::Auto), Some(2));
-        assert_eq!(split_point(&mixed, 64, FlashAttn::On), Some(2));
-        assert_eq!(split_point(&mixed, 63, FlashAttn::Auto), None, "narrow");
-        assert_eq!(
-            split_point(&mixed, 64, FlashAttn::Off),
-            None,
+        assert_eq!(split_point(&mixed, 64, true), Some(2));
+        assert_eq!(split_point(&mixed, 63, true), None, "narrow");
+        assert_eq!(split_point(&mixed, 64, false), None, "splitting off");
+        let tokens = [token(0), token(1)];
+        assert_eq!(split_point(&tokens, 80, true), None);
+        let prompts = [prompt(0, 40), prompt(1, 40)];
+        assert_eq!(split_point(&prompts, 80, true), None);
+        assert_eq!(split_point(&[], 0, true), None);
+        // On only where llama.cpp's tiled CPU attention runs.
+        assert!(splits_wide_steps(true, FlashAttn::Auto));
+        assert!(splits_wide_steps(true, FlashAttn::On));
+        assert!(
+            !splits_wide_steps(true, FlashAttn::Off),
             "no tiles to spoil"
         );
-        let tokens = [token(0), token(1)];
-        assert_eq!(split_point(&tokens, 80, FlashAttn::Auto), None);
-        let prompts = [prompt(0, 40), prompt(1, 40)];
-        assert_eq!(split_point(&prompts, 80, FlashAttn::Auto), None);
-        assert_eq!(split_point(&[], 0, FlashAttn::Auto), None);
+        assert!(
+            !splits_wide_steps(false, FlashAttn::Auto),
+            "attention on a GPU"
+        );
     }
 
     #[test]

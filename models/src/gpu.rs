@@ -111,6 +111,11 @@ impl Offload {
     pub fn is_unmet(&self) -> bool {
         matches!(self, Offload::NoBackend { .. } | Offload::NoDevice { .. })
     }
+
+    /// True when every layer, and so every layer's attention, runs on the CPU.
+    pub fn all_on_cpu(&self) -> bool {
+        !matches!(self, Offload::Devices { .. })
+    }
 }
 
 impl fmt::Display for Offload {
@@ -184,6 +189,7 @@ mod tests {
         let all = [dev("CPU", "CPU"), dev("CUDA", "CUDA0")];
         assert_eq!(Offload::plan(0, &["CUDA"], &all), Offload::CpuOnly);
         assert!(!Offload::plan(0, &[], &[]).is_unmet());
+        assert!(Offload::plan(0, &["CUDA"], &all).all_on_cpu());
     }
 
     #[test]
@@ -191,6 +197,7 @@ mod tests {
         let plan = Offload::plan(99, &[], &[dev("CPU", "CPU")]);
         assert_eq!(plan, Offload::NoBackend { layers: 99 });
         assert!(plan.is_unmet());
+        assert!(plan.all_on_cpu());
         let text = plan.to_string();
         assert!(text.contains("--gpu-layers 99"), "{text}");
         assert!(text.contains("--features cuda"), "{text}");
@@ -238,6 +245,7 @@ mod tests {
             other => panic!("expected devices, got {other:?}"),
         }
         assert!(!plan.is_unmet());
+        assert!(!plan.all_on_cpu());
         assert_eq!(
             plan.to_string(),
             "up to 99 layers offloaded to Vulkan0 (Vulkan0 card, 8.0 GiB)"

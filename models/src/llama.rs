@@ -382,6 +382,10 @@ impl LlamaEngine {
             lookup: opts.lookup,
             lookup_max: opts.lookup_max,
             attention: opts.attention,
+            split_wide_steps: crate::batcher::splits_wide_steps(
+                offload.all_on_cpu(),
+                opts.attention.flash_attn,
+            ),
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let model_w = Arc::clone(&model);
