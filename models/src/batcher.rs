@@ -6,10 +6,10 @@
 //! holds the next token of every generating sequence and, within a per-step token budget,
 //! prompt chunks of sequences still evaluating theirs (chunked prefill: a long prompt admitted
 //! while others generate delays them by at most one chunk per step). On the CPU, a wide step
-//! that holds both is decoded as two batches, the generated tokens first: in one batch, a generated
-//! token of another sequence keeps llama.cpp's CPU attention from skipping the cells the
-//! prompt rows beside it mask ([`SPLIT_MIN_TOKENS`]). Then each sequence whose last token got
-//! logits samples its next token with its own sampler, grammar and stop strings.
+//! that holds both is decoded as two batches, the generated tokens first: in one batch, a
+//! generated token of another sequence keeps llama.cpp's CPU attention from skipping the cells
+//! the prompt rows beside it mask ([`SPLIT_MIN_TOKENS`]). Then each sequence whose last token
+//! got logits samples its next token with its own sampler, grammar and stop strings.
 //!
 //! **Prefix sharing.** Each sequence keeps the tokens its cells hold after a job ends (its
 //! prompt cache). A new job reuses its own sequence's common prefix, and copies a longer one
