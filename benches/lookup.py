@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""Lookup decoding on edit replies, one stream: `bellows serve --lookup on` against `--lookup off`.
+"""Lookup decoding on edit replies, one stream: `bellows serve --lookup auto` (the default; and
+`on`, with --modes) against `--lookup off`.
 
 A coding agent's edit replies copy most of their text from the prompt (a whole-file rewrite
 repeats the file with a line changed). For each task of benches/agent-tasks, the bench shows
 the model the task's main source file (the largest .py or .sh under repo/, at most 4 KiB) and
 asks for the whole file back with the task done, greedy, in one request — the shape of the
 agent's whole-file protocol. Both servers run the same binary and GGUF with the same threads;
-the two are asked in turn, task by task and rep by rep (the order alternating), so drift hits
-both alike.
+the servers are asked in turn, task by task and rep by rep (the order rotating), so drift hits
+them alike.
 
 Reported per task and in total: completion tokens, decode tokens/s (tokens after the first /
-time from the first content chunk to the last), the ratio on/off, and whether the two replies
-are identical (they must be: the drafts are verified, so lookup decoding changes no token).
+time from the first content chunk to the last), the ratio to off, and whether the replies
+are identical to off's (they must be, but for ties within llama.cpp's rounding: the drafts are
+verified, so lookup decoding changes no token the model prefers).
 
   benches/lookup.py [--bellows /tmp/bellows-bench] [--model qwen-coder-0.5b|PATH.gguf]
                     [--threads 2] [--reps 3] [--max-tokens 512] [--only NAME]
+                    [--modes off,auto[,on]]
 
 Copy the bellows binary somewhere stable first (cargo builds overwrite target/release/bellows).
 Only the standard library is used.
@@ -163,6 +166,9 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=512)
     ap.add_argument("--only", default=None, help="only tasks whose name contains this")
+    ap.add_argument("--modes", default="off,auto",
+                    help="the --lookup settings served side by side, off among them (default "
+                         "off,auto: the default against none; add on for drafts at every step)")
     args = ap.parse_args()
     gguf = resolve(args.model)
     tasks = []
@@ -172,42 +178,54 @@ def main():
         prompt = task_prompt(os.path.join(TASKS, name))
         if prompt:
             tasks.append((name, prompt))
+    modes = [m for m in args.modes.split(",") if m]
+    if "off" not in modes or len(modes) < 2 or any(m not in ("off", "auto", "on") for m in modes):
+        raise SystemExit("--modes: off and at least one of auto, on (comma-separated)")
+    drafting = [m for m in modes if m != "off"]
     servers = {}
     try:
-        for lookup in ("off", "on"):
+        for lookup in modes:
             servers[lookup] = start(args.bellows, gguf, args.threads, lookup)
         rows = []
         for name, prompt in tasks:
-            speeds = {"off": [], "on": []}
+            speeds = {m: [] for m in modes}
             replies, tokens = {}, {}
             for rep in range(args.reps):
-                order = ("off", "on") if rep % 2 == 0 else ("on", "off")
+                order = modes[rep % len(modes):] + modes[:rep % len(modes)]
                 for lookup in order:
                     text, n, secs = ask(servers[lookup][1], prompt, args.max_tokens)
                     replies.setdefault(lookup, text)
                     tokens[lookup] = n
                     if secs > 0 and n > 1:
                         speeds[lookup].append((n - 1) / secs)
-            off, on = statistics.median(speeds["off"]), statistics.median(speeds["on"])
-            same = replies["off"] == replies["on"]
-            rows.append((name, tokens["off"], off, on, on / off, same))
-            print(f"{name}: {tokens['off']} tokens, off {off:.1f} tok/s, on {on:.1f} tok/s, "
-                  f"{on / off:.2f}x, identical {same}", file=sys.stderr, flush=True)
+            med = {m: statistics.median(speeds[m]) for m in modes}
+            same = {m: replies[m] == replies["off"] for m in drafting}
+            rows.append((name, tokens["off"], med, same))
+            print(f"{name}: {tokens['off']} tokens, "
+                  + ", ".join(f"{m} {med[m]:.1f} tok/s" for m in modes) + ", "
+                  + ", ".join(f"{m}/off {med[m] / med['off']:.2f}x identical {same[m]}" for m in drafting),
+                  file=sys.stderr, flush=True)
     finally:
         for proc, _ in servers.values():
             stop(proc)
     print(f"\n`{' '.join(sys.argv)}` — {os.path.basename(gguf)}, {args.threads} threads, "
           f"{args.reps} reps, medians\n")
-    print("| task | tokens | off tok/s | on tok/s | on/off | identical |")
-    print("|---|---|---|---|---|---|")
-    for name, n, off, on, ratio, same in rows:
-        print(f"| {name} | {n} | {off:.1f} | {on:.1f} | {ratio:.2f}x | {'yes' if same else 'NO'} |")
-    total_tokens = sum(r[1] for r in rows)
-    t_off = sum(r[1] / r[2] for r in rows)
-    t_on = sum(r[1] / r[3] for r in rows)
-    print(f"| **all** | {total_tokens} | {total_tokens / t_off:.1f} | {total_tokens / t_on:.1f} | "
-          f"{t_off / t_on:.2f}x | {sum(r[5] for r in rows)}/{len(rows)} |")
-
+    head = ["task", "tokens"] + [f"{m} tok/s" for m in modes]
+    for m in drafting:
+        head += [f"{m}/off", f"{m} identical"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for name, n, med, same in rows:
+        cells = [name, str(n)] + [f"{med[m]:.1f}" for m in modes]
+        for m in drafting:
+            cells += [f"{med[m] / med['off']:.2f}x", "yes" if same[m] else "NO"]
+        print("| " + " | ".join(cells) + " |")
+    total = sum(r[1] for r in rows)
+    secs = {m: sum(r[1] / r[2][m] for r in rows) for m in modes}
+    cells = ["**all**", str(total)] + [f"{total / secs[m]:.1f}" for m in modes]
+    for m in drafting:
+        cells += [f"**{secs['off'] / secs[m]:.2f}x**", f"{sum(r[3][m] for r in rows)}/{len(rows)}"]
+    print("| " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()

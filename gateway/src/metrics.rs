@@ -99,6 +99,8 @@ pub struct Metrics {
     pub prompt_tokens: IntCounter,
     pub cached_tokens: IntCounter,
     pub generated_tokens: IntCounter,
+    pub draft_tokens: IntCounter,
+    pub draft_accepted: IntCounter,
     pub ttft: Histogram,
     pub token_latency: Histogram,
     pub queue_depth: IntGauge,
@@ -159,6 +161,14 @@ impl Metrics {
                 "Prompt tokens reused from a slot's prompt cache.",
             ),
             generated_tokens: counter("bellows_generated_tokens_total", "Tokens generated."),
+            draft_tokens: counter(
+                "bellows_lookup_draft_tokens_total",
+                "Tokens drafted by lookup decoding and verified alongside the sampled ones.",
+            ),
+            draft_accepted: counter(
+                "bellows_lookup_accepted_tokens_total",
+                "Drafted tokens the sampler agreed with (generated without a step of their own).",
+            ),
             ttft: histogram(
                 "bellows_time_to_first_token_seconds",
                 "Time from request admission to the first generated text.",

@@ -316,6 +316,12 @@ impl Turn {
         self.metrics
             .generated_tokens
             .inc_by(u64::from(timings.generated_tokens));
+        self.metrics
+            .draft_tokens
+            .inc_by(u64::from(timings.draft_tokens));
+        self.metrics
+            .draft_accepted
+            .inc_by(u64::from(timings.draft_accepted));
     }
 
     fn observe_piece(&mut self, tokens: usize) {

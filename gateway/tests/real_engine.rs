@@ -17,12 +17,20 @@ async fn start_tiny(ctx: u32) -> (TestServer, String) {
 }
 
 async fn start_tiny_slots(ctx: u32, slots: u32) -> (TestServer, String) {
-    let args = ServeArgs {
-        model: Some(tiny().to_string_lossy().into_owned()),
+    start_tiny_with(ServeArgs {
         ctx: Some(ctx),
-        threads: Some(1),
         parallel: Some(slots),
         ..ServeArgs::default()
+    })
+    .await
+}
+
+/// The tiny model with `args`, one thread.
+async fn start_tiny_with(args: ServeArgs) -> (TestServer, String) {
+    let args = ServeArgs {
+        model: Some(tiny().to_string_lossy().into_owned()),
+        threads: Some(1),
+        ..args
     };
     let (engine, defaults) = gateway::serve::load_engine(&args.resolve().unwrap()).unwrap();
     let id = engine.info().id.clone();
@@ -118,6 +126,39 @@ async fn json_response_format_is_enforced_and_bad_schemas_are_400() {
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
     server.stop().await.unwrap();
+}
+
+/// Lookup decoding's drafts are counted in `/metrics`: with `--lookup on` a reply that must
+/// copy its prompt (a schema holding the prompt's sentence as a constant) drafts, and some
+/// drafts are taken; with `--lookup off` nothing is drafted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lookup_drafts_are_counted_in_metrics() {
+    let sentence = "the quick brown fox jumps over the lazy dog and the quick brown fox sleeps";
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":"Repeat: {sentence}"}}],"max_tokens":200,"temperature":0,"response_format":{{"type":"json_schema","json_schema":{{"name":"c","schema":{{"type":"object","properties":{{"say":{{"const":"{sentence}"}}}},"required":["say"],"additionalProperties":false}}}}}}}}"#
+    );
+    for (lookup, drafts) in [(models::Lookup::On, true), (models::Lookup::Off, false)] {
+        let (server, _) = start_tiny_with(ServeArgs {
+            ctx: Some(512),
+            lookup: Some(lookup),
+            ..ServeArgs::default()
+        })
+        .await;
+        let v = server.post("/v1/chat/completions", &body).await.json();
+        let content: Value =
+            serde_json::from_str(v["choices"][0]["message"]["content"].as_str().unwrap()).unwrap();
+        assert_eq!(content["say"], sentence, "{v}");
+        let drafted = server.metric("bellows_lookup_draft_tokens_total").await;
+        let taken = server.metric("bellows_lookup_accepted_tokens_total").await;
+        let generated = server.metric("bellows_generated_tokens_total").await;
+        if drafts {
+            assert!(taken >= 4.0 && taken <= drafted, "{taken} of {drafted}");
+            assert!(taken < generated, "{taken} taken, {generated} generated");
+        } else {
+            assert_eq!((drafted, taken), (0.0, 0.0));
+        }
+        server.stop().await.unwrap();
+    }
 }
 
 fn chat_body_for(extra: &str) -> String {

@@ -54,6 +54,7 @@ use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     GenEvent, ProgressGuard, Sampling, StopReason, Timings, TokenLogprob, TopLogprob,
 };
+use crate::lookup::{LOOKUP_AUTO_MAX_SEQS, Lookup, Pace, StepCost, lookup_draft};
 use crate::sampler::{CompiledGrammar, JobSampler};
 
 /// Text events buffered per generation before the sequence waits for the consumer. The
@@ -219,102 +220,6 @@ pub(crate) struct BatcherConfig {
     pub(crate) split_wide_steps: bool,
 }
 
-/// When a generating sequence drafts its next tokens from n-grams of its own prompt and
-/// reply (lookup decoding): the draft is verified in the same batch and the longest run the
-/// sampler agrees with is kept, so the output is what it would have been without it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Lookup {
-    /// Never.
-    Off,
-    /// While at most [`LOOKUP_AUTO_MAX_SEQS`] sequences generate: with more, the batch is
-    /// already wide and a draft's extra tokens cost more than they save.
-    #[default]
-    Auto,
-    /// Always.
-    On,
-}
-
-/// The most sequences generating at once for which [`Lookup::Auto`] drafts.
-pub const LOOKUP_AUTO_MAX_SEQS: usize = 1;
-
-/// Draft n-gram sizes, longest (most specific) first; a two-token repeat predicts too little
-/// to pay for its draft.
-const LOOKUP_NGRAMS: [usize; 2] = [4, 3];
-
-/// How long a sequence's next draft is: it doubles while whole drafts are taken, shrinks to
-/// what was taken, and after a draft the sampler refused outright drafting pauses for a
-/// number of steps that doubles with each such miss (up to 32). A draft's tokens cost a step
-/// more work, so a reply that does not repeat its prompt soon stops paying for them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Pace {
-    len: usize,
-    pause: u32,
-    cooldown: u32,
-}
-
-impl Pace {
-    const START: usize = 4;
-    const MAX_COOLDOWN: u32 = 32;
-
-    fn new() -> Pace {
-        Pace {
-            len: Pace::START,
-            pause: 0,
-            cooldown: 1,
-        }
-    }
-
-    /// The draft length to try this step, at most `max`; 0 while paused.
-    fn want(&mut self, max: usize) -> usize {
-        if self.pause > 0 {
-            self.pause -= 1;
-            return 0;
-        }
-        self.len.min(max)
-    }
-
-    /// What became of a draft of `drafted` tokens: `accepted` were taken.
-    fn record(&mut self, drafted: usize, accepted: usize, max: usize) {
-        if drafted == 0 {
-            return;
-        }
-        if accepted == drafted {
-            self.len = (self.len * 2).clamp(2, max.max(2));
-            self.cooldown = 1;
-        } else if accepted > 0 {
-            self.len = (accepted + 1).clamp(2, max.max(2));
-            self.cooldown = 1;
-        } else {
-            self.len = (self.len / 2).max(2);
-            self.pause = self.cooldown;
-            self.cooldown = (self.cooldown * 2).min(Pace::MAX_COOLDOWN);
-        }
-    }
-}
-
-/// The tokens that followed the latest earlier occurrence of `history`'s last n tokens (the
-/// longest n of [`LOOKUP_NGRAMS`] that occurred before), at most `max` of them.
-pub(crate) fn lookup_draft(history: &[LlamaToken], max: usize) -> Vec<LlamaToken> {
-    if max == 0 {
-        return Vec::new();
-    }
-    let len = history.len();
-    for n in LOOKUP_NGRAMS {
-        if len <= n {
-            continue;
-        }
-        let key = &history[len - n..];
-        if let Some(start) = (0..len - n)
-            .rev()
-            .find(|&start| &history[start..start + n] == key)
-        {
-            let from = start + n;
-            return history[from..(from + max).min(len)].to_vec();
-        }
-    }
-    Vec::new()
-}
-
 /// The shortest reused prefix worth restoring a parked cache for.
 const RESTORE_MIN_TOKENS: usize = 32;
 
@@ -382,6 +287,7 @@ pub(crate) fn engine_main(
         candidates: Vec::new(),
         closing: Vec::new(),
         started: 0,
+        step_cost: StepCost::new(cfg.lookup_max as usize + 1),
     };
     let mut backoff = Duration::from_micros(200);
     loop {
@@ -582,6 +488,8 @@ struct Batcher<'m> {
     closing: Vec<Outbox>,
     /// Jobs started so far (orders them).
     started: u64,
+    /// What a draft's rows cost, timed on one-sequence generation steps.
+    step_cost: StepCost,
 }
 
 impl Batcher<'_> {
@@ -888,8 +796,22 @@ impl Batcher<'_> {
     /// Decodes the batch holding `entries` and takes its results; when a batch of several
     /// sequences fails, decodes each one's part alone, so one bad input fails only its own job.
     fn decode_entries(&mut self, entries: Vec<Entry>, shared: &Shared) {
+        let began = Instant::now();
         match self.decode() {
-            Ok(()) => self.after_decode(&entries, shared),
+            Ok(()) => {
+                if let [
+                    Entry {
+                        kind: EntryKind::Token(_),
+                        ..
+                    },
+                ] = entries[..]
+                {
+                    // One sequence's token and its draft: what lookup decoding weighs.
+                    let width = self.batch.n_tokens() as usize;
+                    self.step_cost.observe(width, began.elapsed().as_secs_f64());
+                }
+                self.after_decode(&entries, shared)
+            }
             Err(e) if entries.len() == 1 => self.fail(entries[0], &e, shared),
             Err(e) => {
                 // One sequence's bad input must not sink the others: take the batch back and
@@ -1131,10 +1053,9 @@ impl Batcher<'_> {
                     Some(seq.cached.len() as u32),
                     None,
                 );
-                let max = self.cfg.lookup_max as usize;
                 if let Some(run) = self.seqs[entry.seq].run.as_mut() {
                     run.timings.draft_tokens += draft.len() as u32;
-                    run.pace.record(draft.len(), accepted, max);
+                    run.pace.record(draft.len(), accepted);
                 }
             }
             if let Some(ending) = ending {
@@ -1163,7 +1084,10 @@ impl Batcher<'_> {
         if max == 0 {
             return;
         }
-        let max = run.pace.want(max);
+        let max = match self.cfg.lookup {
+            Lookup::Auto => run.pace.want(max, |w| self.step_cost.of(w)),
+            _ => run.pace.want(max, |_| 1.0),
+        };
         if max == 0 {
             return;
         }
@@ -1444,54 +1368,6 @@ mod tests {
             !splits_wide_steps(false, FlashAttn::Auto),
             "attention on a GPU"
         );
-    }
-
-    #[test]
-    fn lookup_drafts_what_followed_the_latest_longest_match() {
-        let t = |v: &[i32]| v.iter().map(|&x| LlamaToken(x)).collect::<Vec<_>>();
-        // ... 1 2 3 [4 5 6] ... 1 2 3 → 4 5 6 (capped at max).
-        let h = t(&[9, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3]);
-        assert_eq!(lookup_draft(&h, 3), t(&[4, 5, 6]));
-        assert_eq!(lookup_draft(&h, 0), t(&[]));
-        // The latest occurrence wins: 1 2 3 → 7 here, not 4.
-        let h = t(&[1, 2, 3, 4, 0, 1, 2, 3, 7, 5, 1, 2, 3]);
-        assert_eq!(lookup_draft(&h, 2), t(&[7, 5]));
-        // A four-token match beats a later three-token one.
-        let h = t(&[5, 6, 7, 8, 40, 41, 9, 6, 7, 8, 50, 5, 6, 7, 8]);
-        assert_eq!(lookup_draft(&h, 2), t(&[40, 41]));
-        // Nothing repeats (or only two tokens do): no draft; a match at the very end drafts
-        // only what follows it.
-        assert!(lookup_draft(&t(&[1, 2, 3, 4]), 4).is_empty());
-        assert!(lookup_draft(&t(&[1, 2, 9, 1, 2]), 4).is_empty());
-        assert_eq!(lookup_draft(&t(&[1, 2, 3, 1, 2, 3]), 4), t(&[1, 2, 3]));
-    }
-
-    #[test]
-    fn the_pace_grows_with_taken_drafts_and_pauses_longer_after_each_miss() {
-        let mut p = Pace::new();
-        assert_eq!(p.want(8), 4);
-        p.record(4, 4, 8);
-        assert_eq!(p.want(8), 8, "a whole draft taken doubles it");
-        assert_eq!(p.want(3), 3, "never past the room there is");
-        p.record(8, 2, 8);
-        assert_eq!(
-            p.want(8),
-            3,
-            "a partial one shrinks it to what was taken, plus one"
-        );
-        // Misses pause drafting for 1, then 2, then 4 steps.
-        for pause in [1, 2, 4] {
-            p.record(3, 0, 8);
-            for _ in 0..pause {
-                assert_eq!(p.want(8), 0);
-            }
-            assert!(p.want(8) >= 2);
-        }
-        // One taken draft ends the backoff.
-        p.record(2, 1, 8);
-        p.record(2, 0, 8);
-        assert_eq!(p.want(8), 0);
-        assert!(p.want(8) >= 2);
     }
 
     #[test]

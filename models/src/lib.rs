@@ -23,6 +23,7 @@ pub mod engine;
 pub mod gguf;
 pub mod gpu;
 pub mod llama;
+mod lookup;
 pub mod profile;
 mod sampler;
 pub mod scripted;

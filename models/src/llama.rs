@@ -29,13 +29,13 @@ use crate::attention::{self, Attention};
 use crate::batcher::{
     BatcherConfig, EVENT_BUFFER, FINAL_EVENT, Job, Sched, Shared, engine_main, lock,
 };
-pub use crate::batcher::{LOOKUP_AUTO_MAX_SEQS, Lookup};
 use crate::engine::{
     BoxFuture, ChatMessage, Engine, EngineError, GenerateRequest, Generation, GrammarSpec,
     MAX_TOP_LOGPROBS, ModelInfo, Progress, ProgressGuard, Prompt, TemplateSource, ToolSpec,
 };
 use crate::gguf::{self, GgufError, GgufInfo};
 use crate::gpu::{self, Offload};
+pub use crate::lookup::{LOOKUP_AUTO_MAX_SEQS, Lookup};
 use crate::profile::{Profile, ProfileError};
 use crate::sampler::CompiledGrammar;
 use crate::template::{CHATML_TEMPLATE, ChatTemplate, TemplateError};

@@ -396,6 +396,11 @@ async fn lookup_decoding_changes_no_token_greedy_or_seeded() {
     let mut accepted = 0;
     for req in [text_request(prompt, 120), seeded, repeating] {
         let off = with_lookup(models::Lookup::Off, req.clone()).await;
+        // Auto drafts as the step times it measures make worth it (timing-dependent, so only
+        // its output is checked); On drafts at every step.
+        let auto = with_lookup(models::Lookup::Auto, req.clone()).await;
+        assert_eq!(auto.tokens, off.tokens, "lookup auto changed the output");
+        assert!(auto.timings.draft_accepted <= auto.timings.draft_tokens);
         let on = with_lookup(models::Lookup::On, req).await;
         assert_eq!(on.tokens, off.tokens, "lookup decoding changed the output");
         assert_eq!(on.reason, off.reason);
