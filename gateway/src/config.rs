@@ -135,10 +135,11 @@ pub struct ServeArgs {
     /// llama.cpp's rounding (a batch of several tokens rounds differently from one: measured,
     /// 1 reply in 23 differs at a 0.008-nat tie). `auto` drafts while a single request
     /// generates (with two or more the batch is wide already and drafts cost more than they
-    /// save, measured), as long as the draft is worth it: it weighs how often the reply's
-    /// drafts are taken against what the extra tokens cost a step on this machine, timed as
-    /// it runs (on a two-core CPU three tokens cost two steps; on a GPU nearly one). `on`
-    /// drafts at every step while any drafted token is taken, `off` never. Default: auto.
+    /// save, measured), at the length worth it: it weighs how often the reply's drafts are
+    /// taken (checked without drafting while drafts do not pay) against what the extra
+    /// tokens cost a step on this machine, timed as it runs (on a two-core CPU a step of three
+    /// tokens costs two of one). `on` drafts at every step while drafted tokens are taken at
+    /// all, `off` never. Default: auto.
     #[arg(long, env = "BELLOWS_LOOKUP", value_name = "off|auto|on", value_parser = parse_lookup)]
     pub lookup: Option<models::Lookup>,
 

@@ -54,7 +54,9 @@ use crate::detok::{StopMatcher, StopScan, Utf8Assembler};
 use crate::engine::{
     GenEvent, ProgressGuard, Sampling, StopReason, Timings, TokenLogprob, TopLogprob,
 };
-use crate::lookup::{LOOKUP_AUTO_MAX_SEQS, Lookup, Pace, StepCost, lookup_draft};
+use crate::lookup::{
+    LOOKUP_AUTO_MAX_SEQS, Lookup, Pace, SHADOW_LEN, Shadow, StepCost, lookup_draft,
+};
 use crate::sampler::{CompiledGrammar, JobSampler};
 
 /// Text events buffered per generation before the sequence waits for the consumer. The
@@ -439,6 +441,8 @@ struct Running {
     /// The draft tokens put into the current batch after the last sampled token.
     draft: Vec<LlamaToken>,
     pace: Pace,
+    /// The draft not made while drafts do not pay, checked against the tokens sampled.
+    shadow: Shadow,
 }
 
 /// How a job ended on its sequence: a stop of some kind, or an engine failure, which is never
@@ -584,6 +588,7 @@ impl Batcher<'_> {
             halted: false,
             draft: Vec::new(),
             pace: Pace::new(),
+            shadow: Shadow::default(),
         };
         self.seqs[i].run = Some(Box::new(run));
     }
@@ -1045,6 +1050,15 @@ impl Batcher<'_> {
                     run.timings.draft_accepted += 1;
                 }
             }
+            // No draft in the batch: the shadow draft, if one is pending, meets the token.
+            if draft.is_empty()
+                && ending.is_none()
+                && let Some(run) = self.seqs[entry.seq].run.as_mut()
+                && let Phase::Decode { token } = run.phase
+                && let Some((drafted, taken)) = run.shadow.observe(token)
+            {
+                run.pace.record(drafted, taken);
+            }
             if !draft.is_empty() {
                 // Cells of draft tokens the sampler did not take are dropped.
                 let seq = &self.seqs[entry.seq];
@@ -1084,15 +1098,21 @@ impl Batcher<'_> {
         if max == 0 {
             return;
         }
-        let max = match self.cfg.lookup {
+        if run.shadow.pending() {
+            // The last draft not made is still being checked: its outcome decides the next.
+            return;
+        }
+        let len = match self.cfg.lookup {
             Lookup::Auto => run.pace.want(max, |w| self.step_cost.of(w)),
             _ => run.pace.want(max, |_| 1.0),
         };
-        if max == 0 {
-            return;
-        }
         seq.cached.push(token);
-        run.draft = lookup_draft(&seq.cached, max);
+        if len > 0 {
+            run.draft = lookup_draft(&seq.cached, len);
+        } else {
+            run.shadow
+                .start(lookup_draft(&seq.cached, SHADOW_LEN.min(lookup_max)));
+        }
         seq.cached.pop();
         *spare -= run.draft.len();
     }

@@ -11,10 +11,11 @@
 //!   two-core CPU a step of three tokens takes as long as two steps of one (benches/README.md,
 //!   "Lookup decoding"), and a draft needs about half its tokens taken to pay.
 //!
-//! The draft length chosen is the one with the most expected tokens per unit of step time
-//! (none, when no length beats a plain step). A sequence that stops drafting probes again with
-//! a short draft after a pause that doubles while probes fail, so a reply that turns to
-//! copying (prose, then an edit block) is noticed.
+//! The draft length chosen is the one with the most expected tokens per unit of step time, or
+//! none when no length beats a plain step. A sequence that does not draft still learns: it
+//! keeps a [`Shadow`] draft, the tokens it would have drafted, and checks them against the
+//! tokens it samples, so a reply that turns to copying (prose, then an edit block) is noticed
+//! without paying for a single drafted row.
 
 use llama_cpp_2::token::LlamaToken;
 
@@ -86,8 +87,8 @@ pub(crate) fn best_draft_len(rate: f64, max: usize, cost: impl Fn(usize) -> f64)
 /// tried: step times are noisy and the acceptance rate is an estimate.
 const MIN_GAIN: f64 = 0.03;
 
-/// A sequence's record of its drafts: the rate at which its drafted tokens are taken (recent
-/// drafts weigh most), and the pause before it probes again once drafting stopped paying.
+/// A sequence's record of its drafts, real and shadow: the rate at which drafted tokens are
+/// taken (recent drafts weigh most).
 ///
 /// Copying comes in runs (a file's unchanged lines, one after another), so the rate is kept
 /// apart for drafts that follow a draft taken whole and for the others: inside a run a long
@@ -100,12 +101,6 @@ pub(crate) struct Pace {
     after_cut: Record,
     /// The last draft was taken whole.
     whole: bool,
-    /// Steps left before the next draft.
-    pause: u32,
-    /// The next pause, doubling while probes fail.
-    cooldown: u32,
-    /// The pause ending is a probe's turn.
-    probe_due: bool,
 }
 
 /// Drafted tokens taken and drafts cut short by a refused token, both decayed.
@@ -139,22 +134,18 @@ impl Record {
 }
 
 impl Pace {
-    /// The rate assumed before any draft: replies the agent asks for copy most of their text.
-    const PRIOR_RATE: f64 = 0.6;
+    /// The rate assumed before any draft, and after a cut: low enough that on a CPU, where a
+    /// row costs a third of a step, a shadow draft must show the reply copying before a row
+    /// is spent; where rows are nearly free (a GPU) drafts start at once.
+    const PRIOR_RATE: f64 = 0.35;
     /// The rate assumed inside a run of copying before any draft there.
     const PRIOR_RATE_IN_RUN: f64 = 0.9;
-    /// A probe's length.
-    const PROBE: usize = 2;
-    const MAX_COOLDOWN: u32 = 32;
 
     pub(crate) fn new() -> Pace {
         Pace {
             after_whole: Record::EMPTY,
             after_cut: Record::EMPTY,
             whole: false,
-            pause: 0,
-            cooldown: 1,
-            probe_due: false,
         }
     }
 
@@ -169,30 +160,12 @@ impl Pace {
     }
 
     /// The draft length to try this step, at most `max`, a step of `w` tokens costing
-    /// `cost(w)` one-token steps; 0 while paused.
-    pub(crate) fn want(&mut self, max: usize, cost: impl Fn(usize) -> f64) -> usize {
-        if max == 0 {
-            return 0;
-        }
-        if self.pause > 0 {
-            self.pause -= 1;
-            return 0;
-        }
-        let len = best_draft_len(self.rate(), max, cost);
-        if len > 0 {
-            return len;
-        }
-        if std::mem::take(&mut self.probe_due) {
-            return Pace::PROBE.min(max);
-        }
-        // Not worth it at this rate: wait, then probe.
-        self.pause = self.cooldown;
-        self.cooldown = (self.cooldown * 2).min(Pace::MAX_COOLDOWN);
-        self.probe_due = true;
-        0
+    /// `cost(w)` one-token steps; 0 when no length is worth its rows.
+    pub(crate) fn want(&self, max: usize, cost: impl Fn(usize) -> f64) -> usize {
+        best_draft_len(self.rate(), max, cost)
     }
 
-    /// What became of a draft of `drafted` tokens: `accepted` were taken.
+    /// What became of a draft of `drafted` tokens, real or shadow: `accepted` were taken.
     pub(crate) fn record(&mut self, drafted: usize, accepted: usize) {
         if drafted == 0 {
             return;
@@ -203,9 +176,49 @@ impl Pace {
             self.after_cut.add(drafted, accepted);
         }
         self.whole = accepted == drafted;
-        if accepted > 0 {
-            self.cooldown = 1;
+    }
+}
+
+/// A shadow draft's length: short, so that a reply turning to copying is seen within a few
+/// tokens (a whole shadow draft starts real ones).
+pub(crate) const SHADOW_LEN: usize = 4;
+
+/// The draft a sequence would have made, checked token by token against what it samples
+/// instead (no rows spent): how the sequence keeps learning its rate while drafts do not pay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Shadow {
+    tokens: Vec<LlamaToken>,
+    seen: usize,
+}
+
+impl Shadow {
+    /// Whether a shadow draft is being checked.
+    pub(crate) fn pending(&self) -> bool {
+        self.seen < self.tokens.len()
+    }
+
+    /// Starts checking `draft` (the tokens predicted to follow the token being decoded).
+    pub(crate) fn start(&mut self, draft: Vec<LlamaToken>) {
+        self.tokens = draft;
+        self.seen = 0;
+    }
+
+    /// The sequence sampled `token`: `Some((drafted, accepted))` once the shadow draft is
+    /// decided (a token differs, or every one matched), as [`Pace::record`] takes it.
+    pub(crate) fn observe(&mut self, token: LlamaToken) -> Option<(usize, usize)> {
+        if !self.pending() {
+            return None;
         }
+        if self.tokens[self.seen] == token {
+            self.seen += 1;
+            if self.seen < self.tokens.len() {
+                return None;
+            }
+        }
+        let outcome = (self.tokens.len(), self.seen);
+        self.tokens.clear();
+        self.seen = 0;
+        Some(outcome)
     }
 }
 
@@ -328,12 +341,22 @@ mod tests {
     }
 
     #[test]
-    fn the_pace_follows_the_rate_and_probes_after_longer_pauses() {
+    fn the_pace_follows_the_rate() {
         let cost = |w: usize| 1.0 + 0.4 * (w - 1) as f64;
         let mut p = Pace::new();
+        assert_eq!(
+            p.want(8, cost),
+            0,
+            "rows a third of a step: no draft before evidence"
+        );
+        assert!(
+            p.want(8, |w| 1.0 + 0.02 * (w - 1) as f64) >= 2,
+            "nearly free rows: drafts"
+        );
+        // A shadow draft taken whole: drafting starts, and grows while drafts are taken.
+        p.record(8, 8);
         let first = p.want(8, cost);
-        assert!(first >= 1, "the prior rate drafts");
-        // Whole drafts taken: the rate climbs and the drafts grow.
+        assert!(first >= 2, "{first}");
         p.record(first, first);
         for _ in 0..6 {
             let k = p.want(8, cost);
@@ -342,43 +365,22 @@ mod tests {
         }
         assert!(p.rate() > 0.9, "{}", p.rate());
         assert!(p.want(8, cost) >= 2);
-        assert_eq!(
-            p.want(3, cost).min(3),
-            p.want(3, cost),
-            "never past the room"
-        );
-        // Drafts refused outright: the rate falls until drafting stops, then a probe of two
-        // tokens comes after a pause of 1, 2, 4, … steps while probes are refused.
+        assert!(p.want(3, cost) <= 3, "never past the room");
+        // Drafts refused outright: the rate falls until drafting stops.
         let mut steps = 0;
         while p.want(8, cost) > 0 {
             p.record(2, 0);
             steps += 1;
             assert!(steps < 20, "drafting never stopped: rate {}", p.rate());
         }
-        for pause in [1, 2, 4, 8] {
-            for _ in 0..pause {
-                assert_eq!(p.want(8, cost), 0);
-            }
-            assert_eq!(p.want(8, cost), Pace::PROBE, "probe after {pause}");
-            p.record(2, 0);
-            assert_eq!(p.want(8, cost), 0);
-        }
-        // A probe taken in part ends the backoff: the next pause is one step.
-        let mut waited = 0;
-        let probe = loop {
-            match p.want(8, cost) {
-                0 => waited += 1,
-                k => break k,
-            }
-        };
-        assert_eq!((waited, probe), (16, Pace::PROBE));
-        p.record(2, 1);
-        waited = 0;
+        // Shadow drafts taken whole bring it back.
+        steps = 0;
         while p.want(8, cost) == 0 {
-            waited += 1;
-            assert!(waited <= 2, "the backoff did not end");
+            p.record(8, 8);
+            steps += 1;
+            assert!(steps < 5, "drafting never resumed: rate {}", p.rate());
         }
-        // Free rows: drafting never stops while any token is taken.
+        // Free rows: drafting goes on while any token is taken, at full length.
         let mut q = Pace::new();
         for _ in 0..20 {
             let k = q.want(8, |_| 1.0);
@@ -386,6 +388,36 @@ mod tests {
             q.record(k, 1);
         }
         assert_eq!(q.want(0, |_| 1.0), 0);
+    }
+
+    #[test]
+    fn a_shadow_draft_is_decided_by_the_tokens_sampled() {
+        let t = |v: &[i32]| v.iter().map(|&x| LlamaToken(x)).collect::<Vec<_>>();
+        let mut s = Shadow::default();
+        assert!(!s.pending());
+        assert_eq!(s.observe(LlamaToken(1)), None, "nothing to decide");
+        // Matched to the end: taken whole.
+        s.start(t(&[1, 2, 3]));
+        assert!(s.pending());
+        assert_eq!(s.observe(LlamaToken(1)), None);
+        assert_eq!(s.observe(LlamaToken(2)), None);
+        assert_eq!(s.observe(LlamaToken(3)), Some((3, 3)));
+        assert!(!s.pending());
+        // Cut at the second token.
+        s.start(t(&[4, 5, 6]));
+        assert_eq!(s.observe(LlamaToken(4)), None);
+        assert_eq!(s.observe(LlamaToken(9)), Some((3, 1)));
+        assert!(!s.pending());
+        // Refused at once.
+        s.start(t(&[7]));
+        assert_eq!(s.observe(LlamaToken(8)), Some((1, 0)));
+        assert_eq!(
+            s.observe(LlamaToken(7)),
+            None,
+            "decided: nothing left to check"
+        );
+        s.start(Vec::new());
+        assert!(!s.pending(), "an empty draft is nothing to check");
     }
 
     #[test]
@@ -398,15 +430,17 @@ mod tests {
         for step in 0..60 {
             let was_whole = p.whole;
             let k = p.want(8, cost);
+            // A draft not made is a shadow draft of 8, decided the same way.
+            let drafted = if k == 0 { 8 } else { k };
+            let taken = if was_whole && step % 10 != 0 {
+                drafted
+            } else {
+                drafted.min(1)
+            };
+            p.record(drafted, taken);
             if k == 0 {
                 continue;
             }
-            let taken = if was_whole && step % 10 != 0 {
-                k
-            } else {
-                k.min(1)
-            };
-            p.record(k, taken);
             if was_whole {
                 in_run.push(k)
             } else {
