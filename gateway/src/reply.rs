@@ -307,21 +307,16 @@ impl Turn {
     }
 
     fn count_tokens(&self, timings: &models::Timings) {
-        self.metrics
-            .prompt_tokens
-            .inc_by(u64::from(timings.prompt_tokens));
-        self.metrics
-            .cached_tokens
-            .inc_by(u64::from(timings.cached_tokens));
-        self.metrics
-            .generated_tokens
-            .inc_by(u64::from(timings.generated_tokens));
-        self.metrics
-            .draft_tokens
-            .inc_by(u64::from(timings.draft_tokens));
-        self.metrics
-            .draft_accepted
-            .inc_by(u64::from(timings.draft_accepted));
+        let m = &self.metrics;
+        for (counter, n) in [
+            (&m.prompt_tokens, timings.prompt_tokens),
+            (&m.cached_tokens, timings.cached_tokens),
+            (&m.generated_tokens, timings.generated_tokens),
+            (&m.draft_tokens, timings.draft_tokens),
+            (&m.draft_accepted, timings.draft_accepted),
+        ] {
+            counter.inc_by(u64::from(n));
+        }
     }
 
     fn observe_piece(&mut self, tokens: usize) {
