@@ -322,6 +322,28 @@ async fn tune_picks_what_the_model_does_best_and_writes_a_profile_that_loads() {
     // The profile's settings are what the gateway then uses.
     let d = Defaults::of_profile(&p);
     assert_eq!(Config::of_defaults(&d), best.config);
+
+    // A coder profile's agent-bench figures are not tuning's: --write keeps them beside its own.
+    let coder = models::profile::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "qwen2.5-coder-1.5b-instruct")
+        .unwrap()
+        .1;
+    let before = models::Profile::parse("qwen2.5-coder-1.5b-instruct", coder).unwrap();
+    assert_eq!(before.measured.agent_solved, Some(24));
+    let written = tune::write_profile(
+        coder,
+        &best.config,
+        &tune::measured(&result, "prompts.jsonl", "abc"),
+    )
+    .unwrap();
+    let p = models::Profile::parse("qwen2.5-coder-1.5b-instruct", &written).unwrap();
+    assert_eq!(p.measured.prompts_sha256.as_deref(), Some("abc"));
+    assert_eq!(
+        p.measured.agent_summary(),
+        before.measured.agent_summary(),
+        "{written}"
+    );
 }
 
 #[tokio::test]

@@ -173,6 +173,7 @@ pub fn chat(
                 frequency_penalty: raw.frequency_penalty,
                 presence_penalty: raw.presence_penalty,
                 logit_bias: raw.logit_bias.as_ref(),
+                ignore_eos: raw.ignore_eos,
                 dry_multiplier: raw.dry_multiplier,
                 dry_base: raw.dry_base,
                 dry_allowed_length: raw.dry_allowed_length,
@@ -281,6 +282,7 @@ pub fn completion(
                 frequency_penalty: raw.frequency_penalty,
                 presence_penalty: raw.presence_penalty,
                 logit_bias: raw.logit_bias.as_ref(),
+                ignore_eos: raw.ignore_eos,
                 dry_multiplier: raw.dry_multiplier,
                 dry_base: raw.dry_base,
                 dry_allowed_length: raw.dry_allowed_length,
@@ -461,6 +463,7 @@ struct Knobs<'a> {
     frequency_penalty: Option<f32>,
     presence_penalty: Option<f32>,
     logit_bias: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    ignore_eos: Option<bool>,
     dry_multiplier: Option<f32>,
     dry_base: Option<f32>,
     dry_allowed_length: Option<i32>,
@@ -512,6 +515,8 @@ fn sampling(base: &Sampling, k: &Knobs<'_>, info: &ModelInfo) -> Result<Sampling
     if let Some(bias) = k.logit_bias {
         s.logit_bias = logit_bias(bias, info.n_vocab)?;
     }
+    // Per request, never kept: a request without the field generates as the profile says.
+    s.ignore_eos = k.ignore_eos.unwrap_or(false);
     // llama-server's DRY fields, each over the profile's value. The profile's own values were
     // checked when it loaded, so a range error here names a field the request set.
     let d = &mut s.dry;

@@ -315,3 +315,55 @@ async fn several_choices_share_the_slots() {
     assert_eq!(server.metric("bellows_queue_depth").await, 0.0);
     server.stop().await.unwrap();
 }
+
+/// `ignore_eos` holds on every request that sends it, and only on those. The logit bias
+/// makes `<|im_end|>` (the tiny vocabulary's last token, id 264: scripts/make-tiny-gguf.py)
+/// the certain pick, so a reply without `ignore_eos` ends at once; with it, each of two
+/// requests in a row (and a streamed one) generates exactly `max_tokens` tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignore_eos_holds_on_every_request() {
+    let (server, _) = start_tiny(512).await;
+    const EOS_FIRST: &str = r#""max_tokens":24,"temperature":0,"logit_bias":{"264":100}"#;
+    let ends = |v: &Value| {
+        (
+            v["usage"]["completion_tokens"].as_u64().unwrap(),
+            v["choices"][0]["finish_reason"].as_str().unwrap().to_owned(),
+        )
+    };
+    let plain = chat_body_for(EOS_FIRST);
+    let v = server.post("/v1/chat/completions", &plain).await.json();
+    assert_eq!(ends(&v), (1, "stop".to_owned()), "{v}");
+
+    let ignoring = chat_body_for(&format!(r#"{EOS_FIRST},"ignore_eos":true"#));
+    for _ in 0..2 {
+        let v = server.post("/v1/chat/completions", &ignoring).await.json();
+        assert_eq!(ends(&v), (24, "length".to_owned()), "{v}");
+    }
+    let streamed = chat_body_for(&format!(
+        r#"{EOS_FIRST},"ignore_eos":true,"stream":true,"stream_options":{{"include_usage":true}}"#
+    ));
+    let events = server.post("/v1/chat/completions", &streamed).await.events();
+    let usage = events.iter().find(|e| e["usage"].is_object()).unwrap();
+    assert_eq!(usage["usage"]["completion_tokens"], 24, "{events:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["choices"][0]["finish_reason"] == "length"),
+        "{events:?}"
+    );
+
+    // The legacy endpoint takes it too.
+    let v = server
+        .post(
+            "/v1/completions",
+            r#"{"prompt":"hello","max_tokens":24,"temperature":0,"logit_bias":{"264":100},"ignore_eos":true}"#,
+        )
+        .await
+        .json();
+    assert_eq!(ends(&v), (24, "length".to_owned()), "{v}");
+
+    // And it is not kept: the next request without it ends at the end token again.
+    let v = server.post("/v1/chat/completions", &plain).await.json();
+    assert_eq!(ends(&v), (1, "stop".to_owned()), "{v}");
+    server.stop().await.unwrap();
+}

@@ -85,6 +85,10 @@ pub struct Sampling {
     pub logit_bias: Vec<(i32, f32)>,
     /// llama.cpp's DRY sampler; off by default.
     pub dry: Dry,
+    /// llama-server's and vLLM's `ignore_eos`: every end-of-generation token of the
+    /// vocabulary is banned (logit -inf), so generation runs to `max_tokens`, a stop string or
+    /// the context's end. Serving benchmarks send it to get replies of a fixed length.
+    pub ignore_eos: bool,
 }
 
 impl Default for Sampling {
@@ -100,6 +104,7 @@ impl Default for Sampling {
             seed: None,
             logit_bias: Vec::new(),
             dry: Dry::default(),
+            ignore_eos: false,
         }
     }
 }

@@ -36,6 +36,10 @@
 //! [measured]              # written by `bellows tune --write`
 //! conversion_rate = 0.42
 //! prompts_sha256 = "..."
+//! agent_suite = "benches/agent-tasks"  # the agent bench's figures, from benches/README.md:
+//! agent_tasks = 29                     # also agent_solved, agent_pass_at_1, agent_attempts,
+//! agent_solved = 24                    # agent_false_successes, agent_date,
+//!                                      # agent_bellows_version, agent_binary
 //! ```
 
 use std::io::Read;
@@ -178,8 +182,8 @@ pub const TOOL_PRESENTATIONS: &[&str] = &["template", "system", "example"];
 /// The agent protocols a profile may name (`[generation] agent_protocol`).
 pub const AGENT_PROTOCOLS: &[&str] = &["text", "whole", "tools"];
 
-/// The `[measured]` table: figures from `bellows tune`, and what they were measured on. Every
-/// field is optional; rates lie in 0..=1.
+/// The `[measured]` table: figures from `bellows tune` (and, for a coder model, the agent
+/// bench), and what they were measured on. Every field is optional; rates lie in 0..=1.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Measured {
@@ -210,6 +214,64 @@ pub struct Measured {
     pub bellows_version: Option<String>,
     /// A stored corpus the rate was measured on (older profiles).
     pub corpus: Option<String>,
+    /// What `bellows agent bench` measured with this profile: the suite (a folder of tasks),
+    /// its task count, the tasks solved and those solved by the first attempt alone (pass@1),
+    /// with `agent_attempts` attempts per task, and the DONEs `verify.sh` refuted. Written by
+    /// hand from `benches/README.md` (the bench prints the figures; nothing writes them here),
+    /// with the date, bellows version and binary of the run. The figures a coder profile is
+    /// chosen by: `bellows agent` and `/v1/models` report them.
+    pub agent_suite: Option<String>,
+    pub agent_tasks: Option<u64>,
+    pub agent_solved: Option<u64>,
+    pub agent_pass_at_1: Option<u64>,
+    pub agent_attempts: Option<u64>,
+    pub agent_false_successes: Option<u64>,
+    pub agent_date: Option<String>,
+    pub agent_bellows_version: Option<String>,
+    pub agent_binary: Option<String>,
+}
+
+impl Measured {
+    /// One line on the agent bench's figures, when the profile has them:
+    /// `agent bench benches/agent-tasks: solved 24/29, pass@1 22/29 (4 attempts, 0 false
+    /// successes; 2026-12-06, bellows 0.1.0)`.
+    pub fn agent_summary(&self) -> Option<String> {
+        let (suite, tasks, solved) = (
+            self.agent_suite.as_deref()?,
+            self.agent_tasks?,
+            self.agent_solved?,
+        );
+        let mut line = format!("agent bench {suite}: solved {solved}/{tasks}");
+        if let Some(p) = self.agent_pass_at_1 {
+            line.push_str(&format!(", pass@1 {p}/{tasks}"));
+        }
+        let mut how = Vec::new();
+        if let Some(a) = self.agent_attempts {
+            how.push(format!("{a} attempts"));
+        }
+        if let Some(f) = self.agent_false_successes {
+            how.push(format!("{f} false successes"));
+        }
+        let when: Vec<String> = [
+            self.agent_date.clone(),
+            self.agent_bellows_version
+                .as_ref()
+                .map(|v| format!("bellows {v}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let inner = match (how.is_empty(), when.is_empty()) {
+            (true, true) => String::new(),
+            (false, true) => how.join(", "),
+            (true, false) => when.join(", "),
+            (false, false) => format!("{}; {}", how.join(", "), when.join(", ")),
+        };
+        if !inner.is_empty() {
+            line.push_str(&format!(" ({inner})"));
+        }
+        Some(line)
+    }
 }
 
 /// How a profile recognises its model.
@@ -405,6 +467,8 @@ impl Profile {
                     .clone()
                     .unwrap_or(d.dry.sequence_breakers),
             },
+            // A request's, never a profile's: each request that wants it says so.
+            ignore_eos: false,
         };
         if let Err(e) = sampling.dry.check() {
             return Err(invalid(format!("sampling.{}: {}", e.field, e.message)));
@@ -438,6 +502,25 @@ impl Profile {
             {
                 return Err(invalid(format!("measured.{field} {rate} is not in 0..=1")));
             }
+        }
+        if let Some(tasks) = m.agent_tasks {
+            for (field, n) in [
+                ("agent_solved", m.agent_solved),
+                ("agent_pass_at_1", m.agent_pass_at_1),
+                ("agent_false_successes", m.agent_false_successes),
+            ] {
+                if let Some(n) = n
+                    && n > tasks
+                {
+                    return Err(invalid(format!(
+                        "measured.{field} {n} is more than agent_tasks {tasks}"
+                    )));
+                }
+            }
+        } else if m.agent_solved.is_some() || m.agent_pass_at_1.is_some() {
+            return Err(invalid(
+                "measured.agent_solved and agent_pass_at_1 need agent_tasks".to_owned(),
+            ));
         }
         if !AGENT_PROTOCOLS.contains(&f.generation.agent_protocol.as_str()) {
             return Err(invalid(format!(

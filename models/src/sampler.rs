@@ -129,9 +129,9 @@ impl JobSampler {
         // Out-of-range values switch a stage off instead of reaching llama.cpp, where a NaN
         // temperature or a non-positive penalty would make every logit NaN.
         let mut stages = Vec::new();
-        if !s.logit_bias.is_empty() {
-            let biases: Vec<LlamaLogitBias> = s
-                .logit_bias
+        let logit_bias = effective_bias(model, s);
+        if !logit_bias.is_empty() {
+            let biases: Vec<LlamaLogitBias> = logit_bias
                 .iter()
                 .map(|&(t, b)| LlamaLogitBias::new(LlamaToken(t), b))
                 .collect();
@@ -173,9 +173,9 @@ impl JobSampler {
         }
         let plain_greedy = stages.len() == 1 && !(s.temperature.is_finite() && s.temperature > 0.0);
         let dense_bias = match logprobs {
-            Some(_) if !s.logit_bias.is_empty() => {
+            Some(_) if !logit_bias.is_empty() => {
                 let mut dense = vec![0.0f32; usize::try_from(model.n_vocab()).unwrap_or(0)];
-                for &(t, b) in &s.logit_bias {
+                for &(t, b) in &logit_bias {
                     if let Some(slot) = usize::try_from(t).ok().and_then(|t| dense.get_mut(t)) {
                         *slot += b;
                     }
@@ -310,6 +310,22 @@ impl JobSampler {
         });
         (token, scored)
     }
+}
+
+/// The request's logit bias, plus a ban on every end-of-generation token when `ignore_eos` is
+/// set (as llama-server does: `-inf` on each token `llama_vocab_is_eog` names). Built per
+/// generation from the request alone, so no request's setting outlives it.
+fn effective_bias(model: &LlamaModel, s: &Sampling) -> Vec<(i32, f32)> {
+    let mut bias = s.logit_bias.clone();
+    if s.ignore_eos {
+        let vocab = model.vocab();
+        bias.extend(
+            (0..model.n_vocab())
+                .filter(|&t| vocab.is_eog(LlamaToken(t)))
+                .map(|t| (t, f32::NEG_INFINITY)),
+        );
+    }
+    bias
 }
 
 /// llama.cpp's DRY sampler for `dry`, or `None` when it would change nothing.

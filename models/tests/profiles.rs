@@ -32,7 +32,21 @@ fn builtins_parse() {
         assert!(!p.stop.is_empty());
     }
     // The Qwen coders ship untuned: Hermes calls through their own template, greedy, no
-    // reasoning markers, and no figures claimed before the bench measures them.
+    // reasoning markers; what they carry is the agent bench's figures they were chosen by
+    // (benches/README.md, session 28), and no tuning figures.
+    let summaries: Vec<_> = coders
+        .iter()
+        .map(|p| p.measured.agent_summary().expect("agent figures"))
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            "agent bench benches/agent-tasks: solved 11/29, pass@1 7/29 (4 attempts, 0 false \
+             successes; 2026-12-06, bellows 0.1.0)",
+            "agent bench benches/agent-tasks: solved 24/29, pass@1 22/29 (4 attempts, 0 false \
+             successes; 2026-12-06, bellows 0.1.0)",
+        ]
+    );
     for p in coders {
         assert_eq!(p.protocol, "hermes");
         // The agent bench picked whole-file edits for them.
@@ -41,7 +55,8 @@ fn builtins_parse() {
         assert_eq!(p.chat_template, None);
         assert_eq!(p.reasoning, models::ReasoningSpec::Off);
         assert_eq!(p.sampling.temperature, 0.0);
-        assert_eq!(p.measured, models::profile::Measured::default());
+        assert_eq!(p.measured.conversion_rate, None);
+        assert!(p.measured.agent_binary.is_some());
         assert!(p.stop.iter().any(|s| s == "<|im_end|>"));
         assert_eq!(p.matcher.sha256.len(), 1);
     }
@@ -201,6 +216,11 @@ fn tuned_settings_and_measured_figures_parse_and_bad_ones_are_refused() {
         ("[generation]\ntools = \"inline\"\n", "generation.tools"),
         ("[measured]\nright_action_rate = 1.5\n", "right_action_rate"),
         ("[measured]\nsomething = 1\n", "something"),
+        (
+            "[measured]\nagent_tasks = 29\nagent_solved = 30\n",
+            "agent_solved 30 is more than agent_tasks 29",
+        ),
+        ("[measured]\nagent_solved = 3\n", "need agent_tasks"),
     ] {
         let e = Profile::parse("bad", bad).expect_err(bad).to_string();
         assert!(e.contains(what), "{bad}: {e}");

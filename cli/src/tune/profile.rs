@@ -27,7 +27,8 @@ pub fn measured(result: &SweepResult, prompts: &str, prompts_sha256: &str) -> Me
         prompts_sha256: Some(prompts_sha256.to_owned()),
         date: Some(today()),
         bellows_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-        corpus: None,
+        // The agent bench's figures are not tuning's: [`write_profile`] keeps the profile's.
+        ..Measured::default()
     }
 }
 
@@ -82,6 +83,15 @@ pub fn write_profile(
                 other => toml_edit::value(other.to_string()),
             };
             m.insert(&k, item);
+        }
+    }
+    // The agent bench's figures (`agent_*`, written by hand from benches/README.md) are not
+    // tuning's to replace: they stay, after the new figures.
+    if let Some(old) = doc.get("measured").and_then(toml_edit::Item::as_table) {
+        for (k, v) in old.iter() {
+            if k.starts_with("agent_") && !m.contains_key(k) {
+                m.insert(k, v.clone());
+            }
         }
     }
     doc.remove("measured");

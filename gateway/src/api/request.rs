@@ -50,6 +50,9 @@ pub struct ChatCompletionRequest {
     /// Token id (as a string) → bias in `[-100, 100]`.
     #[serde(default)]
     pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+    /// llama-server's and vLLM's extension: never end at an end-of-generation token.
+    #[serde(default)]
+    pub ignore_eos: Option<bool>,
     /// llama-server's extension: a GBNF grammar constraining the reply.
     #[serde(default)]
     pub grammar: Option<String>,
@@ -101,6 +104,9 @@ pub struct CompletionRequest {
     pub presence_penalty: Option<f32>,
     #[serde(default)]
     pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+    /// llama-server's and vLLM's extension: never end at an end-of-generation token.
+    #[serde(default)]
+    pub ignore_eos: Option<bool>,
     /// llama-server's extension: a GBNF grammar constraining the text.
     #[serde(default)]
     pub grammar: Option<String>,

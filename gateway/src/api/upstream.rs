@@ -56,6 +56,9 @@ pub struct UpParams {
     /// Token id (as a string key) to bias.
     #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
     pub logit_bias: serde_json::Map<String, serde_json::Value>,
+    /// llama-server's and vLLM's `ignore_eos`, sent only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_eos: bool,
     /// llama-server's (and bellows') GBNF grammar.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grammar: Option<String>,

@@ -423,6 +423,7 @@ fn request_body(
                 (t.to_string(), serde_json::json!(bias))
             })
             .collect(),
+        ignore_eos: s.ignore_eos,
         grammar: None,
         json_schema: None,
     };
