@@ -54,6 +54,10 @@ pub struct Ctx<'r> {
     /// `Only(Text)` mode the turn decoder itself marks native proposals with
     /// `native_in_text_mode`; bodies need not.)
     pub auto: bool,
+    /// The reply has given its answer in a shape plain code also takes: a call was emitted,
+    /// or a line or fence held the empty call list `[]` ("no call"). Bare pythonic calls
+    /// are not read after it (code in the explanation shows calls, it does not make them).
+    pub answered: bool,
 }
 
 impl Ctx<'_> {

@@ -480,6 +480,20 @@ impl Registry {
         })
     }
 
+    /// The names of a tool's parameters in the order its declaration gives them: a
+    /// builtin's spec order, or a client schema's `properties` as written (the order a
+    /// function's signature is rendered in). Calls that pass arguments by position are mapped
+    /// onto it. `None` for an unknown tool, or a schema without a `properties` object.
+    pub fn parameter_order(&self, name: &str) -> Option<Vec<String>> {
+        match self.resolve(name)?.0 {
+            Resolved::Builtin(spec) => Some(spec.args.iter().map(|a| a.name.to_owned()).collect()),
+            Resolved::Client(c) => match c.parameters.get("properties") {
+                Some(Value::Object(props)) => Some(props.keys().cloned().collect()),
+                _ => None,
+            },
+        }
+    }
+
     /// The client-declared tools, in the order they were added.
     pub fn client_tools(&self) -> &[ClientTool] {
         &self.client

@@ -119,6 +119,13 @@ kinds! {
         /// definitions of one file of the repository, and of no other: written into that
         /// file (spliced as [`Self::PartialFileMerged`]). The agent's whole protocol.
         BlockPlacedByDefinitions = "block_placed_by_definitions",
+        /// Pythonic calls written without the list's brackets: `f(a=1)` on a line of its
+        /// own (NexusRaven's `f(a=1);`, several joined by `,` or `;`), or lines of calls in a
+        /// fence that holds nothing else (see `native::bare_call`).
+        BareCall = "bare_call",
+        /// A pythonic call's arguments given by position, mapped onto the tool's parameters
+        /// in the order its schema declares them.
+        PositionalArguments = "positional_arguments",
     }
 }
 

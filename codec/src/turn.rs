@@ -262,6 +262,8 @@ pub struct TurnDecoder {
     prose_stops: Stops,
     state: State,
     next_index: usize,
+    /// [`Ctx::answered`], kept between bodies.
+    answered: bool,
     last_edit_path: Option<String>,
     /// A buffer kept between feeds so holding a candidate does not allocate each time.
     spare: String,
@@ -316,6 +318,7 @@ impl TurnDecoder {
                 line_start: true,
             },
             next_index: 0,
+            answered: false,
             last_edit_path: None,
             spare: String::new(),
             reasoning: Vec::new(),
@@ -456,10 +459,12 @@ impl TurnDecoder {
                         next_index: self.next_index,
                         last_edit_path: self.last_edit_path.take(),
                         auto: self.mode == Mode::Auto,
+                        answered: self.answered,
                     };
                     let before = out.len();
                     let back = body.finish(&mut ctx, out);
                     self.next_index = ctx.next_index;
+                    self.answered = ctx.answered;
                     self.last_edit_path = ctx.last_edit_path.take();
                     if let Some(back) = back {
                         // A body that closed its construct hands back look-ahead past it, which
@@ -608,9 +613,11 @@ impl TurnDecoder {
                     next_index: self.next_index,
                     last_edit_path: self.last_edit_path.take(),
                     auto: self.mode == Mode::Auto,
+                    answered: self.answered,
                 };
                 let step = body.feed(&s[p..], &mut ctx, out);
                 self.next_index = ctx.next_index;
+                self.answered = ctx.answered;
                 self.last_edit_path = ctx.last_edit_path.take();
                 let prev_last = *last;
                 match step {
@@ -924,6 +931,7 @@ impl TurnDecoder {
             next_index: self.next_index,
             last_edit_path: None,
             auto: self.mode == Mode::Auto,
+            answered: self.answered,
         };
         let mut need_more = false;
         for (k, f) in self.formats.iter().enumerate().take(32) {

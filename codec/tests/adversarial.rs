@@ -66,7 +66,16 @@ const OPENERS: &[(&str, Mode)] = &[
     ("<|python_start|>[read(path=", Mode::Auto),
     ("<|tool_call_start|>\n```python\nread(path=", Mode::Auto),
     ("<function_calls>\n", Mode::Auto),
-    ("<function_calls>\nread(path=\"a\")\n", Mode::Auto),
+    // In `auto` the complete call line would be a bare pythonic call once the marker's body
+    // gives up, so the marker's own look-ahead is checked in its format's mode.
+    (
+        "<function_calls>\nread(path=\"a\")\n",
+        Mode::Only(FormatId::MarkerList),
+    ),
+    ("read(path=", Mode::Auto),
+    ("read(path=\"a\", ", Mode::Auto),
+    ("    [read(path=\"a\"), ", Mode::Auto),
+    ("read(path=\"a\")", Mode::Auto),
     ("<seed:tool_call>", Mode::Auto),
     (
         "<minimax:tool_call>\n<invoke name=\"read\">\n<parameter name=\"path\">",

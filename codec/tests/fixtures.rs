@@ -12,7 +12,10 @@
 //! A fixture may declare client tools in `<name>.tools` beside it: a JSON list of
 //! `{"name", "description", "parameters"}`. It is then decoded twice, with the builtin tools
 //! plus those (`<name>.expect`) and with the builtin tools alone (`<name>.builtin.expect`), so
-//! the pair shows what a call to the client tool becomes when nobody declared it.
+//! the pair shows what a call to the client tool becomes when nobody declared it. A fixture
+//! with a `<name>.client.expect` beside its `.tools` (create it empty to opt in, then update)
+//! is also decoded with a registry of those client tools only, as the gateway's native mode
+//! and `bellows eval` build it for a request or corpus line that declares tools.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,20 +72,30 @@ fn registries(input: &Path) -> Vec<(Arc<Registry>, PathBuf)> {
     };
     let tools: Vec<serde_json::Value> =
         serde_json::from_str(&text).expect("a .tools file is a JSON list");
-    let mut reg = Registry::builtin();
-    for t in &tools {
-        let field = |k: &str| t[k].as_str().unwrap_or_default().to_owned();
-        reg.add_client_tool(
-            &field("name"),
-            &field("description"),
-            t["parameters"].clone(),
-        )
-        .unwrap_or_else(|e| panic!("{}: {e:?}", tools_path.display()));
-    }
-    vec![
-        (Arc::new(reg), input.with_extension("expect")),
+    let with_tools = |mut reg: Registry| {
+        for t in &tools {
+            let field = |k: &str| t[k].as_str().unwrap_or_default().to_owned();
+            reg.add_client_tool(
+                &field("name"),
+                &field("description"),
+                t["parameters"].clone(),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e:?}", tools_path.display()));
+        }
+        Arc::new(reg)
+    };
+    let mut out = vec![
+        (
+            with_tools(Registry::builtin()),
+            input.with_extension("expect"),
+        ),
         (builtin, input.with_extension("builtin.expect")),
-    ]
+    ];
+    let client = input.with_extension("client.expect");
+    if client.exists() {
+        out.push((with_tools(Registry::client_only()), client));
+    }
+    out
 }
 
 /// Decodes `parts` in order with a fresh decoder and renders the trace.
@@ -176,38 +189,42 @@ fn fixtures_match_their_expectations_under_every_chunking() {
 /// `Start`, so detection never depends on the order formats are asked in.
 #[test]
 fn no_two_formats_start_at_the_same_position() {
-    let registry = Registry::builtin();
     let formats = formats_for(Mode::Auto);
-    let ctx = codec::format::Ctx {
-        registry: &registry,
-        next_index: 0,
-        last_edit_path: None,
-        auto: true,
-    };
     let mut checked = 0usize;
     for (_, path) in fixtures() {
-        let input = std::fs::read_to_string(&path).expect("fixture input is UTF-8");
-        for (i, _) in input.char_indices() {
-            let line_start = i == 0 || input.as_bytes()[i - 1] == b'\n';
-            for eos in [false, true] {
-                let reply_start = input[..i].trim().is_empty();
-                let at = Position {
-                    line_start,
-                    eos,
-                    reply_start,
-                };
-                let starts: Vec<FormatId> = formats
-                    .iter()
-                    .filter(|f| matches!(f.detect(&input[i..], at, &ctx), Detect::Start(_)))
-                    .map(|f| f.id())
-                    .collect();
-                assert!(
-                    starts.len() <= 1,
-                    "{}: formats {starts:?} all start at byte {i} ({:?})",
-                    path.display(),
-                    &input[i..input.len().min(i + 40)]
-                );
-                checked += 1;
+        // Every registry the fixture is decoded with: some triggers depend on the tools
+        // declared, or on whether builtins exist.
+        for (registry, _) in registries(&path) {
+            let ctx = codec::format::Ctx {
+                registry: &registry,
+                next_index: 0,
+                last_edit_path: None,
+                auto: true,
+                answered: false,
+            };
+            let input = std::fs::read_to_string(&path).expect("fixture input is UTF-8");
+            for (i, _) in input.char_indices() {
+                let line_start = i == 0 || input.as_bytes()[i - 1] == b'\n';
+                for eos in [false, true] {
+                    let reply_start = input[..i].trim().is_empty();
+                    let at = Position {
+                        line_start,
+                        eos,
+                        reply_start,
+                    };
+                    let starts: Vec<FormatId> = formats
+                        .iter()
+                        .filter(|f| matches!(f.detect(&input[i..], at, &ctx), Detect::Start(_)))
+                        .map(|f| f.id())
+                        .collect();
+                    assert!(
+                        starts.len() <= 1,
+                        "{}: formats {starts:?} all start at byte {i} ({:?})",
+                        path.display(),
+                        &input[i..input.len().min(i + 40)]
+                    );
+                    checked += 1;
+                }
             }
         }
     }

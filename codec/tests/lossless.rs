@@ -799,7 +799,7 @@ fn args(keys: Vec<String>) -> impl Strategy<Value = String> {
 fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
     (
         args(keys.clone()),
-        0..36usize,
+        0..41usize,
         prop::sample::select(keys_or_x(&keys)),
         value(),
     )
@@ -838,6 +838,11 @@ fn call(name: String, keys: Vec<String>) -> impl Strategy<Value = String> {
             33 => format!("<tool_call>{name}\n<arg_key>{key}</arg_key>\n<arg_value>{v}</arg_value>\n</tool_call>"),
             34 => format!("{name}\n{a}\n"),
             35 => format!("<|tool_call_start|>\n```python\n{name}({key}={v})\n```\n<|tool_call_end|>"),
+            36 => format!("\n{name}({key}={v});\n"),
+            37 => format!("\n    [{name}({v}), nope(x=1)]\n"),
+            38 => format!("\n```python\n  {name}({key}={v}), {name}({v})\n# c\n  ```\n"),
+            39 => format!("\n```[{name}({key}={v})]```"),
+            40 => format!("\n```\n[]\n```\n{name}({key}=({v}, 2))\n"),
             _ => format!("<tool_call>\n{{\"arguments\": {a}, \"name\": \"{name}\"}}\n</tool_call>"),
         })
 }
@@ -917,6 +922,11 @@ const NOISE: &[&str] = &[
     "</th",
     "[R]",
     "[/R]",
+    "\nread(",
+    "\n  read(path=",
+    "\n```python\n",
+    ");\n",
+    "\n[]\n",
 ];
 
 /// A reply: calls to the setup's tools (and to builtins) mixed with noise and arbitrary text.

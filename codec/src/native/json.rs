@@ -47,6 +47,8 @@ enum Frame {
     Array {
         items: Vec<Value>,
         st: ArrSt,
+        /// `]`, or `)` for a Python tuple (read as a JSON array).
+        end: char,
     },
 }
 
@@ -122,6 +124,8 @@ pub struct ValueParser {
     /// Occurrences of `</tool_call>` inside strings.
     pub close_tags_in_strings: usize,
     close_tag_matched: usize,
+    /// Python tuples `(a, b)` are read as arrays (pythonic call arguments).
+    tuples: bool,
 }
 
 const CLOSE_TAG: &[u8] = b"</tool_call>";
@@ -138,6 +142,17 @@ impl ValueParser {
             python: false,
             close_tags_in_strings: 0,
             close_tag_matched: 0,
+            tuples: false,
+        }
+    }
+
+    /// A parser for one Python literal argument value: as [`ValueParser::new`], and a tuple
+    /// `(a, b)` is read as the array `[a, b]` (a parenthesised single value without a comma
+    /// is an expression, not a tuple, and is invalid).
+    pub fn python_literal() -> ValueParser {
+        ValueParser {
+            tuples: true,
+            ..ValueParser::new(false)
         }
     }
 
@@ -251,9 +266,9 @@ impl ValueParser {
                 ObjSt::Value => Want::Value,
                 ObjSt::CommaOrEnd => Want::CommaOrEnd('}'),
             },
-            Some(Frame::Array { st, .. }) => match st {
-                ArrSt::ValueOrEnd | ArrSt::Value => Want::ValueOrEnd(']'),
-                ArrSt::CommaOrEnd => Want::CommaOrEnd(']'),
+            Some(Frame::Array { st, end, .. }) => match st {
+                ArrSt::ValueOrEnd | ArrSt::Value => Want::ValueOrEnd(*end),
+                ArrSt::CommaOrEnd => Want::CommaOrEnd(*end),
             },
         };
         match want {
@@ -355,7 +370,24 @@ impl ValueParser {
                     Frame::Array {
                         items: Vec::new(),
                         st: ArrSt::ValueOrEnd,
+                        end: ']',
                     }
+                });
+                Ok(Push::More)
+            }
+            '(' if self.tuples => {
+                if self.stack.len() >= MAX_DEPTH {
+                    return Err(JsonError::Invalid);
+                }
+                self.write_comma();
+                self.python = true;
+                if self.emit {
+                    self.out.push('[');
+                }
+                self.stack.push(Frame::Array {
+                    items: Vec::new(),
+                    st: ArrSt::ValueOrEnd,
+                    end: ')',
                 });
                 Ok(Push::More)
             }
@@ -395,6 +427,12 @@ impl ValueParser {
         };
         let (v, ch) = match frame {
             Frame::Object { map, .. } => (Value::Object(map), '}'),
+            // `(x)` is a parenthesised expression: only a comma makes a tuple.
+            Frame::Array {
+                items,
+                st: ArrSt::CommaOrEnd,
+                end: ')',
+            } if items.len() == 1 => return Err(JsonError::Invalid),
             Frame::Array { items, .. } => (Value::Array(items), ']'),
         };
         if self.emit {
@@ -432,7 +470,7 @@ impl ValueParser {
                 *st = ObjSt::CommaOrEnd;
                 Ok(false)
             }
-            Some(Frame::Array { items, st }) => {
+            Some(Frame::Array { items, st, .. }) => {
                 items.push(v);
                 *st = ArrSt::CommaOrEnd;
                 Ok(false)

@@ -27,6 +27,7 @@
 //! | llama3 | `<\|python_tag\|>` | anywhere |
 //! | mistral | `[TOOL_CALLS]` | anywhere |
 //! | pythonic | `[` ident `(` | line start |
+//! | pythonic (bare) | blanks, then a declared tool's dotted name and `(`, or `[` and one (after at least one blank); in a registry without builtins also a ```` ``` ````/```` ```python ```` fence whose first line is such a call line | line start ([`bare_call`]) |
 //! | bare_json | `{` ws `"name"`/`"arguments"`/`"parameters"`/`"type"` ws `:` | line start |
 //! | bare_json (list) | `[` ws, then the object trigger above | line start |
 //! | bare_json (envelope) | `{` ws `"tool_calls"`/`"tool_call"` ws `:` | line start |
@@ -77,6 +78,7 @@
 //! `ActionProposal::arguments_json()`. Each body reads every byte once and holds at most
 //! [`MAX_HELD`] bytes (then `too_long`).
 
+pub mod bare_call;
 pub mod bare_json;
 mod call;
 pub mod gemma_call;
@@ -111,6 +113,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(llama3::PythonTag::new(false, false)),
         Box::new(mistral::Mistral::new(false)),
         Box::new(pythonic::Pythonic::new(false)),
+        Box::new(bare_call::BareCall::new(false)),
         Box::new(bare_json::BareJson::new(FormatId::BareJson, false)),
         Box::new(marker_list::MarkerList::new(false)),
         Box::new(gemma_call::GemmaCall::new(false)),
@@ -131,6 +134,7 @@ pub fn text_mode_formats() -> Vec<Box<dyn Format>> {
         Box::new(llama3::PythonTag::new(false, true)),
         Box::new(mistral::Mistral::new(true)),
         Box::new(pythonic::Pythonic::new(true)),
+        Box::new(bare_call::BareCall::new(true)),
         Box::new(bare_json::BareJson::new(FormatId::BareJson, true)),
         Box::new(marker_list::MarkerList::new(true)),
         Box::new(gemma_call::GemmaCall::new(true)),
@@ -173,6 +177,7 @@ pub fn mode_formats(id: FormatId) -> Vec<Box<dyn Format>> {
         }
         FormatId::Hermes => v.push(Box::new(hermes_drift::HermesDrift::new(false))),
         FormatId::BareJson => v.push(Box::new(name_line::NameLine::new(false))),
+        FormatId::Pythonic => v.push(Box::new(bare_call::BareCall::new(false))),
         _ => {}
     }
     v

@@ -70,6 +70,7 @@ impl DeltaDecoder {
             next_index: *next_index,
             last_edit_path: None,
             auto: true,
+            answered: false,
         };
         let r = f(&mut ctx);
         *next_index = ctx.next_index;

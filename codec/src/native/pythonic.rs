@@ -329,7 +329,8 @@ impl Machine for PyMachine {
                 }
             }
             P::CallStart => {
-                if c == ' ' || self.lines && c.is_whitespace() {
+                // A list's calls may sit one per line (`[f(a=1),\n g(b=2)]`).
+                if c.is_whitespace() {
                     return Flow::More;
                 }
                 if self.lines && self.closes_lines(c) && !self.calls.is_empty() {
@@ -463,7 +464,7 @@ impl Machine for PyMachine {
                 }
             }
             P::AfterCall => {
-                if c == ' ' {
+                if c.is_whitespace() {
                     Flow::More
                 } else if c == ',' {
                     self.st = P::CallStart;

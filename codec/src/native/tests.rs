@@ -29,6 +29,7 @@ fn drive(fmt: &dyn Format, pieces: &[&str], auto: bool) -> Vec<String> {
         next_index: 0,
         last_edit_path: None,
         auto,
+        answered: false,
     };
     let mut out = Vec::new();
     let mut prose = String::new();
@@ -189,6 +190,7 @@ fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) -> usize {
         next_index: 0,
         last_edit_path: None,
         auto,
+        answered: false,
     };
     let mut out = Vec::new();
     if let Detect::Start(mut b) = fmt.detect(
@@ -271,6 +273,7 @@ fn hermes_client_tool_streams_arguments() {
         next_index: 0,
         last_edit_path: None,
         auto: true,
+        answered: false,
     };
     let mut out = Vec::new();
     let Detect::Start(mut b) = hermes().detect(
@@ -823,6 +826,7 @@ fn tool_calls_and_tool_call_part_at_their_last_byte() {
         next_index: 0,
         last_edit_path: None,
         auto: true,
+        answered: false,
     };
     let answer = |f: &dyn Format, s: &str, eos: bool| match f.detect(
         s,
@@ -880,6 +884,7 @@ fn marker_fence_peek_stops_at_characters() {
         next_index: 0,
         last_edit_path: None,
         auto: true,
+        answered: false,
     };
     let f = marker_list::MarkerList::new(false);
     for eos in [false, true] {
@@ -1250,6 +1255,7 @@ fn look_alike_tags_part_at_one_byte() {
         next_index: 0,
         last_edit_path: None,
         auto: true,
+        answered: false,
     };
     let at = Position {
         line_start: false,
@@ -1483,6 +1489,7 @@ fn triggers_are_disjoint() {
         next_index: 0,
         last_edit_path: None,
         auto: true,
+        answered: false,
     };
     let samples = [
         "<tool_call>{",
@@ -1644,7 +1651,7 @@ proptest! {
             args.to_string()
         };
         let input = format!("<tool_call>{{\"name\": \"anything\", \"arguments\": {text}}}</tool_call>");
-        let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true };
+        let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true, answered: false };
         let mut out = Vec::new();
         let Detect::Start(mut b) = hermes().detect(&input, Position { line_start: true, eos: false, reply_start: false }, &ctx) else {
             panic!("no start");
@@ -1693,6 +1700,7 @@ fn held_bytes_are_capped() {
         next_index: 0,
         last_edit_path: None,
         auto: true,
+        answered: false,
     };
     let mut out = Vec::new();
     let head = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"";
