@@ -140,15 +140,6 @@ pub fn describe(failures: &[(String, String)]) -> String {
 mod tests {
     use super::*;
 
-    fn have(program: &str) -> bool {
-        Command::new(program)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-
     #[test]
     fn checkers_are_chosen_by_extension_then_by_the_interpreter_line() {
         assert_eq!(checker("a.py", b""), Some(Checker::Python));
@@ -173,7 +164,7 @@ mod tests {
 
     #[test]
     fn python_is_parsed_not_run() {
-        if !have("python3") {
+        if !crate::testing::prereq::python3() {
             return;
         }
         // Running this would fail (and write a file); parsing it succeeds.
@@ -189,7 +180,7 @@ mod tests {
 
     #[test]
     fn shell_is_checked_with_bash_n() {
-        if !have("bash") {
+        if !crate::testing::prereq::bash() {
             return;
         }
         assert_eq!(check("a.sh", b"if true; then echo hi; fi\n"), None);

@@ -211,16 +211,11 @@ mod tests {
         assert_eq!(runs_on_import(&guarded), None);
     }
 
-    fn have_python() -> bool {
-        Command::new("python3").arg("-V").output().is_ok()
-    }
-
     const STATS: &str = "import sys\n\n\ndef word_count(text):\n    return len(text.split())\n\n\ntext = \" \".join(sys.argv[1:]) or \"the fox\"\nprint(\"words:\",\n      word_count(text))\n";
 
     #[test]
     fn the_note_names_the_lines_and_the_idiom() {
-        if !have_python() {
-            eprintln!("skipped: no python3");
+        if !crate::testing::prereq::python3() {
             return;
         }
         let (_d, ws) = crate::testing::repo(&[
@@ -267,8 +262,7 @@ mod tests {
 
     #[test]
     fn a_file_nothing_imports_is_told_only_where_the_task_says_it_is_imported() {
-        if !have_python() {
-            eprintln!("skipped: no python3");
+        if !crate::testing::prereq::python3() {
             return;
         }
         let (_d, ws) = ws_guarded(STATS);

@@ -166,18 +166,11 @@ mod tests {
     use super::*;
     use crate::testing::repo;
 
-    fn have_python() -> bool {
-        Command::new("python3")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
     const HEALTH: &str = "\"\"\"How long a full health check may take.\"\"\"\n\nimport sys\n\nimport config\n\nENDPOINTS = [\"/health\"]\n\n\ndef worst_case_seconds(cfg):\n    attempts = 1 + cfg[\"retries\"]\n    return len(ENDPOINTS) * attempts * cfg.get(\"timeout\", 10)\n\n\nif __name__ == \"__main__\":\n    cfg = config.load(*sys.argv[1:2])\n    print(worst_case_seconds(cfg))\n";
 
     #[test]
     fn a_bare_name_the_change_left_unbound_is_named_with_its_line() {
-        if !have_python() {
+        if !crate::testing::prereq::python3() {
             return;
         }
         // The 0.5B's main block: `path` bound nowhere.
@@ -213,7 +206,7 @@ mod tests {
 
     #[test]
     fn every_way_python_binds_a_name_counts_and_old_gaps_are_not_the_sessions() {
-        if !have_python() {
+        if !crate::testing::prereq::python3() {
             return;
         }
         let bound = "import os.path as p\nfrom json import loads as parse\ntry:\n    import yaml\nexcept ImportError as err:\n    yaml = None\n\nCOUNT = 0\n\n\ndef bump(n=1, *rest, **kw):\n    global COUNT, LAST\n    COUNT += n\n    LAST = [x for x in rest if x]\n    for i, (a, b) in enumerate(kw.items()):\n        print(i, a, b, __name__, __file__)\n    with open(p.join('a')) as f:\n        data = parse(f.read())\n    if (m := len(data)) > 1:\n        return m, LAST, yaml, err\n    return lambda y: y + COUNT\n\n\nclass Box:\n    size = 3\n\n    def area(self):\n        return self.size * Box.size * int('2')\n\n\nprint(bump(), Box().area())\n";
@@ -241,7 +234,7 @@ mod tests {
 
     #[test]
     fn only_changed_python_files_with_a_known_pre_image_are_read() {
-        if !have_python() {
+        if !crate::testing::prereq::python3() {
             return;
         }
         let after = HEALTH.replace("config.load(*sys.argv[1:2])", "config.load(path)");

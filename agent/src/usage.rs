@@ -404,12 +404,7 @@ mod tests {
     }
     #[test]
     fn the_help_of_an_argparse_program_is_shown_for_a_usage_task() {
-        if std::process::Command::new("python3")
-            .arg("-V")
-            .output()
-            .is_err()
-        {
-            eprintln!("skipped: no python3");
+        if !crate::testing::prereq::python3() {
             return;
         }
         let with_args = format!("{RESIZE}args = parser.parse_args()\nprint(args.width)\n");

@@ -8,6 +8,9 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
+#[path = "common/prereq.rs"]
+mod prereq;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
@@ -54,7 +57,7 @@ impl Fixture {
 
     /// Runs a command that must succeed (inside the sandbox, or refused where none exists).
     fn allowed(&self, argv: &[&str]) -> Option<RunOutput> {
-        match (sandbox::probe(), self.run(argv)) {
+        match (kernel(), self.run(argv)) {
             (Support::Landlock { .. }, Ok(out)) => {
                 assert_eq!(out.code, Some(0), "{argv:?} failed: {out:?}");
                 Some(out)
@@ -66,6 +69,17 @@ impl Fixture {
             (Support::Landlock { .. }, Err(e)) => panic!("{argv:?}: {e}"),
         }
     }
+}
+
+/// What the kernel offers (`sandbox::probe()`). Where it has no Landlock a test here checks
+/// only that RUN is refused, which confines nothing: that goes through the skip policy
+/// (`common/prereq.rs`; a failure under `BELLOWS_NO_SKIP=1`), as does the test-only switch
+/// `BELLOWS_TEST_NO_LANDLOCK=1`.
+#[track_caller]
+fn kernel() -> Support {
+    let support = sandbox::probe();
+    prereq::landlock(matches!(support, Support::Landlock { .. }));
+    support
 }
 
 fn sh(script: &str) -> [&str; 3] {
@@ -93,7 +107,7 @@ fn assert_refused(result: Result<RunOutput, WorkspaceError>, why: Unavailable) {
 fn assert_denied(fx: &Fixture, argv: &[&str], target: &Path) {
     let before = read(target);
     let result = fx.run(argv);
-    match sandbox::probe() {
+    match kernel() {
         Support::Landlock { .. } => {
             let out = result.unwrap();
             assert_ne!(out.code, Some(0), "{argv:?} succeeded: {out:?}");
@@ -118,7 +132,7 @@ fn assert_denied(fx: &Fixture, argv: &[&str], target: &Path) {
 fn the_default_confinement_is_landlock_where_the_kernel_has_it() {
     let fx = Fixture::new();
     let report = fx.ws.sandbox_report();
-    match sandbox::probe() {
+    match kernel() {
         Support::Landlock { abi } => {
             assert_eq!(
                 fx.ws.confinement,
@@ -309,7 +323,7 @@ fn the_network_is_off_unless_allowed() {
     let argv = ["python3", "-c", connect.as_str()];
     let mut fx = Fixture::new();
     let report = fx.ws.sandbox_report();
-    match sandbox::probe() {
+    match kernel() {
         support @ Support::Landlock { .. } if support.confines_tcp() => {
             assert!(report.contains("TCP bind and connect denied"), "{report}");
             let out = fx.run(&argv).unwrap();
@@ -326,7 +340,7 @@ fn the_network_is_off_unless_allowed() {
     std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     assert!(listener.accept().is_ok());
     fx.ws.confinement = Confinement::for_kernel(true, false);
-    match sandbox::probe() {
+    match kernel() {
         Support::Landlock { .. } => {
             assert!(fx.ws.sandbox_report().contains("network allowed"));
             let out = fx.run(&argv).unwrap();
@@ -342,7 +356,7 @@ fn a_command_cannot_signal_the_agent() {
     let fx = Fixture::new();
     let pid = std::process::id().to_string();
     let result = fx.run(&["kill", "-0", &pid]);
-    match sandbox::probe() {
+    match kernel() {
         support @ Support::Landlock { .. } if support.scopes_signals() => {
             let out = result.unwrap();
             assert_ne!(out.code, Some(0), "{out:?}");
@@ -443,7 +457,7 @@ fn a_session_that_tries_to_write_outside_fails_and_leaves_nothing() {
     assert!(!target.exists(), "the session wrote outside the repository");
     let first = &obs[0];
     assert_eq!(first["ok"], false, "{first}");
-    match sandbox::probe() {
+    match kernel() {
         Support::Landlock { .. } => {
             assert!(
                 first["summary"].as_str().unwrap().starts_with("exit code"),
@@ -626,7 +640,7 @@ fn a_command_that_plants_a_git_hook_has_it_taken_out_again() {
         "[core]\n\tbare = false\n"
     );
     assert_eq!(first["ok"], false, "{first}");
-    if let Support::Landlock { .. } = sandbox::probe() {
+    if let Support::Landlock { .. } = kernel() {
         // The rest of what the command did stays: only `.git/` is guarded.
         assert_eq!(
             std::fs::read_to_string(fx.repo.path().join("file.txt")).unwrap(),
@@ -746,7 +760,7 @@ fn a_session_is_told_that_its_background_process_ended() {
         &mut ScriptedApprover::default(),
     );
     let first = &obs[0];
-    if let Support::Landlock { .. } = sandbox::probe() {
+    if let Support::Landlock { .. } = kernel() {
         let summary = first["summary"].as_str().unwrap();
         assert!(summary.starts_with("exit code 0"), "{first}");
         assert!(
@@ -756,4 +770,54 @@ fn a_session_is_told_that_its_background_process_ended() {
         std::thread::sleep(std::time::Duration::from_secs(4));
         assert!(!fx.repo.path().join("served.txt").exists());
     }
+}
+
+/// The skip policy, on a test of this file run again in a child process of this binary with
+/// the test-only switch that reports Landlock absent: under `BELLOWS_NO_SKIP=1` (CI) it fails,
+/// naming itself and what was missing; without it, it passes as a skip, counted in the file
+/// `BELLOWS_SKIP_LOG` names.
+#[test]
+fn a_test_missing_landlock_fails_under_no_skip_and_is_counted_otherwise() {
+    const VICTIM: &str = "a_shell_redirection_outside_is_denied";
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let child = |no_skip: bool| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", VICTIM, "--test-threads", "1", "--nocapture"])
+            .env(prereq::NO_LANDLOCK, "1")
+            .env(prereq::SKIP_LOG, log.path());
+        if no_skip {
+            cmd.env(prereq::NO_SKIP, "1");
+        } else {
+            cmd.env_remove(prereq::NO_SKIP);
+        }
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let line = format!("SKIPPED {VICTIM} (agent/tests/escape.rs:");
+    let (passed, text) = child(true);
+    assert!(!passed, "{text}");
+    assert!(
+        text.contains(&line)
+            && text.contains("Landlock (BELLOWS_TEST_NO_LANDLOCK=1) missing")
+            && text.contains("BELLOWS_NO_SKIP=1 makes a missing prerequisite a failure")
+            && text.contains("test result: FAILED"),
+        "{text}"
+    );
+    // A failure is not a skip: nothing counted.
+    assert_eq!(std::fs::read_to_string(log.path()).unwrap(), "");
+
+    let (passed, text) = child(false);
+    assert!(passed, "{text}");
+    assert!(text.contains(&line), "{text}");
+    let counted = std::fs::read_to_string(log.path()).unwrap();
+    assert!(
+        counted.starts_with(&line)
+            && counted.ends_with("Landlock (BELLOWS_TEST_NO_LANDLOCK=1) missing\n"),
+        "{counted}"
+    );
 }

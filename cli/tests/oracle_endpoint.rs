@@ -16,6 +16,9 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
+#[path = "../../agent/tests/common/prereq.rs"]
+mod prereq;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -296,8 +299,7 @@ fn suite() -> Vec<Task> {
 fn solves_through(api: Api, tokenize: bool, tasks: &[Task]) {
     // As `bellows agent bench` chooses, without flags.
     let confinement = Confinement::for_kernel(false, false);
-    if let Confinement::Refused(why) = confinement {
-        eprintln!("skipped: this kernel cannot confine commands ({why}), so RUN runs nothing");
+    if !prereq::landlock(!matches!(confinement, Confinement::Refused(_))) {
         return;
     }
     let server = OracleServer::start(api, tokenize);

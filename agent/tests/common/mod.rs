@@ -111,22 +111,30 @@ pub fn refusals(dir: &Path, session: &str) -> Vec<String> {
         .collect()
 }
 
-/// `python3` runs here (the checks that need it are skipped where it does not).
+pub mod prereq;
+
+/// `python3` runs here; where it does not, the test is skipped through [`prereq`] (a failure
+/// under `BELLOWS_NO_SKIP=1`).
+#[track_caller]
 pub fn have_python() -> bool {
-    std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    prereq::python3()
+}
+
+/// The kernel confines commands (Landlock); where it cannot, RUN runs nothing and the test is
+/// skipped through [`prereq`].
+#[track_caller]
+pub fn landlock() -> bool {
+    prereq::landlock(!matches!(
+        agent::sandbox::Confinement::default(),
+        agent::sandbox::Confinement::Refused(_)
+    ))
 }
 
 /// Commands can run here: `python3` is installed and the kernel confines commands (a probe
 /// of the task's commands runs confined like RUN, and runs nothing where it cannot be).
+#[track_caller]
 pub fn python_runs_confined() -> bool {
-    have_python()
-        && !matches!(
-            agent::sandbox::Confinement::default(),
-            agent::sandbox::Confinement::Refused(_)
-        )
+    have_python() && landlock()
 }
 
 /// A session in the whole protocol, approval `auto`, 4 turns, 400 tokens kept for a reply.
