@@ -99,6 +99,12 @@ kinds! {
         /// in place of the REPLACE marker; the lines after it are not part of the block and are
         /// read as prose again. (A divider followed by the block's REPLACE marker is content.)
         DividerClosesReplace = "divider_closes_replace",
+        /// A divider line right before the REPLACE marker (`=======`, then `>>>>>>> REPLACE`)
+        /// in an aider-style block (under a path line or fence, not an `EDIT`/`CREATE` header),
+        /// where it cannot underline a heading (the REPLACE part is empty, or its last line is
+        /// blank or indented as code): the block was closed twice. The divider ends the REPLACE
+        /// part, as aider's parser reads it, and the marker closes the block.
+        DividerBeforeReplace = "divider_before_replace",
         /// `<<<<<<< SEARCH>`: a stray `>` after a SEARCH marker's word (aider's SEARCH pattern
         /// allows it).
         MarkerTrailingAngle = "marker_trailing_angle",

@@ -344,9 +344,34 @@ impl Group {
                     line_consumed: false,
                 }
             }
-            GroupState::ReplaceOrEnd { after, .. } => {
-                let closes = matches!(classify(bytes), Some((Marker::Replace, _)))
-                    || closes_run_together(content);
+            GroupState::ReplaceOrEnd { after, replace, .. } => {
+                let marker = match classify(bytes) {
+                    Some((Marker::Replace, r)) => Some(r),
+                    _ => None,
+                };
+                // A divider right before the REPLACE marker, in aider's dialect (a path line or
+                // fence, not the protocol's own `EDIT`/`CREATE` header), where it cannot
+                // underline a heading: the model closed the block twice. Aider's parser ends the
+                // REPLACE part at the divider; so does this, and the marker closes the block.
+                // Under an `EDIT` header the same text is the canonical rendering of a
+                // replacement whose last line is a divider, so there it stays content.
+                if let Some(r) = marker
+                    && after.is_empty()
+                    && !matches!(self.header, Header::Verb { .. })
+                    && !can_underline(replace)
+                {
+                    self.end_at_divider();
+                    // The marker did come: this is its own repair, not a divider in its place.
+                    if self.repairs.last() == Some(&RepairKind::DividerClosesReplace) {
+                        self.repairs.pop();
+                    }
+                    self.repairs.push(RepairKind::DividerBeforeReplace);
+                    push_marker_repairs(r, &mut self.repairs);
+                    self.crlf |= cr;
+                    self.take_line_into_raw(line);
+                    return Flow::Continue;
+                }
+                let closes = marker.is_some() || closes_run_together(content);
                 if closes {
                     // The divider and the lines after it were content.
                     self.fold_divider();
@@ -655,6 +680,20 @@ impl Group {
 }
 
 /// A REPLACE part's last line run into its marker: `x = 1>>>>>>> REPLACE`.
+/// Whether a divider line after this REPLACE text could be a setext heading's underline (and
+/// so content): only under a line of paragraph text — not blank, not indented as code (four
+/// columns or a tab, as CommonMark reads it), and not the start of the part.
+fn can_underline(replace: &str) -> bool {
+    let Some(last) = replace
+        .strip_suffix('\n')
+        .map(|r| r.rsplit('\n').next().unwrap_or(r))
+    else {
+        return false;
+    };
+    let last = last.strip_suffix('\r').unwrap_or(last);
+    !last.trim().is_empty() && !last.starts_with("    ") && !last.starts_with('\t')
+}
+
 pub(super) fn closes_run_together(content: &str) -> bool {
     content
         .strip_suffix(">>>>>>> REPLACE")
