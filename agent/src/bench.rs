@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::attempts::{Attempt, Choice, Watcher};
+use crate::attempts::{Attempt, Choice, Unwatched, Watcher};
 use crate::config::Config;
 use crate::policy::{ApprovalMode, Policy};
 use crate::run::StopReason;
@@ -365,6 +365,18 @@ pub async fn run_task(
     task: &Task,
     bench: &BenchConfig,
 ) -> Result<TaskResult, BenchError> {
+    run_task_watched(engine, task, bench, &mut Quiet, &mut Unwatched).await
+}
+
+/// [`run_task`], showing each session's events to `view` and telling `watcher` as each
+/// attempt starts and ends (`bellows agent bench` shows where it is with them).
+pub async fn run_task_watched(
+    engine: &dyn models::Engine,
+    task: &Task,
+    bench: &BenchConfig,
+    view: &mut dyn crate::view::View,
+    watcher: &mut dyn Watcher,
+) -> Result<TaskResult, BenchError> {
     // Unique per run, so that tasks run concurrently (tests) never share a copy.
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -404,17 +416,17 @@ pub async fn run_task(
         script,
         judged: Vec::new(),
         error: None,
+        outer: watcher,
     };
     let allowed = bench.attempts.max(1);
     let started = Instant::now();
-    let attempts = crate::attempts::run_attempts(
-        engine, &ws, &cfg, allowed, bench.keep, &mut Quiet, &mut judge,
-    )
-    .await
-    .map_err(|source| BenchError::Attempts {
-        task: task.name.clone(),
-        source: Box::new(source),
-    })?;
+    let attempts =
+        crate::attempts::run_attempts(engine, &ws, &cfg, allowed, bench.keep, view, &mut judge)
+            .await
+            .map_err(|source| BenchError::Attempts {
+                task: task.name.clone(),
+                source: Box::new(source),
+            })?;
     let wall = started.elapsed();
     if let Some(e) = judge.error {
         return Err(e);
@@ -470,10 +482,17 @@ struct Judge<'a> {
     judged: Vec<TaskResult>,
     /// The first journal that could not be read.
     error: Option<BenchError>,
+    /// The caller's watcher, told of each attempt too.
+    outer: &'a mut dyn Watcher,
 }
 
 impl Watcher for Judge<'_> {
+    fn starting(&mut self, number: u32, of: u32, copy: &Workspace, sampling: &models::Sampling) {
+        self.outer.starting(number, of, copy, sampling);
+    }
+
     fn finished(&mut self, attempt: &Attempt, copy: &Workspace) {
+        self.outer.finished(attempt, copy);
         let verified = copy
             .run(&["sh".to_owned(), self.script.display().to_string()])
             .is_ok_and(|out| out.code == Some(0));

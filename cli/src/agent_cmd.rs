@@ -2,6 +2,7 @@
 //! engine to the `agent` crate's loop (which knows nothing of llama.cpp).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent::policy::{RunPattern, TerminalApprover};
@@ -11,6 +12,7 @@ use agent::{ApprovalMode, Config, GrammarChoice, Policy, StopReason, View, Works
 use models::GrammarMode;
 
 use crate::model::ModelArgs;
+use crate::progress::Progress;
 
 /// Run the coding agent on a task in a repository, on the in-process model (offline).
 #[derive(Debug, Clone, clap::Args)]
@@ -123,6 +125,10 @@ pub struct BenchArgs {
     /// Send the conversation so far after each turn, whatever the profile says.
     #[arg(long, overrides_with = "restate")]
     pub no_restate: bool,
+    /// In the whole protocol, ask for the change in one or two sentences before the files
+    /// (as `bellows agent --say-first`).
+    #[arg(long)]
+    pub say_first: bool,
 }
 
 /// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
@@ -153,6 +159,55 @@ fn announce(confinement: Confinement, root: &Path) {
     } else {
         eprintln!("{report}");
     }
+}
+
+/// The line a run whose stdin is not a terminal starts with: the approval mode in force, what
+/// it allows, and how to change it (a script's run is `plan`, read-only, unless it says).
+pub fn approval_line(mode: ApprovalMode, chosen: bool) -> String {
+    let (name, allows) = match mode {
+        ApprovalMode::Plan => ("plan", "read-only: no edits, no commands"),
+        ApprovalMode::Ask => ("ask", "each edit and command asked for on stdin"),
+        ApprovalMode::Edits => (
+            "edits",
+            "edits applied unasked, commands asked for unless --allow-run matches",
+        ),
+        ApprovalMode::Auto => (
+            "auto",
+            "edits and commands unasked, commands in the sandbox",
+        ),
+    };
+    let why = if chosen {
+        "--approval"
+    } else {
+        "stdin is not a terminal"
+    };
+    format!("approval: {name} ({allows}; {why}); change it with --approval plan|ask|edits|auto")
+}
+
+/// An engine replaying the replies in `file` (JSONL, one JSON string per line), then saying
+/// something with no action: what `--oracle` runs on.
+fn oracle_engine(file: &Path) -> anyhow::Result<Arc<dyn models::Engine>> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| anyhow::anyhow!("--oracle {}: {e}", file.display()))?;
+    let engine = models::ScriptedEngine::new(
+        "oracle",
+        models::Script::chunked("The oracle has nothing more to say.\n", 8),
+    );
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let reply: String = serde_json::from_str(line).map_err(|e| {
+            anyhow::anyhow!(
+                "--oracle {}:{}: not a JSON string: {e}",
+                file.display(),
+                i + 1
+            )
+        })?;
+        engine.push(models::Script::chunked(&reply, 8));
+    }
+    Ok(Arc::new(engine))
 }
 
 /// `--actions-per-turn`, else the profile's (0 there: no limit), else 1.
@@ -315,6 +370,10 @@ pub struct RunArgs {
     /// Send the conversation so far after each turn, whatever the profile says.
     #[arg(long, overrides_with = "restate")]
     pub no_restate: bool,
+    /// In the whole protocol, ask the model to say in one or two sentences what is wrong and
+    /// what it will change before it writes the files, as aider's whole-file prompt does.
+    #[arg(long)]
+    pub say_first: bool,
     /// Do not syntax-check the files the session writes. By default a written Python
     /// (`python3`'s parser, nothing run), shell (`bash -n`) or JSON file that does not parse
     /// is told to the model with the change, and DONE is refused while one stands (a file
@@ -385,6 +444,11 @@ pub struct RunArgs {
     /// One JSON event per line on stdout instead of the readable view.
     #[arg(long)]
     pub json: bool,
+    /// Replay the replies in FILE (JSONL, one JSON string per reply, as a bench task's
+    /// `oracle.jsonl`) instead of a model: tests the harness, as `bellows agent bench --engine
+    /// oracle` does (`scripts/agent.sh example --oracle` in CI).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["endpoint", "model"])]
+    pub oracle: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -494,10 +558,20 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         None if terminal => ApprovalMode::Ask,
         None => ApprovalMode::Plan,
     };
-    // The loop sees only the `Engine` trait: a model loaded here, or a remote server.
+    if !terminal {
+        eprintln!("{}", approval_line(mode, a.approval.is_some()));
+    }
+    // The loop sees only the `Engine` trait: a model loaded here, a remote server, or the
+    // oracle's scripted replies.
     let slots = side_by_side(a.parallel, a.attempts.unwrap_or(1), a.model.gpu_layers);
-    let (engine, profile) = crate::endpoint::engine(&a.endpoint, &a.model, AGENT_MODEL, slots)?;
+    let (engine, profile) = match &a.oracle {
+        Some(file) => (oracle_engine(file)?, models::Profile::generic()),
+        None => crate::endpoint::engine(&a.endpoint, &a.model, AGENT_MODEL, slots)?,
+    };
     let profile = &profile;
+    if let Some(figures) = profile.measured.agent_summary() {
+        eprintln!("profile {}: {figures}", profile.name);
+    }
     let grammar = grammar_choice(a.grammar.as_deref(), profile.grammar);
     let mut policy = Policy::new(mode);
     policy.allow_run.clone_from(&a.allow_run);
@@ -523,15 +597,19 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.focus = a.focus;
     cfg.anew = a.anew;
     cfg.restate = restate(a.restate, a.no_restate, profile);
+    cfg.say_first = a.say_first;
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
     cfg.found_tests = !a.no_tests;
     cfg.stuck_temperature = a.stuck_temperature;
-    let mut view: Box<dyn View> = if a.json {
+    let readable: Box<dyn View> = if a.json {
         Box::new(JsonLines)
     } else {
         Box::new(Terminal)
     };
+    // Where the run is (turn, tokens, elapsed; the attempt with --attempts), on stderr.
+    let progress = Progress::new();
+    let mut view: Box<dyn View> = Box::new(progress.view(readable));
     let mut approver = TerminalApprover;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -564,8 +642,9 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
             a.keep_attempts,
             &mut approver,
             view.as_mut(),
-            &mut Announce,
+            &mut Announce(progress.clone()),
         ))?;
+        progress.finish();
         eprint!("{}", report.summary());
         let chosen = report.choice.winner().is_some();
         return Ok(i32::from(
@@ -583,27 +662,41 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
         ))?,
         None => runtime.block_on(agent::run(&engine, &ws, &cfg, &mut approver, view.as_mut()))?,
     };
+    progress.finish();
     Ok(match outcome.reason {
         StopReason::Done | StopReason::Verified => 0,
         _ => 1,
     })
 }
 
-/// Says on stderr which attempt starts and how each ended.
-struct Announce;
+/// Says on stderr which attempt starts and how each ended, and keeps the progress line's
+/// attempt.
+struct Announce(Progress);
 
 impl agent::attempts::Watcher for Announce {
     fn starting(&mut self, number: u32, of: u32, copy: &Workspace, sampling: &models::Sampling) {
-        eprintln!(
-            "attempt {number}/{of} in {} (temperature {}, seed {})",
-            copy.root().display(),
-            sampling.temperature,
-            sampling.seed.unwrap_or_default()
-        );
+        self.0.suspend(|| {
+            eprintln!(
+                "attempt {number}/{of} in {} (temperature {}, seed {})",
+                copy.root().display(),
+                sampling.temperature,
+                sampling.seed.unwrap_or_default()
+            );
+        });
+        self.0.attempt(number, of);
     }
 
     fn finished(&mut self, attempt: &agent::attempts::Attempt, _copy: &Workspace) {
-        eprintln!("{}", attempt.summary());
+        self.0.suspend(|| eprintln!("{}", attempt.summary()));
+    }
+}
+
+/// The bench's attempts, told to the progress line.
+struct BenchAttempts(Progress);
+
+impl agent::attempts::Watcher for BenchAttempts {
+    fn starting(&mut self, number: u32, of: u32, _: &Workspace, _: &models::Sampling) {
+        self.0.attempt(number, of);
     }
 }
 
@@ -645,6 +738,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     cfg.actions_per_turn = actions_per_turn(b.actions_per_turn, None);
     cfg.found_tests = !b.no_tests;
     cfg.restate = b.restate;
+    cfg.say_first = b.say_first;
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
@@ -674,30 +768,50 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     exit_on_signal(&runtime, true);
     let mut results = Vec::new();
     let mut skipped = Vec::new();
-    for task in &tasks {
+    // Where the bench is (task, attempt, turn, tokens, elapsed), on stderr.
+    let progress = Progress::new();
+    for (i, task) in tasks.iter().enumerate() {
+        progress.task(i + 1, tasks.len(), &task.name);
+        let mut view = progress.view(Box::new(agent::view::Quiet));
+        let mut attempts = BenchAttempts(progress.clone());
         let result = match &llama {
-            Some(engine) => runtime.block_on(agent::bench::run_task(engine, task, &bench))?,
+            Some(engine) => runtime.block_on(agent::bench::run_task_watched(
+                engine,
+                task,
+                &bench,
+                &mut view,
+                &mut attempts,
+            ))?,
             None => match agent::bench::oracle_engine(task) {
-                Ok(oracle) => runtime.block_on(agent::bench::run_task(&oracle, task, &bench))?,
+                Ok(oracle) => runtime.block_on(agent::bench::run_task_watched(
+                    &oracle,
+                    task,
+                    &bench,
+                    &mut view,
+                    &mut attempts,
+                ))?,
                 // The oracle replays a script: a task without one is not run, and said so.
                 Err(agent::bench::BenchError::NoOracle(name)) => {
-                    eprintln!("{name}: skipped (no oracle.jsonl)");
+                    progress.suspend(|| eprintln!("{name}: skipped (no oracle.jsonl)"));
                     skipped.push(name);
                     continue;
                 }
                 Err(e) => return Err(e.into()),
             },
         };
-        eprintln!(
-            "{}: {} ({} turns, {} attempts, verify {})",
-            task.name,
-            result.stop(),
-            result.turns,
-            result.attempts,
-            if result.verified { "ok" } else { "fails" }
-        );
+        progress.suspend(|| {
+            eprintln!(
+                "{}: {} ({} turns, {} attempts, verify {})",
+                task.name,
+                result.stop(),
+                result.turns,
+                result.attempts,
+                if result.verified { "ok" } else { "fails" }
+            );
+        });
         results.push(result);
     }
+    progress.finish();
     print!("{}", agent::bench::report(&results));
     if !skipped.is_empty() {
         println!(

@@ -8,4 +8,5 @@ pub mod endpoint;
 pub mod eval;
 pub mod measure;
 pub mod model;
+pub mod progress;
 pub mod tune;

@@ -57,6 +57,107 @@ fn agent_bench_with_the_oracle_reports_solved_tasks() {
         stdout.ends_with("solved 1/1, false successes 0\n"),
         "{stdout}"
     );
+    // Where the bench is, as plain lines on stderr (not a terminal here), never on stdout.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for want in [
+        "progress: task 1/1 rename-function · 0 tokens · ",
+        "progress: task 1/1 rename-function · attempt 1/1 · 0 tokens · ",
+        "progress: task 1/1 rename-function · attempt 1/1 · turn 1 · 0 tokens · ",
+        "progress: task 1/1 rename-function · attempt 1/1 · turn 2 · ",
+    ] {
+        assert!(stderr.contains(want), "{want:?} missing from:\n{stderr}");
+    }
+    assert!(!stdout.contains("progress:"), "{stdout}");
+}
+
+/// The README's quickstart, second command, with the oracle's scripted replies instead of
+/// the model (`scripts/agent.sh example --oracle`, the binary under test instead of a build):
+/// the approval line, progress, the diff and the check passing, the shipped example untouched.
+#[test]
+fn the_quickstart_example_is_solved_with_the_oracle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let calc = root.join("examples/calc/repo/calc.py");
+    let before = std::fs::read_to_string(&calc).unwrap();
+    let out = Command::new(root.join("scripts/agent.sh"))
+        .args(["example", "--oracle"])
+        .env("BELLOWS_BIN", env!("CARGO_BIN_EXE_bellows"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for want in [
+        "stopped: verified after 4 turns",
+        "agent.sh: what the agent changed:",
+        "-    return a - b\n+    return a + b\n",
+        "agent.sh: the check, python3 test_calc.py:\nok\nagent.sh: the check passes\n",
+    ] {
+        assert!(stdout.contains(want), "{want:?} missing from:\n{stdout}");
+    }
+    for want in [
+        "approval: auto (edits and commands unasked, commands in the sandbox; --approval); \
+         change it with --approval plan|ask|edits|auto",
+        "progress: turn 4 · ",
+    ] {
+        assert!(stderr.contains(want), "{want:?} missing from:\n{stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&calc).unwrap(), before);
+}
+
+/// Run from a script, the agent says at once which approval mode holds (read-only `plan`
+/// unless told) and how to change it; a profile with agent-bench figures is summarised.
+#[test]
+fn a_non_interactive_run_names_its_approval_mode_and_the_profiles_figures() {
+    let repo = git_repo(&[("a.txt", "a\n")]);
+    let oracle = repo.path().join("oracle.jsonl");
+    std::fs::write(&oracle, "\"DONE nothing to do\\n\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args(["agent", "look around", "--repo"])
+        .arg(repo.path())
+        .arg("--oracle")
+        .arg(&oracle)
+        .args(["--max-turns", "1"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "approval: plan (read-only: no edits, no commands; stdin is not a terminal); \
+             change it with --approval plan|ask|edits|auto"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("progress: turn 1 · 0 tokens · "),
+        "{stderr}"
+    );
+
+    let model = common::tiny().to_string_lossy().into_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args(["agent", "look around", "--repo"])
+        .arg(repo.path())
+        .args([
+            "--model",
+            &model,
+            "--profile",
+            "qwen2.5-coder-1.5b-instruct",
+        ])
+        .args(["--approval", "plan", "--max-turns", "1", "--ctx", "1024"])
+        .args(["--reply-reserve", "64", "--threads", "1"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "profile qwen2.5-coder-1.5b-instruct: agent bench benches/agent-tasks: solved \
+             24/29, pass@1 22/29 (4 attempts, 0 false successes; 2026-12-06, bellows 0.1.0)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("approval: plan (read-only: no edits, no commands; --approval)"));
 }
 
 #[test]

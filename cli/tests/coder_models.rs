@@ -349,7 +349,10 @@ fn a_lock_held_by_another_process_is_waited_for_naming_its_pid() {
     reader.join().unwrap();
     let rest: Vec<String> = rx.try_iter().collect();
     assert!(status.success(), "{status}: {rest:?}");
-    assert_eq!(std::fs::read(s.models.join(QWEN05_FILE)).unwrap(), a.concat());
+    assert_eq!(
+        std::fs::read(s.models.join(QWEN05_FILE)).unwrap(),
+        a.concat()
+    );
 }
 
 /// The whole path a user takes: `bellows serve --model qwen-coder-0.5b` with the model

@@ -327,7 +327,10 @@ async fn ignore_eos_holds_on_every_request() {
     let ends = |v: &Value| {
         (
             v["usage"]["completion_tokens"].as_u64().unwrap(),
-            v["choices"][0]["finish_reason"].as_str().unwrap().to_owned(),
+            v["choices"][0]["finish_reason"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
         )
     };
     let plain = chat_body_for(EOS_FIRST);
@@ -342,7 +345,10 @@ async fn ignore_eos_holds_on_every_request() {
     let streamed = chat_body_for(&format!(
         r#"{EOS_FIRST},"ignore_eos":true,"stream":true,"stream_options":{{"include_usage":true}}"#
     ));
-    let events = server.post("/v1/chat/completions", &streamed).await.events();
+    let events = server
+        .post("/v1/chat/completions", &streamed)
+        .await
+        .events();
     let usage = events.iter().find(|e| e["usage"].is_object()).unwrap();
     assert_eq!(usage["usage"]["completion_tokens"], 24, "{events:?}");
     assert!(

@@ -486,6 +486,7 @@ async fn seeded_sampling_is_reproducible_and_odd_values_are_harmless() {
         seed: Some(0),
         logit_bias: Vec::new(),
         dry: models::Dry::default(),
+        ignore_eos: false,
     };
     let odd = run(&engine(1), req).await;
     assert_eq!(odd.timings.generated_tokens, 40);
