@@ -113,6 +113,13 @@ pub trait Format: std::fmt::Debug + Send {
     /// format whose triggers only apply at line start returns them in `line_start_bytes`.
     fn trigger_bytes(&self) -> &'static [u8];
     fn line_start_bytes(&self) -> &'static [u8];
+    /// Whether a line starting with `b` (one of `line_start_bytes`) is offered to this format
+    /// in a turn decoded with `registry`. By default it always is; a format whose line-start
+    /// trigger is a declared tool's name narrows it to those names' first letters, so lines of
+    /// prose are not offered to it.
+    fn line_start_applies(&self, _b: u8, _registry: &Registry) -> bool {
+        true
+    }
     /// `s` is everything held from the candidate position on (at least one byte).
     fn detect(&self, s: &str, at: Position, ctx: &Ctx<'_>) -> Detect;
 }

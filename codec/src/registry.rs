@@ -494,6 +494,14 @@ impl Registry {
         }
     }
 
+    /// The names of every tool in this registry: the builtins (if any), then the client tools.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.builtins()
+            .iter()
+            .map(|t| t.name)
+            .chain(self.client.iter().map(|c| c.name.as_str()))
+    }
+
     /// The client-declared tools, in the order they were added.
     pub fn client_tools(&self) -> &[ClientTool] {
         &self.client

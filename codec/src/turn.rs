@@ -302,7 +302,9 @@ impl TurnDecoder {
                 anywhere[usize::from(b)] |= bit;
             }
             for &b in f.line_start_bytes().iter().filter(|b| b.is_ascii()) {
-                at_line_start[usize::from(b)] |= bit;
+                if f.line_start_applies(b, &registry) {
+                    at_line_start[usize::from(b)] |= bit;
+                }
             }
         }
         let prose_stops = Stops::new(|b| b == b'\n' || anywhere[usize::from(b)] != 0);

@@ -198,3 +198,35 @@ fn a_multibyte_character_after_any_trigger_is_given_back() {
         }
     }
 }
+
+/// A bare pythonic call line, then a megabyte: the call is emitted at its newline, and every
+/// byte after the line comes back once (as prose or a `too_long` failure's raw), whatever
+/// the filler and the chunking.
+#[test]
+fn a_megabyte_after_an_emitted_bare_call_line_is_given_back_once() {
+    let line = "read(path=\"a\")\n";
+    for tail in ["", "read(path=\"", "    read(path=[1, "] {
+        for filler in [' ', '\n', 'a'] {
+            let mut input = format!("{line}{tail}");
+            input.extend(std::iter::repeat_n(filler, 1 << 20));
+            let events = decode_in_chunks(Mode::Auto, &input, 4);
+            let mut back = String::new();
+            let mut proposals = 0;
+            for e in &events {
+                match e {
+                    Event::Text(t) => back.push_str(t),
+                    Event::Failure { raw, .. } => back.push_str(raw),
+                    Event::Proposal { .. } => proposals += 1,
+                    _ => {}
+                }
+            }
+            assert_eq!(proposals, 1, "{tail:?} + {filler:?}");
+            assert!(
+                back == input[line.len()..],
+                "{tail:?} + {filler:?}: {} bytes after the line, {} given back",
+                input.len() - line.len(),
+                back.len()
+            );
+        }
+    }
+}

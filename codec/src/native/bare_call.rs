@@ -35,6 +35,7 @@ use super::{Driven, Eos, Flow, Machine};
 use crate::action::ActionProposal;
 use crate::event::{Event, RepairKind};
 use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, push_text};
+use crate::registry::Registry;
 
 const NAME_MAX: usize = 128;
 /// The most blanks before a call line's first name (its indentation), and between a fence
@@ -244,6 +245,16 @@ impl Format for BareCall {
     }
     fn line_start_bytes(&self) -> &'static [u8] {
         LINE_START
+    }
+    fn line_start_applies(&self, b: u8, registry: &Registry) -> bool {
+        // A call line starts with a tool's name (matched without letter case); blanks and a
+        // fence may come first whatever the names.
+        !b.is_ascii_alphabetic()
+            || registry.tool_names().any(|n| {
+                n.as_bytes()
+                    .first()
+                    .is_some_and(|f| f.eq_ignore_ascii_case(&b))
+            })
     }
     fn detect(&self, s: &str, at: Position, ctx: &Ctx<'_>) -> Detect {
         // A reply answers once: after a call, code in its explanation (or a transcript the model
@@ -809,7 +820,11 @@ impl Machine for BareMachine {
                 self.code(line, c, out, raw)
             }
             St::NextLine { blanks } => {
-                if matches!(c, ' ' | '\t' | '\r' | '\n') && *blanks < LEAD_MAX {
+                if matches!(c, ' ' | '\t' | '\r' | '\n') {
+                    // A long run of blanks ends the lines: it goes back to prose.
+                    if *blanks >= LEAD_MAX {
+                        return self.not_calls(c, raw);
+                    }
                     *blanks += 1;
                     return Flow::More;
                 }
@@ -852,7 +867,9 @@ impl Machine for BareMachine {
     fn flush(&mut self, _out: &mut Vec<Event>) {}
 
     fn uncommitted(&self) -> bool {
-        true
+        // Lines already emitted stand: past the cap, what follows them is a `too_long`
+        // failure, not a rejection that would hand their bytes back as prose.
+        !matches!(self.mode, Mode::Line { lines } if lines > 0)
     }
 
     fn open_index(&self) -> Option<usize> {
