@@ -265,6 +265,9 @@ pub const DONE_REFUSALS: &[&str] = &[
     "unchanged_output",
     "still_failing",
     "test_broken",
+    "given_changed",
+    "named_left",
+    "tests_not_added",
 ];
 
 impl TaskResult {

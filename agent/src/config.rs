@@ -59,6 +59,9 @@ pub struct Config {
     /// stands last in the prompt for it to copy. The 0.5B answers a history with a copy of its
     /// last observation (`changed hello.txt <output> …`).
     pub restate: bool,
+    /// The whole protocol's first message asks for the change in words before the files
+    /// ([`crate::whole::SAY_FIRST`]).
+    pub say_first: bool,
     /// Syntax-check the files the session writes ([`crate::lint`]): a failure is told after
     /// the change, and a DONE is refused while one stands.
     pub lint: bool,
@@ -83,6 +86,7 @@ impl Config {
         crate::whole::Layout {
             apart: self.files_apart,
             focus: self.focus,
+            say_first: self.say_first,
         }
     }
 
@@ -107,6 +111,7 @@ impl Config {
             focus: false,
             anew: false,
             restate: false,
+            say_first: false,
             lint: true,
             probes: true,
             found_tests: true,

@@ -66,6 +66,7 @@ pub fn tests(ws: &Workspace, named: &[Probe]) -> Vec<Probe> {
             keep: false,
             plain: false,
             sibling: false,
+            error_ok: false,
         })
         .collect()
 }
@@ -316,6 +317,7 @@ mod tests {
             keep: false,
             plain: false,
             sibling: false,
+            error_ok: false,
         }
     }
 

@@ -128,6 +128,9 @@ pub struct Probe {
     /// repository ([`siblings`]); also [`Probe::keep`]. What it printed before the session,
     /// it must print after (`regressed`).
     pub sibling: bool,
+    /// The task lets the command end in an error once done (`should reject it with a clear
+    /// error and exit 1`): a failing command then need not exit 0, only stop crashing.
+    pub error_ok: bool,
 }
 
 impl Probe {
@@ -145,6 +148,7 @@ impl Probe {
             keep: true,
             plain: false,
             sibling: false,
+            error_ok: false,
         })
     }
 }
@@ -204,11 +208,13 @@ pub fn commands(task: &str, ws: &Workspace, skip: Option<&[String]>) -> Vec<Prob
         let symptom = is_symptom(task, at) || value_called_wrong(task, &command).is_some();
         let fails = symptom && says_it_fails(task, at);
         let stray = symptom && says_it_is_stray(task, at);
+        let error_ok = allows_error(&sentence_words(task, at));
         out.push(Probe {
             command,
             argv,
             symptom,
             fails,
+            error_ok,
             quoted: if fails || stray {
                 quoted_near(task, at)
             } else {
@@ -410,7 +416,10 @@ pub fn defaults_changed<'r>(
 }
 
 /// Each of `probes` that succeeded before the session and prints otherwise now, with its
-/// run before and now.
+/// run before and now. A run that reported a failure about its own input or a shell error
+/// did not succeed, whatever its status (a loop's script exits as its last command did): a
+/// task's illustration `sh count.sh a.txt b.txt`, of files the repository does not have,
+/// has no behaviour to keep.
 fn printed_otherwise<'p, 'r>(
     probes: impl Iterator<Item = &'p Probe>,
     before: &'r [ProbeRun],
@@ -420,7 +429,9 @@ fn printed_otherwise<'p, 'r>(
         .filter_map(|p| {
             let b = before.iter().find(|r| r.command == p.command)?;
             let n = now.iter().find(|r| r.command == p.command)?;
-            (!b.timed_out && b.code == Some(0) && !n.same_as(b)).then_some((b, n))
+            let failed = failure_about_input(&p.argv, &b.output).is_some()
+                || shell_error(&p.argv, &b.output).is_some();
+            (!b.timed_out && b.code == Some(0) && !failed && !n.same_as(b)).then_some((b, n))
         })
         .collect()
 }
@@ -519,7 +530,9 @@ fn python_calls(task: &str, ws: &Workspace) -> Vec<(usize, Vec<String>, String)>
         let name = &task[start..i];
         let args = &task[i + 1..i + close];
         i += close + 1;
-        if !literal_args(args) {
+        // `merge()` with nothing between the brackets names the function in prose (`add
+        // tests for merge()`); it is not a call the task makes.
+        if args.trim().is_empty() || !literal_args(args) {
             continue;
         }
         let Some(file) = defining_file(task, ws, &py, name) else {
@@ -715,6 +728,54 @@ fn says_it_fails(task: &str, at: usize) -> bool {
     sentence_words(task, at)
         .iter()
         .any(|w| FAIL_WORDS.contains(&w.as_str()))
+}
+
+/// The words of a command's sentences (`words`, lower-cased) let it end in an error once
+/// the work is done: the task asks for a refusal, a usage message or an exit status other
+/// than 0 (`should reject the file with a clear error`, `exit 2`, `non-zero`). Without
+/// them, a command the task says fails must end with status 0 ([`still_failing`]).
+fn allows_error(words: &[String]) -> bool {
+    const SINGLE: &[&str] = &[
+        "nonzero",
+        "reject",
+        "rejects",
+        "rejected",
+        "rejecting",
+        "refuse",
+        "refuses",
+        "refused",
+        "refusing",
+        "usage",
+        "warn",
+        "warns",
+        "warning",
+    ];
+    const BEFORE_ERROR: &[&str] = &[
+        "an",
+        "clear",
+        "helpful",
+        "friendly",
+        "proper",
+        "readable",
+        "meaningful",
+        "short",
+    ];
+    // Said of what should be, not of what happens now (`it fails with exit 1`).
+    const DESIRE: &[&str] = &[
+        "should", "must", "instead", "want", "wanted", "expect", "expected", "need", "needs",
+        "ought", "rather", "supposed",
+    ];
+    let desire = words.iter().any(|w| DESIRE.contains(&w.as_str()));
+    let status = |w: &str| w.parse::<u32>().is_ok_and(|n| n != 0);
+    words.iter().any(|w| SINGLE.contains(&w.as_str()))
+        || desire
+            && words.windows(2).any(|p| {
+                let (a, b) = (p[0].as_str(), p[1].as_str());
+                (matches!(a, "exit" | "exits" | "status" | "code") && status(b))
+                    || (a == "non" && b == "zero")
+                    || (a == "error" && matches!(b, "message" | "messages"))
+                    || (BEFORE_ERROR.contains(&a) && matches!(b, "error" | "errors"))
+            })
 }
 
 /// Words that call output unwanted: the texts a sentence holding one quotes are what the
@@ -1146,6 +1207,21 @@ pub fn still_failing<'r>(
                     failure_about_input(&p.argv, &n.output)
                         .map(|l| format!("it still reports a failure: \"{}\"", l.trim()))
                 })
+                .or_else(|| {
+                    // The general rule under the particular ones above: a command the task
+                    // says fails must end well once the work is done — no traceback, and
+                    // status 0 unless the task lets it end in an error. Changing how it
+                    // fails (another message, another input) is not fixing it.
+                    if !p.fails {
+                        None
+                    } else if n.output.contains(TRACEBACK) {
+                        Some("it still ends in a Python traceback".to_owned())
+                    } else if !p.error_ok && n.code != Some(0) {
+                        Some(format!("it still fails ({})", n.status()))
+                    } else {
+                        None
+                    }
+                })
         };
         if let Some(why) = why {
             out.push((n, why));
@@ -1403,6 +1479,7 @@ pub(crate) fn symptom(command: &str) -> Probe {
         keep: false,
         plain: false,
         sibling: false,
+        error_ok: false,
     }
 }
 
@@ -1835,7 +1912,8 @@ mod tests {
         ]);
         let probes = commands(
             "summary([]) in scores.py crashes with ZeroDivisionError. square(x) and \
-             square(3) and os.remove(\"a\") and average(open(\"f\")) and nothere(1).",
+             square(3) and os.remove(\"a\") and average(open(\"f\")) and nothere(1). Add \
+             tests for average() too.",
             &ws,
             None,
         );
@@ -1868,6 +1946,67 @@ mod tests {
     }
 
     #[test]
+    fn a_command_that_failed_on_its_input_before_has_no_behaviour_to_keep() {
+        let keep = |argv: &[&str]| Probe {
+            command: argv.join(" "),
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            keep: true,
+            ..Probe::default()
+        };
+        let run = |p: &Probe, out: &str| ProbeRun {
+            command: p.command.clone(),
+            code: Some(0),
+            timed_out: false,
+            output: out.to_owned(),
+        };
+        let missing = keep(&["sh", "count.sh", "a.txt", "b.txt"]);
+        let real = keep(&["sh", "count.sh", "notes.txt"]);
+        let probes = [missing.clone(), real.clone()];
+        let before = [
+            run(
+                &missing,
+                "count.sh: 7: cannot open a.txt: No such file\n0 total\n",
+            ),
+            run(&real, "3 notes.txt\n3 total\n"),
+        ];
+        let now = [
+            run(
+                &missing,
+                "count.sh: 12: cannot open a.txt: No such file\n0 total\n",
+            ),
+            run(&real, "3 total\n"),
+        ];
+        let changed: Vec<&str> = defaults_changed(&probes, &before, &now)
+            .iter()
+            .map(|(b, _)| b.command.as_str())
+            .collect();
+        assert_eq!(changed, vec!["sh count.sh notes.txt"]);
+    }
+
+    #[test]
+    fn a_task_may_let_a_command_end_in_an_error() {
+        let w = |t: &str| words_of(t);
+        for t in [
+            "It should print a clear error and exit 1.",
+            "Reject the file with a usage message.",
+            "It should exit with a non-zero status.",
+            "it must exit 2 on bad input",
+            "print an error message instead",
+            "It crashes instead of rejecting the line.",
+        ] {
+            assert!(allows_error(&w(t)), "{t}");
+        }
+        for t in [
+            "`python3 app.py` crashes with a KeyError.",
+            "It fails with exit 1 on the sample file.",
+            "The error is in parse.",
+            "it should exit 0",
+        ] {
+            assert!(!allows_error(&w(t)), "{t}");
+        }
+    }
+
+    #[test]
     fn a_failing_command_must_stop_failing_the_way_the_task_says() {
         let failing = |argv: &[&str], quoted: &[&str]| Probe {
             command: argv.join(" "),
@@ -1879,6 +2018,7 @@ mod tests {
             keep: false,
             plain: false,
             sibling: false,
+            error_ok: false,
         };
         let run = |p: &Probe, code: i32, out: &str| ProbeRun {
             command: p.command.clone(),
@@ -1925,11 +2065,31 @@ mod tests {
                 .summary
                 .starts_with("DONE refused")
         );
-        // Fixed: the test passes, the script exits 1 with a message of its own (not a
-        // crash), the quoted error is gone.
+        // The script exits 1 with a message of its own instead of its crash: another way of
+        // failing, still refused; where the task lets it end in an error, that is the fix.
         let fixed = [
             run(&test, 0, "ok"),
             run(&app, 1, "config.json: no port"),
+            run(&cat, 0, "3 a b"),
+        ];
+        let why: Vec<String> = still_failing(&probes, &before, &fixed)
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(why, vec!["it still fails (exit 1)".to_owned()]);
+        let lenient = [
+            test.clone(),
+            Probe {
+                error_ok: true,
+                ..app.clone()
+            },
+            cat.clone(),
+        ];
+        assert!(still_failing(&lenient, &before, &fixed).is_empty());
+        // Fixed: the test passes, the script runs, the quoted error is gone.
+        let fixed = [
+            run(&test, 0, "ok"),
+            run(&app, 0, "port 8080"),
             run(&cat, 0, "3 a b"),
         ];
         assert!(still_failing(&probes, &before, &fixed).is_empty());

@@ -156,7 +156,7 @@ pub async fn run(
                 ws,
                 &cfg.task,
                 context,
-                layout.apart,
+                layout,
                 &focused,
                 &protected,
                 match &origin {
@@ -406,6 +406,27 @@ async fn drive(
     s.ran_out(StopReason::MaxTurns)
 }
 
+/// Refusals of [`Session::lesser_refusal`] that a passing check does not overrule: what the
+/// task's imperative does to a file or a name — a file it deletes still there, one it creates
+/// missing, a definition it deletes still defined, a file or a name it renames still under
+/// the old name — is a property of the tree that a check rarely covers (a check written
+/// before a rename still uses the old name; dead code passes every test).
+const STANDING: &[&str] = &[
+    "file_left",
+    "file_missing",
+    "rename_incomplete",
+    "definition_left",
+    "name_left",
+];
+
+/// Which DONE rules a pass of [`Session::probe_refusal`] applies: the general ones, or the
+/// ones that read a kind of task's wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    General,
+    Lesser,
+}
+
 /// The summary of the DONE a session is judged by when it runs out with its check passing
 /// ([`Session::ran_out`]).
 pub const RAN_OUT: &str =
@@ -555,6 +576,10 @@ struct Session<'a> {
     partial: crate::whole::Partial,
     /// [`Begin::origin`]: a regressed edge call is told with the function's variables.
     origin: Option<crate::origin::Origin>,
+    /// The files the task gives ([`crate::given`]): as they were, at DONE.
+    given: Vec<String>,
+    /// The files the task names as places of its change ([`crate::named`]): changed, at DONE.
+    places: Vec<String>,
 }
 
 impl<'a> Session<'a> {
@@ -567,6 +592,17 @@ impl<'a> Session<'a> {
         journal: Journal,
         begin: Begin<'_>,
     ) -> Result<Session<'a>, AgentError> {
+        // What the task gives and where it asks for the change, read from the files as they
+        // are before the first turn.
+        let (given, places) = if cfg.probes {
+            let given = crate::given::files(&cfg.task, ws, &begin.probes);
+            let mut skip = given.clone();
+            skip.extend(begin.check_files.iter().map(|f| f.path.clone()));
+            let places = crate::named::places(&cfg.task, ws, &begin.probes, &skip);
+            (given, places)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let mut s = Session {
             engine,
             ws,
@@ -589,6 +625,8 @@ impl<'a> Session<'a> {
             traced: begin.traced,
             partial: begin.partial,
             origin: begin.origin,
+            given,
+            places,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -887,6 +925,10 @@ impl<'a> Session<'a> {
                 None => self.finish_rename()?.map(|obs| ("rename_finished", obs)),
                 some => some,
             };
+            // The general rules first: properties of any task's repository, commands and
+            // diff. Then the rules that read a particular kind of task's wording; a DONE
+            // that passes the general rules and the session's check is never refused by
+            // one of those ([`Session::lesser_refusal`]).
             let refusal = refusal
                 .or_else(|| self.whitespace_refusal())
                 .or_else(|| self.lint_refusal())
@@ -894,11 +936,11 @@ impl<'a> Session<'a> {
                 // A check a command tampered with first: whatever else is said, it is put
                 // back before anything is judged by it.
                 .or_else(|| self.check_changed_refusal())
-                .or_else(|| self.asks_refusal())
                 .or_else(|| self.tests_not_run_refusal())
-                .or_else(|| self.answer_refusal())
                 .or_else(|| self.option_refusal())
-                .or_else(|| self.probe_refusal());
+                .or_else(|| self.general_refusal())
+                .or_else(|| self.probe_refusal(Tier::General))
+                .or_else(|| self.lesser_refusal());
             if let Some((why, obs)) = refusal {
                 self.emit(Event::Refused {
                     turn,
@@ -1967,6 +2009,65 @@ impl<'a> Session<'a> {
         ))
     }
 
+    /// The general DONE rules of the task's files ([`crate::given`], [`crate::named`]): a
+    /// file the task gives was changed (`given_changed`), a file it names as the place of a
+    /// change was left (`named_left`), or it asks for tests and none was added
+    /// (`tests_not_added`).
+    fn general_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.probes {
+            return None;
+        }
+        let changed: Vec<String> = self.tally.changed.iter().cloned().collect();
+        let edited: Vec<(String, Option<Vec<u8>>)> = self
+            .given
+            .iter()
+            .filter(|g| changed.contains(g))
+            .filter_map(|g| {
+                let before = match self.tally.originals.get(g) {
+                    Some(Some(b)) => Some(b.clone()),
+                    Some(None) => return None,
+                    None => None,
+                };
+                let now = self.ws.read(g).ok().flatten();
+                (before.is_none() || now != before).then(|| (g.clone(), before))
+            })
+            .collect();
+        if !edited.is_empty() {
+            let refs: Vec<&(String, Option<Vec<u8>>)> = edited.iter().collect();
+            return Some(("given_changed", crate::given::refusal(&refs)));
+        }
+        let left = crate::named::left(self.ws, &self.places, &changed, &self.tally.originals);
+        if !left.is_empty() && !changed.is_empty() {
+            return Some(("named_left", crate::named::refusal(&left)));
+        }
+        if let Some(counts) =
+            crate::named::tests_not_added(&self.cfg.task, self.ws, &changed, &self.tally.originals)
+        {
+            return Some(("tests_not_added", crate::named::tests_refusal(counts)));
+        }
+        None
+    }
+
+    /// The rules that read one kind of task's wording (what it asks to delete, rename,
+    /// remove or print; [`crate::asks`], [`crate::answers`], the lesser probe rules). Where
+    /// the session has a check and it passes on the tree as it is, none of them refuses: the
+    /// general rules passed, and a rule that reads words must not overrule them and the
+    /// check (`lesser_overruled`, counted).
+    fn lesser_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        let refusal = self
+            .asks_refusal()
+            .or_else(|| self.answer_refusal())
+            .or_else(|| self.probe_refusal(Tier::Lesser))?;
+        if !STANDING.contains(&refusal.0)
+            && let Some(argv) = self.cfg.verify.clone()
+            && self.run_argv(&argv).ok
+        {
+            self.tally.lesser_overruled += 1;
+            return None;
+        }
+        Some(refusal)
+    }
+
     /// A DONE refused because every command the task calls wrong still prints what it
     /// printed before the session changed anything (`unchanged_output`), because a test that
     /// passed before fails now (`test_broken`), because one now crashes on broken code
@@ -1977,11 +2078,14 @@ impl<'a> Session<'a> {
     /// otherwise than before (`default_changed`), because the failing command run on another
     /// file prints otherwise than before (`regressed`), or because a script the task names
     /// prints nothing now (`output_lost`), counted.
-    fn probe_refusal(&mut self) -> Option<(&'static str, Observation)> {
+    fn probe_refusal(&mut self, tier: Tier) -> Option<(&'static str, Observation)> {
         if self.before.is_empty() {
             return None;
         }
         let now = crate::probe::run_all(self.ws, &self.probes);
+        if tier == Tier::Lesser {
+            return self.probe_lesser(&now);
+        }
         if let Some(same) = crate::probe::unchanged_symptoms(&self.probes, &self.before, &now) {
             self.tally.probe_refused += 1;
             return Some(("unchanged_output", crate::probe::refusal(&same)));
@@ -2011,6 +2115,30 @@ impl<'a> Session<'a> {
             }
             return Some(("expected_output", obs));
         }
+        let regressed = crate::probe::regressed(&self.probes, &self.before, &now);
+        if !regressed.is_empty() {
+            self.tally.probe_refused += 1;
+            let mut obs = crate::probe::regressed_refusal(&regressed);
+            if let Some(o) = &self.origin {
+                let commands: Vec<&str> =
+                    regressed.iter().map(|(_, n)| n.command.as_str()).collect();
+                let held = crate::origin::edge_variables(self.ws, &self.cfg.task, o, &commands);
+                if !held.is_empty() {
+                    obs.output = format!("{}\n{}", obs.output, held.trim_end());
+                }
+            }
+            return Some(("regressed", obs));
+        }
+        None
+    }
+
+    /// The probe rules that read what a kind of task says a command prints (values, an
+    /// order, an example, stray lines, a default kept, a script's output kept).
+    fn probe_lesser(
+        &mut self,
+        now: &[crate::probe::ProbeRun],
+    ) -> Option<(&'static str, Observation)> {
+        let now = now.to_vec();
         let missing =
             crate::expect::still_missing(&self.cfg.task, &self.probes, &self.before, &now);
         if !missing.is_empty() {
@@ -2082,20 +2210,6 @@ impl<'a> Session<'a> {
         if !changed.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("default_changed", crate::probe::default_refusal(&changed)));
-        }
-        let regressed = crate::probe::regressed(&self.probes, &self.before, &now);
-        if !regressed.is_empty() {
-            self.tally.probe_refused += 1;
-            let mut obs = crate::probe::regressed_refusal(&regressed);
-            if let Some(o) = &self.origin {
-                let commands: Vec<&str> =
-                    regressed.iter().map(|(_, n)| n.command.as_str()).collect();
-                let held = crate::origin::edge_variables(self.ws, &self.cfg.task, o, &commands);
-                if !held.is_empty() {
-                    obs.output = format!("{}\n{}", obs.output, held.trim_end());
-                }
-            }
-            return Some(("regressed", obs));
         }
         let lost = crate::targets::output_lost(&self.cfg.task, &self.probes, &self.before, &now);
         if lost.is_empty() {
@@ -2496,8 +2610,8 @@ fn copy_hint(copies: &[(String, String)]) -> String {
     )
 }
 
-const UNBOUND_HINT: &str = "add the import that name needs at the top of the file (for \
-     `datetime.strptime`: `import datetime` or `from datetime import datetime`), writing the file \
+const UNBOUND_HINT: &str = "add the import that name needs at the top of the file (`import \
+     NAME` for a module, `from MODULE import NAME` for a name a module defines), writing the file \
      again with everything else kept";
 
 /// The repair a commit of [`Session::finish_rename`] carries in the journal.

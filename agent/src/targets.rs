@@ -589,10 +589,18 @@ pub fn removal_left(
 ) -> Option<Left> {
     for range in sentence_bounds(task) {
         let sentence = &task[range];
-        let words: Vec<&str> = word_spans(sentence).into_iter().map(|(_, w)| w).collect();
+        let code = code_spans(sentence);
+        let spans = word_spans(sentence);
+        let words: Vec<&str> = spans.iter().map(|(_, w)| *w).collect();
         for (k, verb) in words.iter().enumerate() {
             let lower = bare(verb).to_lowercase();
             if !REMOVING.contains(&lower.as_str()) {
+                continue;
+            }
+            // Only a verb in the imperative asks for a removal: one inside a code span or
+            // among a command's arguments (`python3 todo.py remove 3`, a subcommand the task
+            // adds) names something, it asks nothing.
+            if code.iter().any(|c| c.contains(&spans[k].0)) || !imperative(&words, k) {
                 continue;
             }
             if k > 0 && NEGATIONS.contains(&bare(words[k - 1]).to_lowercase().as_str()) {
@@ -680,6 +688,38 @@ pub fn removal_left(
         }
     }
     None
+}
+
+/// Byte ranges of `text` inside backticks.
+pub(crate) fn code_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        if c == '`' {
+            match open.take() {
+                Some(start) => out.push(start..i + 1),
+                None => open = Some(i),
+            }
+        }
+    }
+    out
+}
+
+/// Words after which a verb stands in the imperative, at the start of a clause: `Remove`,
+/// `then remove`, `please remove`, `you should remove`, `need to remove`.
+const BEFORE_IMPERATIVE: &[&str] = &[
+    "and", "then", "please", "also", "to", "just", "you", "should", "must", "can", "could",
+    "would", "now", "finally", "first", "next", "lastly", "so",
+];
+
+/// The word at `k` of `words` starts a clause as an imperative does: the sentence's first
+/// word, after a word that ends a clause (`,` `;` `:`), or after [`BEFORE_IMPERATIVE`].
+fn imperative(words: &[&str], k: usize) -> bool {
+    let Some(prev) = k.checked_sub(1).map(|j| words[j]) else {
+        return true;
+    };
+    prev.ends_with([',', ';', ':'])
+        || BEFORE_IMPERATIVE.contains(&bare(prev).to_lowercase().as_str())
 }
 
 /// Words that let a script print nothing after the change: the task asks for all its
@@ -928,6 +968,15 @@ mod tests {
             "Remove the logging line from app.py.",
             "Do not remove the debug print line from app.py.",
             "Remove the debug print line.",
+        ] {
+            assert_eq!(removal_left(task, &ws, &[], &none), None, "{task}");
+        }
+        // A removing verb that names a subcommand in an example, or stands inside a command,
+        // asks nothing (a task adding a `remove` command with `print` lines in app.py).
+        for task in [
+            "Add a `remove` command to app.py: `python3 app.py remove debug print` drops one.",
+            "Add a subcommand so that python3 app.py remove debug print line works in app.py.",
+            "app.py should accept `delete debug print` as well.",
         ] {
             assert_eq!(removal_left(task, &ws, &[], &none), None, "{task}");
         }

@@ -117,17 +117,19 @@ pub fn task_message(ws: &Workspace, task: &str, budget: usize, layout: Layout) -
             task,
             budget,
             layout.focus,
-            "Reply with each file you change or create: its path on a line by itself, then its \
-             complete new content in a fenced code block.",
+            &layout.closing(
+                "Reply with each file you change or create: its path on a line by itself, then \
+                 its complete new content in a fenced code block.",
+            ),
         );
     }
     let files = files_and_map(ws, task, budget, layout.focus);
-    format!(
-        "{}{TURN_BREAK}{task}\nReply with only the files you change or create, each with the \
-         change made: its path on a line by itself, then its complete new content in a fenced \
-         code block. Do not write out a file you leave as it is.",
-        files.trim_end()
-    )
+    let closing = layout.closing(
+        "Reply with only the files you change or create, each with the change made: its path \
+         on a line by itself, then its complete new content in a fenced code block. Do not \
+         write out a file you leave as it is.",
+    );
+    format!("{}{TURN_BREAK}{task}\n{closing}", files.trim_end())
 }
 
 /// Where a first message splits into the files (a user message), an assistant's
@@ -164,6 +166,26 @@ pub struct Layout {
     pub apart: bool,
     /// Only the files the task points at shown whole, sources before tests.
     pub focus: bool,
+    /// Ask for the change in words before the files ([`SAY_FIRST`]).
+    pub say_first: bool,
+}
+
+/// What the first message asks for before any file, with [`Layout::say_first`]: the change
+/// named in words, as aider's whole-file prompt asks before the files. A model that must
+/// say what is wrong first writes the file with that change, where one asked only for the
+/// file often writes it back as it was.
+pub const SAY_FIRST: &str = "First say in one or two sentences what is wrong and what you will \
+     change, then write the files. ";
+
+impl Layout {
+    /// `closing` (what to reply), after [`SAY_FIRST`] where the layout asks for it.
+    pub fn closing(&self, closing: &str) -> String {
+        if self.say_first {
+            format!("{SAY_FIRST}{closing}")
+        } else {
+            closing.to_owned()
+        }
+    }
 }
 
 /// The repository map, the files shown whole within `budget`, and the names of those left
@@ -262,7 +284,7 @@ pub fn functions_message(
     ws: &Workspace,
     task: &str,
     budget: usize,
-    apart: bool,
+    layout: Layout,
     traced: &[crate::trace::Traced],
     protected: &[String],
     shown_as: Shown<'_>,
@@ -381,7 +403,8 @@ pub fn functions_message(
                  functions left out stay as they are."
             .to_owned(),
     };
-    let message = if apart {
+    let closing = layout.closing(&closing);
+    let message = if layout.apart {
         format!("{}{TURN_BREAK}{task}\n{closing}", s.trim_end())
     } else {
         format!("Task: {task}\n\n{s}\nThe task again: {task}\n{closing}")
@@ -1328,7 +1351,10 @@ mod tests {
                 &ws,
                 "fix it",
                 10_000,
-                apart,
+                super::Layout {
+                    apart,
+                    ..super::Layout::default()
+                },
                 &traced(calls),
                 &protected,
                 super::Shown::Traced,
@@ -1362,6 +1388,31 @@ mod tests {
         assert!(m(&[("test_lib.py", "test_one")], &[], false).is_none());
         assert!(m(&[("lib.py", "f2")], &["lib.py"], false).is_none());
         assert!(m(&[("lib.py", "method")], &[], false).is_none());
+    }
+
+    #[test]
+    fn say_first_asks_for_the_change_in_words_before_the_files_in_every_layout() {
+        let (_dir, ws) = crate::testing::repo(&[("calc.py", "def add(a, b):\n    return a - b\n")]);
+        for apart in [false, true] {
+            for focus in [false, true] {
+                let plain = super::Layout {
+                    apart,
+                    focus,
+                    say_first: false,
+                };
+                let said = super::Layout {
+                    say_first: true,
+                    ..plain
+                };
+                let without = super::task_message(&ws, "Fix add in calc.py.", 10_000, plain);
+                let with = super::task_message(&ws, "Fix add in calc.py.", 10_000, said);
+                assert!(!without.contains(super::SAY_FIRST), "{without}");
+                // The request comes after the files, just before what to reply.
+                let at = with.find(super::SAY_FIRST).unwrap();
+                assert!(at > with.find("def add").unwrap(), "{with}");
+                assert_eq!(with.replace(super::SAY_FIRST, ""), without);
+            }
+        }
     }
 
     #[test]

@@ -510,7 +510,10 @@ fn a_tie_goes_to_the_change_of_the_file_the_task_names() {
         7,
     );
     let e = engine(&[other, done(), edit("right"), done()]);
-    let c = cfg(ApprovalMode::Auto, false);
+    let mut c = cfg(ApprovalMode::Auto, false);
+    // Worded so that a.txt is named but not as the place of a change: where it is (`put right
+    // into a.txt`), the first attempt's DONE is refused (`named_left`) and nothing ties.
+    c.task = "a.txt should say right".to_owned();
     let report = run(
         &e,
         dir.path(),

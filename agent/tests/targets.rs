@@ -83,12 +83,16 @@ fn done_waits_for_the_value_the_task_gives_a_file() {
 fn done_waits_for_the_value_a_file_passes_to_the_function() {
     let dir = repo(
         "targets-passed",
-        &[("money.py", MONEY_NEW), ("invoice.py", INVOICE)],
+        &[("money.py", MONEY), ("invoice.py", INVOICE)],
     );
     let own = "from money import format_price\n\n\ndef line(x, currency=\"USD\"):\n    return format_price(x, currency)\n\n\nprint(line(3, currency=\"EUR\"))\n";
     // Its own parameter defaulting to "EUR": every call of format_price gets "EUR".
     let fixed = "from money import format_price\n\n\ndef line(x, currency=\"EUR\"):\n    return format_price(x, currency)\n\n\nprint(line(3))\n";
-    let first = format!("{}DONE", python_block("invoice.py", own));
+    let first = format!(
+        "{}{}DONE",
+        python_block("money.py", MONEY_NEW),
+        python_block("invoice.py", own)
+    );
     let second = format!("{}DONE", python_block("invoice.py", fixed));
     let e = engine(&[first.as_str(), second.as_str()]);
     let task = "Add a parameter currency to format_price in money.py, defaulting to \"USD\". \
