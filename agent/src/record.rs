@@ -54,9 +54,6 @@ pub struct Tally {
     /// DONE proposals refused because the task's commands print what they printed before
     /// (`unchanged_output`, [`crate::probe`]).
     pub(crate) probe_refused: u32,
-    /// DONEs a rule that reads the task's wording would have refused, let through because
-    /// the general rules and the session's check passed.
-    pub(crate) lesser_overruled: u32,
     /// Changes to a file the check runs refused, and DONEs refused while a command had left
     /// one changed ([`crate::checkfiles`]).
     pub(crate) check_file_refused: u32,

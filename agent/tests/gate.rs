@@ -1,9 +1,8 @@
 //! The general DONE gate: properties any task states, checked at DONE whatever its words —
 //! a command it says fails now succeeds, the files it gives stay as they were, the files it
-//! names as the places of its change are changed, tests it asks for are added — and the
-//! rules that read one kind of task's wording never overrule a DONE that passes these and
-//! the session's check. Each rule is shown on two tasks of different shapes, refused and
-//! then taken after the right change; a refusal reverts nothing.
+//! names as the places of its change are changed, tests it asks for are added — before the
+//! rules that read one kind of task's wording. Each rule is refused and then taken after the
+//! right change; a refusal reverts nothing.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
@@ -162,11 +161,11 @@ const INVOICE: &str = "from money import format_price\nprint(format_price(3))\n"
 const TEST_MONEY: &str =
     "from money import format_price\n\nassert format_price(3, \"EUR\") == \"3.00 EUR\"\n";
 
-/// A rule that reads one kind of task's wording (`literal_missing`: a quoted value the
-/// task gives a file) does not overrule a DONE that passes the general rules and the
-/// session's check; without a check it still refuses.
+/// A rule that reads one kind of task's wording (`value_not_passed`, `literal_missing`: a
+/// quoted value the task gives a file) runs once the general rules passed, and a passing
+/// check does not silence it: the check here covers money.py alone, and invoice.py was left.
 #[test]
-fn a_passing_check_is_not_overruled_by_a_wording_rule() {
+fn a_wording_rule_still_refuses_where_the_check_is_weaker_than_the_task() {
     if !python_runs_confined() {
         return;
     }
@@ -178,24 +177,25 @@ fn a_passing_check_is_not_overruled_by_a_wording_rule() {
         ("test_money.py", TEST_MONEY),
     ];
     let reply = format!("{}DONE", python_block("money.py", MONEY_NEW));
-
-    let dir = repo("gate-lesser-check", &files);
-    let e = engine(&[reply.as_str()]);
-    let mut c = cfg(task);
-    c.verify = Some(vec!["python3".to_owned(), "test_money.py".to_owned()]);
-    let out = session(&e, dir.path(), &c);
-    assert_eq!(out.reason, StopReason::Verified);
-    assert!(refusals(dir.path(), &out.session).is_empty());
-
-    let dir = repo("gate-lesser-nocheck", &files);
-    let e = engine(&[reply.as_str()]);
-    let out = session(&e, dir.path(), &cfg(task));
-    assert_ne!(out.reason, StopReason::Done);
-    let refused = refusals(dir.path(), &out.session);
-    assert!(
-        refused
-            .iter()
-            .any(|r| r == "value_not_passed" || r == "literal_missing"),
-        "{refused:?}"
-    );
+    for check in [true, false] {
+        let dir = repo(&format!("gate-lesser-{check}"), &files);
+        let e = engine(&[reply.as_str()]);
+        let mut c = cfg(task);
+        if check {
+            c.verify = Some(vec!["python3".to_owned(), "test_money.py".to_owned()]);
+        }
+        let out = session(&e, dir.path(), &c);
+        assert!(
+            !matches!(out.reason, StopReason::Done | StopReason::Verified),
+            "{:?}",
+            out.reason
+        );
+        let refused = refusals(dir.path(), &out.session);
+        assert!(
+            refused
+                .iter()
+                .any(|r| r == "value_not_passed" || r == "literal_missing"),
+            "{refused:?}"
+        );
+    }
 }
