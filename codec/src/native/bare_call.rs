@@ -474,16 +474,7 @@ impl BareMachine {
                         repairs,
                         format: FormatId::Pythonic,
                     };
-                    let index = ctx.take_index();
-                    out.push(Event::ToolCallStart {
-                        index,
-                        name: proposal.action.name().to_owned(),
-                    });
-                    out.push(Event::ArgsDelta {
-                        index,
-                        fragment: proposal.arguments_json(),
-                    });
-                    out.push(Event::Proposal { index, proposal });
+                    super::emit_whole(ctx, out, proposal);
                 }
                 Err(kind) => out.push(Event::Failure {
                     index: None,

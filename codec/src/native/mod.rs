@@ -183,6 +183,25 @@ pub fn mode_formats(id: FormatId) -> Vec<Box<dyn Format>> {
     v
 }
 
+/// A call decoded whole at once (its name and arguments known together): its start, its
+/// arguments in one delta and the proposal, under the next index of `ctx`.
+pub(crate) fn emit_whole(
+    ctx: &mut Ctx<'_>,
+    out: &mut Vec<Event>,
+    proposal: crate::action::ActionProposal,
+) {
+    let index = ctx.take_index();
+    out.push(Event::ToolCallStart {
+        index,
+        name: proposal.action.name().to_owned(),
+    });
+    out.push(Event::ArgsDelta {
+        index,
+        fragment: proposal.arguments_json(),
+    });
+    out.push(Event::Proposal { index, proposal });
+}
+
 /// Matches a literal trigger at the start of `s`.
 pub(crate) fn detect_literal(s: &str, lit: &str, at: Position) -> Option<bool> {
     if s.starts_with(lit) {

@@ -188,16 +188,7 @@ impl Machine for NameMachine {
             repairs,
             format: FormatId::BareJson,
         };
-        let index = ctx.take_index();
-        out.push(Event::ToolCallStart {
-            index,
-            name: proposal.action.name().to_owned(),
-        });
-        out.push(Event::ArgsDelta {
-            index,
-            fragment: proposal.arguments_json(),
-        });
-        out.push(Event::Proposal { index, proposal });
+        super::emit_whole(ctx, out, proposal);
         Eos::Closed(None)
     }
 

@@ -270,16 +270,7 @@ impl PyMachine {
                         repairs,
                         format: self.format,
                     };
-                    let index = ctx.take_index();
-                    out.push(Event::ToolCallStart {
-                        index,
-                        name: proposal.action.name().to_owned(),
-                    });
-                    out.push(Event::ArgsDelta {
-                        index,
-                        fragment: proposal.arguments_json(),
-                    });
-                    out.push(Event::Proposal { index, proposal });
+                    super::emit_whole(ctx, out, proposal);
                 }
                 Err(kind) => out.push(Event::Failure {
                     index: None,
