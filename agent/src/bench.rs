@@ -575,6 +575,17 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
                 r.generated_tokens += u64::from(*generated_tokens);
                 r.evaluated_tokens += u64::from(prompt_tokens.saturating_sub(*cached_tokens));
             }
+            // The check the model wrote first cost tokens too, in no turn.
+            Event::OwnCheck {
+                prompt_tokens,
+                cached_tokens,
+                generated_tokens,
+                ..
+            } => {
+                r.prompt_tokens += u64::from(*prompt_tokens);
+                r.generated_tokens += u64::from(*generated_tokens);
+                r.evaluated_tokens += u64::from(prompt_tokens.saturating_sub(*cached_tokens));
+            }
             Event::Proposal { turn, repairs, .. } => {
                 pending = Some(*turn);
                 r.repairs += repairs.len() as u32;

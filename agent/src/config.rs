@@ -62,6 +62,9 @@ pub struct Config {
     /// The whole protocol's first message asks for the change in words before the files
     /// ([`crate::whole::SAY_FIRST`]).
     pub say_first: bool,
+    /// Without `verify`, ask the model for a check of what the task states before its first
+    /// change, and hold DONE to it ([`crate::owncheck`]).
+    pub own_check: bool,
     /// Syntax-check the files the session writes ([`crate::lint`]): a failure is told after
     /// the change, and a DONE is refused while one stands.
     pub lint: bool,
@@ -112,6 +115,7 @@ impl Config {
             anew: false,
             restate: false,
             say_first: false,
+            own_check: false,
             lint: true,
             probes: true,
             found_tests: true,

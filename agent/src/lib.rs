@@ -40,6 +40,7 @@ pub mod onimport;
 pub mod options;
 pub mod order;
 pub mod origin;
+pub mod owncheck;
 pub mod policy;
 pub mod probe;
 pub mod prompt;

@@ -37,7 +37,7 @@ const MAX_PROBES: usize = 3;
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Characters of a probe's output kept (head and tail).
-const OUTPUT_CHARS: usize = 1200;
+pub(crate) const OUTPUT_CHARS: usize = 1200;
 
 /// A repository larger than this (files, bytes) is not copied to run probes.
 const MAX_COPY_FILES: usize = 2000;

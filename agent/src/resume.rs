@@ -37,6 +37,8 @@ pub struct Replay {
     pub check_files: Vec<crate::checkfiles::CheckFile>,
     /// The definitions the first message left out ([`crate::whole::Partial`]).
     pub left_out: Vec<(String, Vec<String>)>,
+    /// The check the model wrote first ([`crate::owncheck`]), if it kept one.
+    pub own_check: Option<crate::owncheck::OwnCheck>,
 }
 
 /// One turn while it is read back.
@@ -167,6 +169,12 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
                     p.reply = Some(raw.clone());
                 }
             }
+            // The check asked for before the first turn: its tokens are the session's.
+            Event::OwnCheck {
+                prompt_tokens,
+                generated_tokens,
+                ..
+            } => t.tokens += u64::from(*prompt_tokens) + u64::from(*generated_tokens),
             Event::Proposal { text, .. } => {
                 if let Some(p) = p {
                     p.action = Some(text.clone());
@@ -285,7 +293,12 @@ pub fn replay(ws: &Workspace, journal: &Journal, cfg: &Config) -> Result<Replay,
     if let Some(p) = pending.take() {
         finish(p, &mut history, &mut t);
     }
+    let own_check = events.iter().find_map(|e| match e {
+        Event::OwnCheck { check, .. } => check.clone(),
+        _ => None,
+    });
     Ok(Replay {
+        own_check,
         task,
         history,
         last_turn,
@@ -314,6 +327,7 @@ fn turn_of(e: &Event) -> Option<u32> {
         | Event::Observation { turn, .. }
         | Event::Verify { turn, .. } => Some(*turn),
         Event::Start { .. }
+        | Event::OwnCheck { .. }
         | Event::CommitFailed { .. }
         | Event::Stop { .. }
         | Event::Resume { .. }

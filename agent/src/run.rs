@@ -201,6 +201,56 @@ pub async fn run(
             crate::probe::before_section(&shown_before)
         ),
     );
+    // Without a check of the user's, the model writes one of what the task states before its
+    // first change ([`crate::owncheck`]); kept, it is the session's check from then on.
+    let (own_check, asked) =
+        if cfg.own_check && cfg.verify.is_none() && cfg.policy.mode != ApprovalMode::Plan {
+            let messages = vec![
+                models::ChatMessage::new(
+                    "system",
+                    cfg.protocol
+                        .system_prompt(cfg.policy.mode, cfg.prompt_style),
+                ),
+                models::ChatMessage::new(
+                    "user",
+                    format!(
+                        "{}\n\n{}",
+                        task_message.replace(crate::whole::TURN_BREAK, "\n\n"),
+                        crate::owncheck::REQUEST
+                    ),
+                ),
+            ];
+            crate::owncheck::write(
+                engine,
+                ws,
+                &cfg.task,
+                messages,
+                &cfg.sampling,
+                cfg.stuck_temperature,
+            )
+            .await
+            .map_err(|e| match e {
+                crate::owncheck::AskError::Engine(e) => AgentError::Engine(e),
+                crate::owncheck::AskError::Generation(e) => AgentError::Generation(e),
+            })?
+        } else {
+            (None, Vec::new())
+        };
+    let task_message = match &own_check {
+        Some(c) => crate::probe::insert_after_task(&task_message, &cfg.task, &c.section()),
+        None => task_message,
+    };
+    let own_cfg;
+    let cfg = match &own_check {
+        Some(c) => {
+            own_cfg = Config {
+                verify: Some(c.lang.argv()),
+                ..cfg.clone()
+            };
+            &own_cfg
+        }
+        None => cfg,
+    };
     let tree = act::tree_fingerprint(ws);
     let journal = Journal::create(ws)?;
     let begin = Begin {
@@ -212,8 +262,21 @@ pub async fn run(
         traced,
         partial,
         origin,
+        own_check,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
+    for a in asked {
+        let t = a.timings;
+        s.tally.tokens += u64::from(t.prompt_tokens) + u64::from(t.generated_tokens);
+        s.emit(Event::OwnCheck {
+            raw: a.raw,
+            verdict: a.verdict.to_owned(),
+            check: a.check,
+            prompt_tokens: t.prompt_tokens,
+            cached_tokens: t.cached_tokens,
+            generated_tokens: t.generated_tokens,
+        })?;
+    }
     let history = cfg.protocol.history(
         cfg.policy.mode,
         cfg.protocol
@@ -239,6 +302,11 @@ pub async fn resume(
     let mut cfg = cfg.clone();
     cfg.task = replay.task.clone();
     cfg.protocol = replay.protocol;
+    // The check the model wrote first stays the session's check, unless the user gives one.
+    let own_check = replay.own_check.clone().filter(|_| cfg.verify.is_none());
+    if let Some(c) = &own_check {
+        cfg.verify = Some(c.lang.argv());
+    }
     let cfg = &cfg;
     let task_message = replay.history.task.clone();
     // The tree as the session first started: a DONE after resuming is judged against it.
@@ -260,6 +328,7 @@ pub async fn resume(
         partial: crate::whole::Partial(replay.left_out.clone()),
         // Not journaled: a regressed edge call is told without the variables.
         origin: None,
+        own_check,
     };
     let mut s = Session::start(engine, ws, cfg, approver, view, journal, begin)?;
     // Counters too, so a resumed session stalls, loops and spends its budget as the
@@ -529,6 +598,8 @@ struct Begin<'m> {
     partial: crate::whole::Partial,
     /// Where the task's value first goes wrong ([`crate::origin`]), if the trace showed it.
     origin: Option<crate::origin::Origin>,
+    /// The check the model wrote first ([`crate::owncheck`]), run where `verify` would be.
+    own_check: Option<crate::owncheck::OwnCheck>,
 }
 
 /// Everything the loop's helpers share.
@@ -567,6 +638,8 @@ struct Session<'a> {
     given: Vec<String>,
     /// The files the task names as places of its change ([`crate::named`]): changed, at DONE.
     places: Vec<String>,
+    /// [`Begin::own_check`]: the session's check, run on a throwaway copy.
+    own_check: Option<crate::owncheck::OwnCheck>,
 }
 
 impl<'a> Session<'a> {
@@ -614,6 +687,7 @@ impl<'a> Session<'a> {
             origin: begin.origin,
             given,
             places,
+            own_check: begin.own_check,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -655,7 +729,7 @@ impl<'a> Session<'a> {
             && cfg.policy.mode != ApprovalMode::Plan
             && !cfg.interrupt.fired()
             && act::tree_fingerprint(self.ws) != self.start_tree
-            && self.run_argv(&cfg.verify.clone().unwrap_or_default()).ok;
+            && self.run_check(&cfg.verify.clone().unwrap_or_default()).ok;
         if judged {
             let done = ActionProposal {
                 action: Action::Done {
@@ -2280,6 +2354,28 @@ impl<'a> Session<'a> {
         Ok(Step::Observed(obs))
     }
 
+    /// Runs the check: `argv` in the repository, or the model's own check
+    /// ([`crate::owncheck`]) on a throwaway copy of it.
+    fn run_check(&self, argv: &[String]) -> Observation {
+        let Some(c) = &self.own_check else {
+            return self.run_argv(argv);
+        };
+        match crate::owncheck::run(self.ws, c.lang, &c.script) {
+            Some(r) => Observation {
+                ok: r.code == Some(0) && !r.timed_out,
+                summary: r.status(),
+                output: r.output,
+                hint: None,
+            },
+            None => Observation {
+                ok: false,
+                summary: "the repository could not be copied to run the check".to_owned(),
+                output: String::new(),
+                hint: None,
+            },
+        }
+    }
+
     fn run_argv(&self, argv: &[String]) -> Observation {
         let interrupt = &self.cfg.interrupt;
         let out = match self.ws.run_until(argv, &|| interrupt.fired()) {
@@ -2466,7 +2562,7 @@ impl<'a> Session<'a> {
     /// not, and a pass after a change is told too).
     fn verify(&mut self, done: Option<&Action>) -> Result<Option<Observation>, AgentError> {
         let argv = self.cfg.verify.clone().unwrap_or_default();
-        let mut obs = self.run_argv(&argv);
+        let mut obs = self.run_check(&argv);
         let turn = self.turn;
         self.emit(Event::Verify {
             turn,

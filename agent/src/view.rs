@@ -163,6 +163,19 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         after_change: bool,
     },
+    /// A reply asked for the check the model writes before its first change
+    /// ([`crate::owncheck`]): what came of it (`kept`, or why not: `no_script`,
+    /// `does_not_parse`, `passes_already`, `no_copy`), the check when kept, and what
+    /// generating it cost.
+    OwnCheck {
+        raw: String,
+        verdict: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        check: Option<crate::owncheck::OwnCheck>,
+        prompt_tokens: u32,
+        cached_tokens: u32,
+        generated_tokens: u32,
+    },
     Stop {
         reason: String,
         turns: u32,
@@ -320,6 +333,15 @@ impl View for Terminal {
                     if *ok { "passed" } else { "FAILED" }
                 )
             }
+            Event::OwnCheck { check: Some(c), .. } => writeln!(
+                out,
+                "own check written: `{}` fails now ({})",
+                c.command(),
+                c.before.status()
+            ),
+            Event::OwnCheck { verdict, .. } => {
+                writeln!(out, "own check not kept: {verdict}")
+            }
             Event::Stop {
                 reason,
                 turns,
@@ -464,6 +486,23 @@ mod tests {
                 ok: false,
                 summary: s("s"),
                 after_change: true,
+            },
+            Event::OwnCheck {
+                raw: s("```sh\nexit 1\n```"),
+                verdict: s("kept"),
+                check: Some(crate::owncheck::OwnCheck {
+                    lang: crate::owncheck::Lang::Sh,
+                    script: s("exit 1\n"),
+                    before: crate::probe::ProbeRun {
+                        command: s("sh .bellows-own-check.sh"),
+                        code: Some(1),
+                        timed_out: false,
+                        output: String::new(),
+                    },
+                }),
+                prompt_tokens: 10,
+                cached_tokens: 2,
+                generated_tokens: 5,
             },
             Event::Stop {
                 reason: s("done"),

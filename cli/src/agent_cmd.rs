@@ -129,6 +129,10 @@ pub struct BenchArgs {
     /// (as `bellows agent --say-first`).
     #[arg(long)]
     pub say_first: bool,
+    /// Where a task has no `check`, ask the model for a check of what the task states before
+    /// its first change, and hold DONE to it (as `bellows agent --own-check`).
+    #[arg(long)]
+    pub own_check: bool,
 }
 
 /// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
@@ -374,6 +378,12 @@ pub struct RunArgs {
     /// what it will change before it writes the files, as aider's whole-file prompt does.
     #[arg(long)]
     pub say_first: bool,
+    /// Without --verify, ask the model first for a short test script of what the task states
+    /// (the commands it shows and what they should print). The script must fail on the files
+    /// as they are (one that passes already is sent back once); it is kept outside the
+    /// repository, runs on a throwaway copy after every change, and DONE needs it to pass.
+    #[arg(long)]
+    pub own_check: bool,
     /// Do not syntax-check the files the session writes. By default a written Python
     /// (`python3`'s parser, nothing run), shell (`bash -n`) or JSON file that does not parse
     /// is told to the model with the change, and DONE is refused while one stands (a file
@@ -598,6 +608,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.anew = a.anew;
     cfg.restate = restate(a.restate, a.no_restate, profile);
     cfg.say_first = a.say_first;
+    cfg.own_check = a.own_check;
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
     cfg.found_tests = !a.no_tests;
@@ -739,6 +750,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     cfg.found_tests = !b.no_tests;
     cfg.restate = b.restate;
     cfg.say_first = b.say_first;
+    cfg.own_check = b.own_check;
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
