@@ -41,6 +41,24 @@ script must fail on the files as they are now and pass once the task is done. Us
 the files or the task already have. Test only what the task states. Do not change or create \
 any file. The shape, for a program that should print 3:\n```sh\nout=$(python3 prog.py)\n[ \"$out\" = \"3\" ] || { echo \"expected 3, got: $out\"; exit 1; }\nexit 0\n```\nReply with your script alone, in one ```sh block, and no file path.";
 
+/// The system prompt the script is asked under: a tester's, who changes nothing (the
+/// session's own system prompt asks for changed files, and the 1.5B, asked under it, wrote
+/// the change into its script).
+pub const SYSTEM: &str = "You are an expert software tester. You are given a task and the \
+files of a repository. You write a shell script that tests whether the task is done. You \
+never change the repository's files.";
+
+/// The request's user message: the session's first message without its closing request
+/// (what to reply with: files), then [`REQUEST`].
+pub fn request(first_message: &str, turn_break: &str) -> String {
+    let body = first_message.replace(turn_break, "\n\n");
+    let body = match body.rfind("\nReply with") {
+        Some(i) => &body[..i],
+        None => &body,
+    };
+    format!("{}\n\n{REQUEST}", body.trim_end())
+}
+
 /// What the model is told when its script passes on the files as they are.
 pub const PASSES_ALREADY: &str = "That script passes on the files as they are now (exit 0), so \
 it does not test what the task asks for. Write it again so that it fails now and passes once \

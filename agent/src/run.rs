@@ -206,18 +206,10 @@ pub async fn run(
     let (own_check, asked) =
         if cfg.own_check && cfg.verify.is_none() && cfg.policy.mode != ApprovalMode::Plan {
             let messages = vec![
-                models::ChatMessage::new(
-                    "system",
-                    cfg.protocol
-                        .system_prompt(cfg.policy.mode, cfg.prompt_style),
-                ),
+                models::ChatMessage::new("system", crate::owncheck::SYSTEM),
                 models::ChatMessage::new(
                     "user",
-                    format!(
-                        "{}\n\n{}",
-                        task_message.replace(crate::whole::TURN_BREAK, "\n\n"),
-                        crate::owncheck::REQUEST
-                    ),
+                    crate::owncheck::request(&task_message, crate::whole::TURN_BREAK),
                 ),
             ];
             crate::owncheck::write(
@@ -555,6 +547,7 @@ impl Session<'_> {
             Step::Finished => {
                 *checked = true;
                 match self.verify(Some(&p.action))? {
+                    None if self.own_overruled => return Ok(Some(StopReason::Done)),
                     None => return Ok(Some(StopReason::Verified)),
                     Some(obs) => observations.push((render(&p.action), obs)),
                 }
@@ -640,6 +633,12 @@ struct Session<'a> {
     places: Vec<String>,
     /// [`Begin::own_check`]: the session's check, run on a throwaway copy.
     own_check: Option<crate::owncheck::OwnCheck>,
+    /// The tree and the own check's output when it last refused a DONE: a DONE again on the
+    /// same tree, failing the same way, is taken (the model's word against its own check's).
+    own_refused: Option<(String, String)>,
+    /// A DONE was taken over the own check's failure: the session stops `done`, not
+    /// `verified`.
+    own_overruled: bool,
 }
 
 impl<'a> Session<'a> {
@@ -688,6 +687,8 @@ impl<'a> Session<'a> {
             given,
             places,
             own_check: begin.own_check,
+            own_refused: None,
+            own_overruled: false,
         };
         let info = engine.info();
         s.emit(Event::Start {
@@ -2571,6 +2572,17 @@ impl<'a> Session<'a> {
             after_change: done.is_none(),
         })?;
         let check = quote_argv(&argv);
+        // The check the model wrote first is evidence, not proof: a small model's script can
+        // test what the task never said. A DONE said again on the tree it already failed on,
+        // failing the same way, is taken, as a DONE without a check would be.
+        if done.is_some() && !obs.ok && self.own_check.is_some() {
+            let now = (act::tree_fingerprint(self.ws), obs.output.clone());
+            if self.own_refused.as_ref() == Some(&now) {
+                self.own_overruled = true;
+                return Ok(None);
+            }
+            self.own_refused = Some(now);
+        }
         match (done, obs.ok) {
             (Some(_), true) => return Ok(None),
             (Some(action), false) => {

@@ -174,3 +174,28 @@ fn a_resumed_session_keeps_its_check() {
     assert_eq!(out.reason, StopReason::Verified);
     assert_eq!(verifies(dir.path(), &out.session), [false, false, true]);
 }
+
+/// The model's check is evidence, not proof: a DONE it rejects is refused once, and a DONE
+/// said again on the same tree, the check failing the same way, is taken — stopped `done`,
+/// not `verified`. A DONE after another change is judged afresh.
+#[test]
+fn a_done_said_again_over_the_same_failure_is_taken_unverified() {
+    if !landlock() {
+        return;
+    }
+    let dir = repo("own-insist", &[("hello.sh", HELLO)]);
+    // The script wants a "!" the task never asked for.
+    let strict = "```sh\n[ \"$(sh hello.sh)\" = \"Hello, Ada!\" ] || { echo \"got: $(sh hello.sh)\"; exit 1; }\n```\n";
+    let wrong = format!("{}DONE", sh_block("hello.sh", HELLO_WRONG));
+    let right = format!("{}DONE", sh_block("hello.sh", HELLO_RIGHT));
+    let e = engine(&[strict, wrong.as_str(), right.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg());
+    assert_eq!(out.reason, StopReason::Done);
+    // Refused after the wrong change, refused after the right one (another failure), and
+    // taken when said again over that same failure.
+    assert_eq!(verifies(dir.path(), &out.session), [false, false, false]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hello.sh")).unwrap(),
+        HELLO_RIGHT
+    );
+}
