@@ -58,6 +58,10 @@ pub struct Ctx<'r> {
     /// or a line or fence held the empty call list `[]` ("no call"). Bare pythonic calls
     /// are not read after it (code in the explanation shows calls, it does not make them).
     pub answered: bool,
+    /// The reply has attempted a call that did not become one: a construct failed, or a bare
+    /// pythonic call to a declared tool had arguments that are not literals. A bare call with
+    /// expression arguments is a named failure only as the reply's one attempt.
+    pub attempted: bool,
 }
 
 impl Ctx<'_> {

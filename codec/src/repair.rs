@@ -166,5 +166,10 @@ kinds! {
         /// A whole-file block whose reply ended right after its opening fence: no line of
         /// content and no closing fence, so whether the file is to be emptied is not said.
         EmptyUnclosedFile = "empty_unclosed_file",
+        /// A bare pythonic call to a declared tool whose arguments are not all literals
+        /// (`n=5 * 2`, a variable), written as the reply's one attempt at a call, on a line
+        /// (or in a fence) of its own with nothing but blanks after it to the reply's end: a
+        /// value would be a guess (see `native::bare_call`).
+        ExpressionArgument = "expression_argument",
     }
 }

@@ -264,6 +264,8 @@ pub struct TurnDecoder {
     next_index: usize,
     /// [`Ctx::answered`], kept between bodies.
     answered: bool,
+    /// [`Ctx::attempted`], kept between bodies.
+    attempted: bool,
     last_edit_path: Option<String>,
     /// A buffer kept between feeds so holding a candidate does not allocate each time.
     spare: String,
@@ -321,6 +323,7 @@ impl TurnDecoder {
             },
             next_index: 0,
             answered: false,
+            attempted: false,
             last_edit_path: None,
             spare: String::new(),
             reasoning: Vec::new(),
@@ -462,11 +465,13 @@ impl TurnDecoder {
                         last_edit_path: self.last_edit_path.take(),
                         auto: self.mode == Mode::Auto,
                         answered: self.answered,
+                        attempted: self.attempted,
                     };
                     let before = out.len();
                     let back = body.finish(&mut ctx, out);
                     self.next_index = ctx.next_index;
                     self.answered = ctx.answered;
+                    self.attempted = ctx.attempted || any_failure(&out[before..]);
                     self.last_edit_path = ctx.last_edit_path.take();
                     if let Some(back) = back {
                         // A body that closed its construct hands back look-ahead past it, which
@@ -616,10 +621,13 @@ impl TurnDecoder {
                     last_edit_path: self.last_edit_path.take(),
                     auto: self.mode == Mode::Auto,
                     answered: self.answered,
+                    attempted: self.attempted,
                 };
+                let before = out.len();
                 let step = body.feed(&s[p..], &mut ctx, out);
                 self.next_index = ctx.next_index;
                 self.answered = ctx.answered;
+                self.attempted = ctx.attempted || any_failure(&out[before..]);
                 self.last_edit_path = ctx.last_edit_path.take();
                 let prev_last = *last;
                 match step {
@@ -778,6 +786,7 @@ impl TurnDecoder {
                                 kind: FailureKind::TooLong,
                                 raw: s[i..].to_owned(),
                             });
+                            self.attempted = true;
                             self.state = State::Prose {
                                 held: String::new(),
                                 line_start: bytes.last() == Some(&b'\n'),
@@ -934,6 +943,7 @@ impl TurnDecoder {
             last_edit_path: None,
             auto: self.mode == Mode::Auto,
             answered: self.answered,
+            attempted: self.attempted,
         };
         let mut need_more = false;
         for (k, f) in self.formats.iter().enumerate().take(32) {
@@ -960,6 +970,12 @@ enum Found {
     No,
     NeedMore,
     Start(Box<dyn Body>, FormatId),
+}
+
+/// Whether `events` hold a failure (which makes any later attempt at a call not the reply's
+/// only one: [`Ctx::attempted`]).
+fn any_failure(events: &[Event]) -> bool {
+    events.iter().any(|e| matches!(e, Event::Failure { .. }))
 }
 
 /// Renders events as a stable, line-per-event text trace for snapshot tests and tools.

@@ -76,6 +76,13 @@ const OPENERS: &[(&str, Mode)] = &[
     ("read(path=\"a\", ", Mode::Auto),
     ("    [read(path=\"a\"), ", Mode::Auto),
     ("read(path=\"a\")", Mode::Auto),
+    // A bare call with expression arguments: read on to its `)`, then held while only blanks
+    // follow it.
+    ("read(path=p", Mode::Auto),
+    ("read(path=(p + ", Mode::Auto),
+    ("read(path=f\"", Mode::Auto),
+    ("read(path=p)", Mode::Auto),
+    ("read(path=p)\n", Mode::Auto),
     ("<seed:tool_call>", Mode::Auto),
     (
         "<minimax:tool_call>\n<invoke name=\"read\">\n<parameter name=\"path\">",

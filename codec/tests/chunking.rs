@@ -115,6 +115,9 @@ const FRAGMENTS: &[&str] = &[
     "<function_calls>\n",
     "</function_calls>",
     "read(path=\"a\")",
+    // Expression arguments: a failure only when the call ends the reply.
+    "read(path=p)",
+    "read(path=\"a\" + p, end=2 * n)",
     "\n",
     "<seed:tool_call>",
     "</seed:tool_call>",

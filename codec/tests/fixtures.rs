@@ -201,6 +201,7 @@ fn no_two_formats_start_at_the_same_position() {
                 last_edit_path: None,
                 auto: true,
                 answered: false,
+                attempted: false,
             };
             let input = std::fs::read_to_string(&path).expect("fixture input is UTF-8");
             for (i, _) in input.char_indices() {

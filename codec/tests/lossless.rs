@@ -924,6 +924,8 @@ const NOISE: &[&str] = &[
     "[/R]",
     "\nread(",
     "\n  read(path=",
+    "\nread(path=p)",
+    " * 2)",
     "\n```python\n",
     ");\n",
     "\n[]\n",

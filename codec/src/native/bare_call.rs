@@ -17,7 +17,8 @@
 //! - Every call names a declared tool ([`resolve_name`]); every argument is a literal (a
 //!   string in either quote, a number, `True`/`False`/`None`, a list, dict or tuple of them).
 //!   A variable or an expression (`5 * 2800.0`) is not a value: the line is prose, never a
-//!   guessed value.
+//!   guessed value — or, where the call is the reply's one attempt at a call, an
+//!   `expression_argument` failure (below).
 //! - Keyword arguments are taken as named; positional ones are mapped onto the parameters in
 //!   the order the tool's schema declares them (`positional_arguments`), and a call that
 //!   passes more of them than the schema names, or one that also names the same parameter,
@@ -26,6 +27,25 @@
 //! Nothing goes out before the line (line mode) or the fence (fence mode) ends: then each call
 //! becomes a `Proposal` (with `bare_call`) or a `Failure` carrying its own text. A line's
 //! newline and whatever follows a closing fence on its line are prose again.
+//!
+//! # Expression arguments
+//!
+//! A call whose arguments are a Python expression (`n=5 * 2`, `data=dataset`,
+//! `city=f"{name}"`: read by [`ExprScan`], which tracks brackets, strings and operators and
+//! evaluates nothing; words in parentheses, `f(the user's list)`, are no expression) is the
+//! `expression_argument` failure, carrying its text, when all of this holds:
+//!
+//! - it is the only call of its line (line mode, written bare, not in `[…]`) or its fence
+//!   (other lines there are blank or comments);
+//! - it is the reply's one attempt at a call: no call, failure or empty answer came before it
+//!   ([`Ctx::attempted`], [`Ctx::answered`]), and nothing but blanks follows it (after its
+//!   line's newline, or its closing fence) to the end of the reply.
+//!
+//! The last condition is known only at the reply's end, so the call and the blanks after it
+//! are held until then; the first byte that is not a blank makes the line prose (rejected, as
+//! any line that is not calls) or the fence prose up to its closing fence, and a later call
+//! is decoded as if the expression had not been there. A line or fence that holds another
+//! call too is prose at once, as before. No value is ever computed from an expression.
 
 use serde_json::{Map, Value};
 
@@ -33,7 +53,7 @@ use super::call::resolve_name;
 use super::json::{Push, ValueParser};
 use super::{Driven, Eos, Flow, Machine};
 use crate::action::ActionProposal;
-use crate::event::{Event, RepairKind};
+use crate::event::{Event, FailureKind, RepairKind};
 use crate::format::{Body, Ctx, Detect, Format, FormatId, Position, push_text};
 use crate::registry::Registry;
 
@@ -45,6 +65,15 @@ const LEAD_MAX: usize = 64;
 const INFO_MAX: usize = 16;
 /// Fence info words whose fences may hold calls (compared without letter case).
 const CALL_FENCES: &[&str] = &["", "python", "py", "python3", "tool_code"];
+
+/// The most bytes an expression call's arguments may take, from its `(` on.
+const EXPR_MAX: usize = 4096;
+/// The most brackets open inside an expression call's arguments.
+const DEPTH_MAX: usize = 32;
+/// Keywords that join two operands (`a if b else c`, `x not in y`, `[x for x in y]`).
+const JOINING: &[&str] = &["and", "or", "in", "is", "not", "if", "else", "for"];
+/// Keywords that may lead an operand (`not x`, `lambda y: y`, `x not in y`).
+const LEADING: &[&str] = &["not", "lambda", "await", "in"];
 
 const LINE_START: &[u8] = b"`\t abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
 
@@ -288,6 +317,7 @@ impl Format for BareCall {
             line: Line::Bare,
             calls: Vec::new(),
             text_mode: self.text_mode,
+            expr: false,
         }) as Box<dyn Body>)
     }
 }
@@ -350,6 +380,13 @@ enum St {
     NextLine {
         blanks: usize,
     },
+    /// The arguments of a call with expression arguments, up to its `)`.
+    Expr(ExprScan),
+    /// After the line or fence of an expression call: blanks only, to the end of the reply.
+    /// The failure's text ends at `end` in the raw text.
+    Tail {
+        end: usize,
+    },
 }
 
 /// Where a code line of a fence passed through stands.
@@ -374,6 +411,8 @@ struct BareCallArgs {
     /// Where the call's text starts in the construct's raw text (0 for the first); it runs
     /// up to the next call's start.
     start: usize,
+    /// Where its arguments start in the raw text (after its `(`).
+    open: usize,
 }
 
 #[derive(Debug)]
@@ -383,6 +422,9 @@ struct BareMachine {
     line: Line,
     calls: Vec<BareCallArgs>,
     text_mode: bool,
+    /// The construct is one call with expression arguments: an `expression_argument` failure
+    /// if only blanks follow it to the reply's end, else prose.
+    expr: bool,
 }
 
 impl BareMachine {
@@ -413,6 +455,10 @@ impl BareMachine {
     /// A call line ended (its newline is `c`, or the reply ended).
     fn line_end(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Flow {
         match self.mode {
+            Mode::Line { .. } if self.expr => {
+                self.st = St::Tail { end: raw.len() };
+                Flow::More
+            }
             Mode::Line { lines } => {
                 self.conclude(raw, ctx, out, None);
                 self.mode = Mode::Line { lines: lines + 1 };
@@ -485,6 +531,57 @@ impl BareMachine {
         }
     }
 
+    /// An argument of the current call is not a literal (`c`, the last byte of `raw`, showed
+    /// it). If the call may be the reply's one attempt at a call (the first of its construct,
+    /// written bare, nothing attempted before), its arguments are read on as an expression
+    /// to its `)`; otherwise the bytes are not calls.
+    fn expression(&mut self, c: char, raw: &str, ctx: &mut Ctx<'_>) -> Flow {
+        let first = !ctx.attempted
+            && self.line == Line::Bare
+            && self.calls.len() == 1
+            && matches!(self.mode, Mode::Line { lines: 0 } | Mode::Fence { .. });
+        ctx.attempted = true;
+        let Some(open) = self.calls.first().map(|call| call.open) else {
+            return self.not_calls(c, raw);
+        };
+        if !first {
+            return self.not_calls(c, raw);
+        }
+        // The arguments read so far as literals are read again as an expression: once per
+        // call, bounded by `EXPR_MAX`.
+        let mut scan = ExprScan::new();
+        for ch in raw.get(open..).unwrap_or_default().chars() {
+            match scan.push(ch) {
+                Scan::More => {}
+                Scan::Closed => {
+                    self.expr = true;
+                    self.st = St::AfterCall;
+                    return Flow::More;
+                }
+                Scan::Invalid => return self.not_calls(c, raw),
+            }
+        }
+        self.expr = true;
+        self.st = St::Expr(scan);
+        Flow::More
+    }
+
+    /// The expression call's failure, its text ending at `end`; what follows goes back to
+    /// prose.
+    fn expression_failure(&mut self, raw: &str, end: usize, out: &mut Vec<Event>) -> Eos {
+        let end = if raw.is_char_boundary(end) {
+            end
+        } else {
+            raw.len()
+        };
+        out.push(Event::Failure {
+            index: None,
+            kind: FailureKind::ExpressionArgument,
+            raw: raw[..end].to_owned(),
+        });
+        Eos::Closed((end < raw.len()).then(|| raw[end..].to_owned()))
+    }
+
     fn current(&mut self) -> Option<&mut BareCallArgs> {
         self.calls.last_mut()
     }
@@ -524,6 +621,7 @@ impl BareMachine {
             positional: Vec::new(),
             pending_key: None,
             start,
+            open: raw.len(),
         });
         true
     }
@@ -553,6 +651,169 @@ impl BareMachine {
             n => n,
         });
         Flow::More
+    }
+}
+
+/// Reads the arguments of a call once one of them is not a literal: tells a Python expression
+/// (`5 * 2800.0`, `dataset`, `np.array([1, 2])`, `f"{x}"`, `lambda y: y`) from words in
+/// parentheses and finds the call's `)`. It tracks open brackets, strings and whether an
+/// operand or an operator comes next, leniently (it accepts some text Python would not); it
+/// evaluates nothing.
+#[derive(Debug)]
+struct ExprScan {
+    /// Brackets open inside the call's parentheses, innermost last.
+    open: Vec<char>,
+    tok: Tok,
+    /// Bytes read since the call's `(`.
+    len: usize,
+}
+
+#[derive(Debug)]
+enum Tok {
+    /// An operand comes next: after `(`, `,`, an operator or a leading keyword. `empty`: right
+    /// after an opening bracket or a comma, where a closing bracket may also come.
+    Operand { empty: bool },
+    /// An operand ended: an operator, a bracket, a comma or a joining keyword comes next.
+    After,
+    /// An identifier; `joining` when it stands where an operator must (then it must be a
+    /// joining keyword).
+    Word { text: String, joining: bool },
+    /// A number (digits, letters, `_` and `.`: `2800.0`, `1e5`, `0x1f`).
+    Number,
+    /// A string opened by `quote`, on one line.
+    Str { quote: char, escaped: bool },
+}
+
+/// What one character did to an [`ExprScan`].
+#[derive(Debug, PartialEq, Eq)]
+enum Scan {
+    More,
+    /// The call's own `)`.
+    Closed,
+    /// Not an expression (or past the bounds).
+    Invalid,
+}
+
+/// `f`, `r`, `b`, `u` and their pairs, which may open a string.
+fn string_prefix(w: &str) -> bool {
+    w.len() <= 2
+        && w.chars()
+            .all(|c| matches!(c.to_ascii_lowercase(), 'f' | 'r' | 'b' | 'u'))
+}
+
+impl ExprScan {
+    /// A scan from right after the call's `(`.
+    fn new() -> ExprScan {
+        ExprScan {
+            open: Vec::new(),
+            tok: Tok::Operand { empty: true },
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, c: char) -> Scan {
+        self.len += c.len_utf8();
+        if self.len > EXPR_MAX {
+            return Scan::Invalid;
+        }
+        // The end of a token of several characters.
+        match &mut self.tok {
+            Tok::Str { quote, escaped } => {
+                if *escaped {
+                    *escaped = false;
+                } else if c == '\\' {
+                    *escaped = true;
+                } else if c == *quote {
+                    self.tok = Tok::After;
+                } else if c == '\n' {
+                    return Scan::Invalid;
+                }
+                return Scan::More;
+            }
+            Tok::Number => {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                    return Scan::More;
+                }
+                self.tok = Tok::After;
+            }
+            Tok::Word { text, joining } => {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    if text.len() >= NAME_MAX {
+                        return Scan::Invalid;
+                    }
+                    text.push(c);
+                    return Scan::More;
+                }
+                let joining = *joining;
+                let text = std::mem::take(text);
+                if !joining && matches!(c, '\'' | '"') && string_prefix(&text) {
+                    self.tok = Tok::Str {
+                        quote: c,
+                        escaped: false,
+                    };
+                    return Scan::More;
+                }
+                self.tok = if joining {
+                    // Two operands side by side (`the user`): words, not an expression.
+                    if !JOINING.contains(&text.as_str()) {
+                        return Scan::Invalid;
+                    }
+                    Tok::Operand { empty: false }
+                } else if LEADING.contains(&text.as_str()) {
+                    Tok::Operand { empty: false }
+                } else {
+                    Tok::After
+                };
+            }
+            Tok::Operand { .. } | Tok::After => {}
+        }
+        let after = matches!(self.tok, Tok::After);
+        let empty = matches!(self.tok, Tok::Operand { empty: true });
+        match c {
+            ' ' | '\t' | '\r' | '\n' => {}
+            '\'' | '"' if !after => {
+                self.tok = Tok::Str {
+                    quote: c,
+                    escaped: false,
+                };
+            }
+            c if (c.is_ascii_digit() || c == '.') && !after => self.tok = Tok::Number,
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                self.tok = Tok::Word {
+                    text: c.to_string(),
+                    joining: after,
+                };
+            }
+            // A group, or (after an operand) a call or a subscript.
+            '(' | '[' | '{' if !(after && c == '{') => {
+                if self.open.len() >= DEPTH_MAX {
+                    return Scan::Invalid;
+                }
+                self.open.push(c);
+                self.tok = Tok::Operand { empty: true };
+            }
+            ')' | ']' | '}' if after || empty => {
+                let want = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                match self.open.pop() {
+                    Some(o) if o == want => self.tok = Tok::After,
+                    None if c == ')' => return Scan::Closed,
+                    _ => return Scan::Invalid,
+                }
+            }
+            ',' if after => self.tok = Tok::Operand { empty: true },
+            // Unary where an operand comes, binary after one; `*` and `**` also unpack. A
+            // slice may start with `:`.
+            '+' | '-' | '*' | '~' | ':' => self.tok = Tok::Operand { empty: false },
+            '.' | '/' | '%' | '@' | '&' | '|' | '^' | '<' | '>' | '=' | '!' if !empty => {
+                self.tok = Tok::Operand { empty: false };
+            }
+            _ => return Scan::Invalid,
+        }
+        Scan::More
     }
 }
 
@@ -616,12 +877,13 @@ impl Machine for BareMachine {
                     self.st = St::Comment;
                     Flow::More
                 }
-                '[' => {
+                // A fence of an expression call holds no other call.
+                '[' if !self.expr => {
                     self.line = Line::List;
                     self.st = St::CallStart;
                     Flow::More
                 }
-                c if c.is_ascii_alphabetic() || c == '_' => {
+                c if (c.is_ascii_alphabetic() || c == '_') && !self.expr => {
                     self.st = St::Name(c.to_string());
                     Flow::More
                 }
@@ -650,6 +912,11 @@ impl Machine for BareMachine {
             }
             St::AfterClosing => match c {
                 ' ' | '\t' | '\r' => Flow::More,
+                // The newline is prose, as after any fence.
+                '\n' if self.expr => {
+                    self.st = St::Tail { end: raw.len() - 1 };
+                    Flow::More
+                }
                 '\n' => {
                     self.conclude(raw, ctx, out, None);
                     Flow::DoneBefore
@@ -725,7 +992,7 @@ impl Machine for BareMachine {
                     "False" => Value::Bool(false),
                     "None" => Value::Null,
                     // A variable or an expression: not a value.
-                    _ => return self.not_calls(c, raw),
+                    _ => return self.expression(c, raw, ctx),
                 };
                 if !self.store(v) {
                     return self.not_calls(c, raw);
@@ -739,13 +1006,13 @@ impl Machine for BareMachine {
                 }
                 let r = match p.push(c) {
                     Ok(r) => r,
-                    Err(_) => return self.not_calls(c, raw),
+                    Err(_) => return self.expression(c, raw, ctx),
                 };
                 if r == Push::More {
                     return Flow::More;
                 }
                 let Some(v) = p.take_value() else {
-                    return self.not_calls(c, raw);
+                    return self.expression(c, raw, ctx);
                 };
                 if !self.store(v) {
                     return self.not_calls(c, raw);
@@ -766,10 +1033,20 @@ impl Machine for BareMachine {
                     self.st = St::AfterCall;
                     Flow::More
                 }
-                c => self.not_calls(c, raw),
+                c => self.expression(c, raw, ctx),
+            },
+            St::Expr(scan) => match scan.push(c) {
+                Scan::More => Flow::More,
+                Scan::Closed => {
+                    self.st = St::AfterCall;
+                    Flow::More
+                }
+                Scan::Invalid => self.not_calls(c, raw),
             },
             St::AfterCall => match (self.line, c) {
                 (_, ' ' | '\t' | '\r') => Flow::More,
+                // An expression call is one alone.
+                (_, ',') if self.expr => self.not_calls(c, raw),
                 (_, ',') => {
                     self.st = St::CallStart;
                     Flow::More
@@ -790,7 +1067,7 @@ impl Machine for BareMachine {
                 ' ' | '\t' | '\r' => Flow::More,
                 '\n' => self.line_end(raw, ctx, out),
                 '`' => self.closing_after_line(c, raw),
-                c if c.is_ascii_alphabetic() || c == '_' => {
+                c if (c.is_ascii_alphabetic() || c == '_') && !self.expr => {
                     self.st = St::Name(c.to_string());
                     Flow::More
                 }
@@ -810,6 +1087,19 @@ impl Machine for BareMachine {
                 let line = *line;
                 self.code(line, c, out, raw)
             }
+            St::Tail { end } => {
+                if c.is_whitespace() {
+                    return Flow::More;
+                }
+                // Not the reply's last: the expression call is prose.
+                match self.mode {
+                    Mode::Line { .. } => Flow::Reject,
+                    Mode::Fence { .. } => Flow::Ended {
+                        held: raw.get(*end..).unwrap_or_default().to_owned(),
+                        line_start: false,
+                    },
+                }
+            }
             St::NextLine { blanks } => {
                 if matches!(c, ' ' | '\t' | '\r' | '\n') {
                     // A long run of blanks ends the lines: it goes back to prose.
@@ -827,6 +1117,25 @@ impl Machine for BareMachine {
 
     fn eos(&mut self, raw: &str, ctx: &mut Ctx<'_>, out: &mut Vec<Event>) -> Eos {
         let st = std::mem::replace(&mut self.st, St::LineLead);
+        if self.expr {
+            // The reply ends after the expression call, its line or its fence (closed or
+            // not): it was the reply's one attempt.
+            let end = match (self.mode, st) {
+                (_, St::Tail { end }) => Some(end),
+                (_, St::AfterCall | St::AfterSemi) => Some(raw.len()),
+                (Mode::Fence { ticks }, St::Closing(n)) if n >= ticks => Some(raw.len()),
+                (Mode::Fence { .. }, St::AfterClosing | St::LineLead | St::Comment) => {
+                    Some(raw.len())
+                }
+                _ => None,
+            };
+            return match (end, self.mode) {
+                (Some(end), _) => self.expression_failure(raw, end, out),
+                (None, Mode::Line { .. }) => Eos::Reject,
+                // Code, or a call cut off: the fence's text is prose.
+                (None, Mode::Fence { .. }) => Eos::Closed(None),
+            };
+        }
         let line_done = matches!(st, St::AfterCall | St::AfterSemi | St::ListEnd)
             && !(matches!(st, St::AfterCall) && self.line == Line::List);
         match self.mode {

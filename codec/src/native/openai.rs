@@ -71,6 +71,7 @@ impl DeltaDecoder {
             last_edit_path: None,
             auto: true,
             answered: false,
+            attempted: false,
         };
         let r = f(&mut ctx);
         *next_index = ctx.next_index;

@@ -30,6 +30,7 @@ fn drive(fmt: &dyn Format, pieces: &[&str], auto: bool) -> Vec<String> {
         last_edit_path: None,
         auto,
         answered: false,
+        attempted: false,
     };
     let mut out = Vec::new();
     let mut prose = String::new();
@@ -191,6 +192,7 @@ fn check_args_contract(fmt: &dyn Format, input: &str, auto: bool) -> usize {
         last_edit_path: None,
         auto,
         answered: false,
+        attempted: false,
     };
     let mut out = Vec::new();
     if let Detect::Start(mut b) = fmt.detect(
@@ -274,6 +276,7 @@ fn hermes_client_tool_streams_arguments() {
         last_edit_path: None,
         auto: true,
         answered: false,
+        attempted: false,
     };
     let mut out = Vec::new();
     let Detect::Start(mut b) = hermes().detect(
@@ -827,6 +830,7 @@ fn tool_calls_and_tool_call_part_at_their_last_byte() {
         last_edit_path: None,
         auto: true,
         answered: false,
+        attempted: false,
     };
     let answer = |f: &dyn Format, s: &str, eos: bool| match f.detect(
         s,
@@ -885,6 +889,7 @@ fn marker_fence_peek_stops_at_characters() {
         last_edit_path: None,
         auto: true,
         answered: false,
+        attempted: false,
     };
     let f = marker_list::MarkerList::new(false);
     for eos in [false, true] {
@@ -1256,6 +1261,7 @@ fn look_alike_tags_part_at_one_byte() {
         last_edit_path: None,
         auto: true,
         answered: false,
+        attempted: false,
     };
     let at = Position {
         line_start: false,
@@ -1490,6 +1496,7 @@ fn triggers_are_disjoint() {
         last_edit_path: None,
         auto: true,
         answered: false,
+        attempted: false,
     };
     let samples = [
         "<tool_call>{",
@@ -1651,7 +1658,7 @@ proptest! {
             args.to_string()
         };
         let input = format!("<tool_call>{{\"name\": \"anything\", \"arguments\": {text}}}</tool_call>");
-        let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true, answered: false };
+        let mut ctx = Ctx { registry: &reg, next_index: 0, last_edit_path: None, auto: true, answered: false, attempted: false };
         let mut out = Vec::new();
         let Detect::Start(mut b) = hermes().detect(&input, Position { line_start: true, eos: false, reply_start: false }, &ctx) else {
             panic!("no start");
@@ -1701,6 +1708,7 @@ fn held_bytes_are_capped() {
         last_edit_path: None,
         auto: true,
         answered: false,
+        attempted: false,
     };
     let mut out = Vec::new();
     let head = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"";
