@@ -4,7 +4,8 @@
 //!   native formats InternLM, Llama 4 `<|python_start|>`, Olmo 3 `<function_calls>`, MiniMax-M2,
 //!   GLM-4.5, Qwen3-Coder, Seed-OSS, bare JSON call objects, xLAM-2 call lists, xLAM-1
 //!   `{"tool_calls": […]}` envelopes, Llama 3 `<|python_tag|>`, Mistral `[TOOL_CALLS]` (list and
-//!   v11), pythonic lists, the marker-list rows of Jamba, Nemotron, Apertus, Command R7B,
+//!   v11), pythonic lists, bare pythonic calls (one call line in prose; and adversarial prose
+//!   whose every line starts with the tool's name, none of them a call), the marker-list rows of Jamba, Nemotron, Apertus, Command R7B,
 //!   Granite 3.0, Phi-4-mini and LFM2, Hermes drift `<tools>`, FunctionGemma, Gemma 4, gpt-oss
 //!   harmony, DeepSeek R1 and V3.1, and Kimi K2, one builtin call per construct; and GLM-4-9B,
 //!   whose one call is the whole reply: an `edit` with as many blocks as the size takes)
@@ -441,6 +442,43 @@ fn pythonic(size: usize) -> String {
     native(size, |c| format!("[{}]", pythonic_call(c)))
 }
 
+/// Bare pythonic calls: prose with one call written without brackets on a line of its own,
+/// `read(path="…", start=1, end=60)`, after the first paragraph (`pythonic`, read by
+/// `native::bare_call`; gorilla-openfunctions and NexusRaven write calls so). A reply answers
+/// once, so it holds one call however long it is: the rest is prose, each line of it offered to
+/// the bare-call detector when it starts with a declared tool's first letter.
+fn bare_call(size: usize) -> String {
+    let mut s = prose(size);
+    let cut = s.find("\n\n").map_or(0, |i| i + 2);
+    s.insert_str(cut, "read(path=\"src/average.py\", start=1, end=60)\n\n");
+    s
+}
+
+/// Adversarial prose for bare calls: every line starts with the tool's name — a call with more
+/// after it on its line (`read(path="…") returns …`), a call whose arguments are expressions
+/// followed by a line of prose (the first is held to that line, as it could have ended the
+/// reply; later ones are prose at once), `read` as a word — or mentions a call mid-line.
+/// Nothing in it is a call: every byte comes back as prose.
+fn bare_call_mentions(size: usize) -> String {
+    let mut rng = Rng(0x6C07_8965_D5A1_F3B9);
+    let mut s = String::with_capacity(size + 256);
+    while s.len() < size {
+        let name = WORDS[rng.below(WORDS.len())];
+        match rng.below(4) {
+            0 => s.push_str(&format!("read(path=\"src/{name}.py\") returns the file, ")),
+            1 => s.push_str(&format!(
+                "read(path=path_of[{}], end=2 * n)\n",
+                rng.below(9)
+            )),
+            2 => s.push_str("read the file first, then "),
+            _ => s.push_str(&format!("Call read(path=\"src/{name}.py\") to see it. ")),
+        }
+        sentence(&mut rng, &mut s);
+        s.push('\n');
+    }
+    s
+}
+
 /// Jamba / Hunyuan-A13B / Apriel 1.5: `<tool_calls>[{…}]</tool_calls>` (`marker_list`;
 /// sources: vLLM's `jamba`, `hunyuan_a13b` and `apriel` tool parsers).
 fn jamba(size: usize) -> String {
@@ -752,6 +790,19 @@ const KINDS: &[Kind] = &[
         make: pythonic,
         construct: Some("\n["),
     },
+    // Decoded as the gateway decodes a reply where tools are declared: every format at once.
+    Kind {
+        name: "bare_call",
+        mode: Mode::Auto,
+        make: bare_call,
+        construct: Some("read(path="),
+    },
+    Kind {
+        name: "bare_call_mentions",
+        mode: Mode::Auto,
+        make: bare_call_mentions,
+        construct: None,
+    },
     Kind {
         name: "jamba",
         mode: Mode::Only(FormatId::MarkerList),
@@ -928,6 +979,10 @@ const TRIGGERS: &[(&str, &str, Mode)] = &[
     ("fenced_json_list", "```json\n[", Mode::Auto),
     ("tool_calls_envelope", "{\"tool_calls\":", Mode::Auto),
     ("tool_call_envelope", "{\"tool_call\":", Mode::Auto),
+    ("bare_call", "read(path=", Mode::Auto),
+    ("bare_call_expression", "read(path=p", Mode::Auto),
+    // Held while only blanks follow, as it would be the reply's one attempt at a call.
+    ("bare_call_expression_line", "read(path=p)\n", Mode::Auto),
     ("name_line", "read\n{", Mode::Auto),
     ("name_line_object", "read\n{\"path\": \"a\"}", Mode::Auto),
     ("tool_calls_marker", "<tool_calls>", Mode::Auto),

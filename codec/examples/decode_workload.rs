@@ -9,6 +9,13 @@
 //! valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
 //!     target/release/examples/decode_workload prose
 //! ```
+//!
+//! Bare pythonic calls: `bare` is the same prose with one call line, `read(path="a.py")`, after
+//! its first line; `mentions` is prose whose every line starts with the tool's name and none is
+//! a call (as `benches/codec.rs`'s `bare_call_mentions`). Openers: `bcx` is `read(path=p` (an
+//! expression argument), `bcl` and `bcls` `read(path=p)` and a newline (an expression call
+//! line, held while blanks follow) before letters and spaces. A second argument sets the size
+//! in KiB (64 for replies, 1024 after an opener), to compare the cost at N and 4N.
 use codec::{Mode, Registry, TurnDecoder};
 use std::sync::Arc;
 struct Rng(u64);
@@ -72,16 +79,36 @@ fn hermes(size: usize) -> String {
     }
     s
 }
+fn mentions(size: usize) -> String {
+    let mut r = Rng(11);
+    let mut s = String::new();
+    while s.len() < size {
+        let w = WORDS[r.below(WORDS.len())];
+        match r.below(4) {
+            0 => s.push_str(&format!("read(path=\"src/{w}.py\") returns the file, ")),
+            1 => s.push_str(&format!("read(path=path_of[{}], end=2 * n)\n", r.below(9))),
+            2 => s.push_str("read the file first, then "),
+            _ => s.push_str(&format!("Call read(path=\"src/{w}.py\") to see it. ")),
+        }
+        s.push_str(&prose(40 + r.below(40)));
+        s.push('\n');
+    }
+    s
+}
 fn main() {
     let kind = std::env::args().nth(1).unwrap_or_default();
-    if let Some(op) = match kind.as_str() {
-        "verb" => Some("READ "),
-        "pyl" => Some("[read("),
-        "path" => Some("src/a.py\n"),
+    let kib: Option<usize> = std::env::args().nth(2).and_then(|a| a.parse().ok());
+    if let Some((op, filler)) = match kind.as_str() {
+        "verb" => Some(("READ ", 'a')),
+        "pyl" => Some(("[read(", 'a')),
+        "path" => Some(("src/a.py\n", 'a')),
+        "bcx" => Some(("read(path=p", 'a')),
+        "bcl" => Some(("read(path=p)\n", 'a')),
+        "bcls" => Some(("read(path=p)\n", ' ')),
         _ => None,
     } {
         let mut s = String::from(op);
-        s.extend(std::iter::repeat_n('a', 1 << 20));
+        s.extend(std::iter::repeat_n(filler, kib.unwrap_or(1024) << 10));
         let mut d = TurnDecoder::new(Mode::Auto, Arc::new(Registry::builtin()));
         let mut ev = Vec::new();
         for c in s.as_bytes().chunks(4) {
@@ -91,10 +118,18 @@ fn main() {
         println!("{}", ev.len());
         return;
     }
+    let size = kib.unwrap_or(64) << 10;
     let input = match kind.as_str() {
-        "prose" => prose(64 << 10),
-        "edits" => edits(64 << 10),
-        _ => hermes(64 << 10),
+        "prose" => prose(size),
+        "bare" => {
+            let mut s = prose(size);
+            let cut = s.find('\n').map_or(0, |i| i + 1);
+            s.insert_str(cut, "read(path=\"a.py\")\n");
+            s
+        }
+        "mentions" => mentions(size),
+        "edits" => edits(size),
+        _ => hermes(size),
     };
     let reg = Arc::new(Registry::builtin());
     let mut r = Rng(99);
