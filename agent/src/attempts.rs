@@ -170,6 +170,9 @@ pub struct Attempt {
     /// keys mean identical resulting trees, which is what [`choose`] votes by.
     pub key: String,
     pub wall: Duration,
+    /// How many of the checks the attempts' models wrote first ([`crate::owncheck`]) pass on
+    /// this attempt's result (0 when none was written, or it did not end with DONE).
+    pub checks_passed: usize,
 }
 
 impl Attempt {
@@ -299,7 +302,31 @@ pub async fn run_attempts(
             break;
         }
     }
+    vote_by_checks(ws, &mut attempts);
     Ok(attempts)
+}
+
+/// The generated-tests vote (CodeT, Chen et al. 2022): each attempt that ended with DONE is
+/// run against every check an attempt's model wrote first, on its own copy; [`choose`] ranks
+/// results by how many they pass before it counts identical results.
+fn vote_by_checks(ws: &Workspace, attempts: &mut [Attempt]) {
+    let checks: Vec<crate::owncheck::OwnCheck> = attempts
+        .iter()
+        .filter_map(|a| a.result.as_ref().ok()?.own_check.clone())
+        .collect();
+    if checks.is_empty() {
+        return;
+    }
+    for a in attempts.iter_mut().filter(|a| a.done()) {
+        let Ok(mut copy) = Workspace::new(&a.root) else {
+            continue;
+        };
+        copy.confinement = ws.confinement;
+        a.checks_passed = checks
+            .iter()
+            .filter(|c| crate::owncheck::passes(&copy, c))
+            .count();
+    }
 }
 
 /// An attempt ready to run: its copy and its session's settings.
@@ -350,6 +377,7 @@ fn conclude(
         changes,
         key,
         wall,
+        checks_passed: 0,
     };
     (attempt, p.copy_ws)
 }
@@ -492,7 +520,8 @@ impl Choice {
 }
 
 /// Picks the winner of `attempts`; `checked` says whether they ran with a check. Without
-/// one, the largest group of identical results wins; among groups of one size, the one whose
+/// one, the result that passes most of the checks the attempts' models wrote first wins
+/// ([`Attempt::checks_passed`]), then the largest group of identical results; among groups of one size, the one whose
 /// changes touch a file `task` names and touch the fewest files it does not name (the 0.5B,
 /// asked to append a line to .gitignore, rewrote README.md at temperature 0 and said DONE,
 /// while a warmer attempt changed .gitignore alone), then the earliest (the coolest sample).
@@ -513,7 +542,12 @@ pub fn choose(attempts: &[Attempt], checked: bool, task: &str) -> Choice {
     }
     let rank = |first: usize, size: usize| {
         let (named, unnamed) = named_changes(&attempts[first].changes, task);
-        (size, named > 0, std::cmp::Reverse(unnamed))
+        (
+            attempts[first].checks_passed,
+            size,
+            named > 0,
+            std::cmp::Reverse(unnamed),
+        )
     };
     let mut best: Option<(usize, usize)> = None;
     for (_, first, size) in groups {

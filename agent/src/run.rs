@@ -78,6 +78,9 @@ pub struct Outcome {
     /// (every mode that allows changes).
     pub no_change: u32,
     pub tokens: u64,
+    /// The check the model wrote first ([`crate::owncheck`]), if it kept one: `--attempts`
+    /// runs every attempt's change against every attempt's check.
+    pub own_check: Option<crate::owncheck::OwnCheck>,
 }
 
 /// Runs one session to its stop reason.
@@ -765,6 +768,7 @@ impl<'a> Session<'a> {
             premature_done: t.premature_done,
             no_change: t.no_change,
             tokens: t.tokens,
+            own_check: self.own_check.clone(),
         };
         self.emit(Event::Stop {
             reason: reason.as_str().to_owned(),

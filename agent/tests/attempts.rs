@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly on the first surprise.
 
+mod common;
+
 use std::path::Path;
 
 use agent::attempts::{
@@ -207,6 +209,60 @@ fn without_a_check_the_majority_change_wins_and_the_report_says_how_many_agreed(
         .map(|r| r.sampling.temperature)
         .collect();
     assert_eq!(temps, [0.0, 0.0, 0.4, 0.4, 0.7, 0.7]);
+}
+
+/// With the models' own checks (`--own-check`), results are ranked first by how many of
+/// the attempts' checks they pass (the generated-tests vote of CodeT): two attempts agree on
+/// a wrong change their checks reject (each DONE taken when said again), the third writes the
+/// change every check passes, and it wins over the larger group.
+#[test]
+fn the_result_that_passes_most_of_the_attempts_own_checks_wins() {
+    if !common::landlock() {
+        return;
+    }
+    let dir = repo("codet");
+    let check = || {
+        Script::chunked(
+            "```sh\ngrep -qx right a.txt || { echo no; exit 1; }\n```\n",
+            9,
+        )
+    };
+    let e = engine(&[
+        check(),
+        edit("wrong"),
+        done(),
+        done(),
+        check(),
+        edit("wrong"),
+        done(),
+        done(),
+        check(),
+        edit("right"),
+        done(),
+    ]);
+    let mut c = cfg(ApprovalMode::Auto, false);
+    c.own_check = true;
+    let report = run(
+        &e,
+        dir.path(),
+        &c,
+        3,
+        false,
+        &mut ScriptedApprover::default(),
+        &mut Unwatched,
+    )
+    .unwrap();
+    let passed: Vec<usize> = report.attempts.iter().map(|a| a.checks_passed).collect();
+    assert_eq!(passed, [0, 0, 3]);
+    assert_eq!(
+        report.choice,
+        Choice::Voted {
+            index: 2,
+            agreed: 1,
+            of: 3
+        }
+    );
+    assert_eq!(read(dir.path(), "a.txt"), "right\n");
 }
 
 #[test]
