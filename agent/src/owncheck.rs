@@ -262,6 +262,9 @@ pub fn accept(ws: &Workspace, task: &str, reply: &str) -> Result<OwnCheck, Rejec
 /// `ImportError` of a name the task does not name (a name the task asks for is missing
 /// before the change by rights).
 pub fn broken(output: &str, task: &str) -> bool {
+    if shell_not_found(output, task) {
+        return true;
+    }
     let lines: Vec<&str> = output.lines().collect();
     let Some(at) = lines
         .iter()
@@ -300,6 +303,27 @@ pub fn broken(output: &str, task: &str) -> bool {
         return !name.is_empty() && !task.contains(name);
     }
     false
+}
+
+/// The shell ran the script and found no command by a bare name on one of the script's own
+/// lines (`.bellows-own-check.sh: 3: ensure_dir: not found` from dash, `… line 3: ensure_dir:
+/// command not found` from bash) that the task does not name: a function of the repository's
+/// called without sourcing its file, a tool the machine lacks. A path (`./tool.sh`) is a file
+/// the task may ask to create, and a name the task gives may be what it asks for.
+fn shell_not_found(output: &str, task: &str) -> bool {
+    output.lines().any(|l| {
+        let Some(rest) = l.strip_prefix(SH_FILE).and_then(|r| r.strip_prefix(':')) else {
+            return false;
+        };
+        let rest = rest
+            .strip_suffix(": not found")
+            .or_else(|| rest.strip_suffix(": command not found"));
+        let Some(rest) = rest else {
+            return false;
+        };
+        let name = rest.rsplit(": ").next().unwrap_or("").trim();
+        !name.is_empty() && !name.contains('/') && !task.contains(name)
+    })
 }
 
 /// Runs `script` on a throwaway copy of `ws`'s files (confined like the task's commands,
@@ -510,6 +534,18 @@ mod tests {
         let syntax = format!("Traceback (most recent call last):\n{syntax}");
         assert!(broken(&syntax, ""));
         assert!(!broken("expected 3, got: 2\n", ""));
+        // A shell function of the repository called without its file sourced.
+        let dash = ".bellows-own-check.sh: 4: ensure_dir: not found\nexpected photos\n";
+        assert!(broken(dash, "`sh archive.sh photos/` writes backups/.tar"));
+        let bash = ".bellows-own-check.sh: line 4: ensure_dir: command not found\n";
+        assert!(broken(bash, ""));
+        // A script the task asks for, not there yet: missing by rights.
+        let path = ".bellows-own-check.sh: 1: ./tool.sh: not found\n";
+        assert!(!broken(path, "Create tool.sh that prints the date."));
+        assert!(!broken(
+            ".bellows-own-check.sh: 2: slugify: not found\n",
+            "Add a slugify command."
+        ));
     }
 
     #[test]
