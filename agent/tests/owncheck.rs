@@ -199,3 +199,52 @@ fn a_done_said_again_over_the_same_failure_is_taken_unverified() {
         HELLO_RIGHT
     );
 }
+
+/// The engine fails while the script is asked for: the session ends with the generation's
+/// error before anything is written — the repository as it was, no journal started.
+#[test]
+fn a_failed_generation_of_the_script_leaves_the_repository_as_it_was() {
+    let dir = repo("own-fail", &[("hello.sh", HELLO)]);
+    let e = models::ScriptedEngine::new("scripted", models::Script::chunked("unused\n", 5));
+    e.push(models::Script::failing("```sh\nexit", 3, "device lost"));
+    let ws = agent::Workspace::new(dir.path()).unwrap();
+    let mut approver = agent::ScriptedApprover::default();
+    let err = common::rt()
+        .block_on(agent::run(
+            &e,
+            &ws,
+            &cfg(),
+            &mut approver,
+            &mut agent::view::Quiet,
+        ))
+        .unwrap_err();
+    assert!(err.to_string().contains("device lost"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hello.sh")).unwrap(),
+        HELLO
+    );
+    assert!(!dir.path().join(".bellows/sessions").exists());
+}
+
+/// The script is model output: it runs confined like RUN, and a write outside its copy of
+/// the repository is denied by the kernel (the script is kept — it fails — and nothing lands).
+#[test]
+fn the_script_cannot_write_outside_its_copy() {
+    if !landlock() {
+        return;
+    }
+    let dir = repo("own-escape", &[("hello.sh", HELLO)]);
+    let outside = dir.path().with_file_name(format!(
+        "{}-outside",
+        dir.path().file_name().unwrap().to_string_lossy()
+    ));
+    let script = format!(
+        "```sh\necho escaped > '{}'\nexit 1\n```\n",
+        outside.display()
+    );
+    let right = format!("{}DONE", sh_block("hello.sh", HELLO_RIGHT));
+    let e = engine(&[script.as_str(), right.as_str(), "DONE"]);
+    let out = session(&e, dir.path(), &cfg());
+    assert_eq!(verdicts(dir.path(), &out.session), ["kept"]);
+    assert!(!outside.exists(), "{} was written", outside.display());
+}
