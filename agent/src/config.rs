@@ -73,6 +73,12 @@ pub struct Config {
     /// command the task calls wrong prints what it printed before. Also the DONE checks read
     /// from the task's words ([`crate::asks`]).
     pub probes: bool,
+    /// The lesser tier: DONE rules and first-message notes that read a kind of task's
+    /// wording (what it says to delete, create, rename, pass or print; its example; the
+    /// option it adds) rather than a property of every task's repository, commands and diff
+    /// ([`crate::run`]'s `lesser_refusal`). Only with `probes`. Off, the DONE gate is the
+    /// general rules alone (issue #48, item 2: measured both ways in benches/README.md).
+    pub wording_rules: bool,
     /// Without a check (`verify`), find the repository's own test scripts and hold DONE to
     /// them ([`crate::found`]); only with `probes`.
     pub found_tests: bool,
@@ -118,6 +124,7 @@ impl Config {
             own_check: false,
             lint: true,
             probes: true,
+            wording_rules: true,
             found_tests: true,
             stuck_temperature: DEFAULT_STUCK_TEMPERATURE,
             interrupt: crate::Interrupt::new(),

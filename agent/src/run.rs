@@ -188,7 +188,7 @@ pub async fn run(
     // task adds ([`crate::shellopt`]); where a shell script splits values at spaces, for a
     // task about spaces ([`crate::wordsplit`]); what the program a document should match
     // prints for `--help` ([`crate::usage::help_note`]).
-    let on_import = if cfg.probes {
+    let on_import = if cfg.probes && cfg.wording_rules {
         crate::onimport::note(&cfg.task, ws).unwrap_or_default()
             + &crate::shellopt::note(&cfg.task, ws).unwrap_or_default()
             + &crate::wordsplit::note(&cfg.task, ws).unwrap_or_default()
@@ -365,12 +365,16 @@ fn session_probes(ws: &Workspace, cfg: &Config) -> Vec<crate::probe::Probe> {
         return Vec::new();
     }
     let mut probes = crate::probe::commands(&cfg.task, ws, cfg.verify.as_deref());
-    let plain = crate::asks::run_plainly(&cfg.task, ws, &probes);
-    probes.extend(plain);
-    let alone = crate::targets::scripts_alone(&cfg.task, ws, &probes);
-    probes.extend(alone);
-    let shown_by = crate::examples::scripts_named_by_stem(&cfg.task, ws, &probes);
-    probes.extend(shown_by);
+    // Commands read from a kind of task's wording rather than shown by it: a script the
+    // task says to run plainly, one it names alone, one its example's stem names.
+    if cfg.wording_rules {
+        let plain = crate::asks::run_plainly(&cfg.task, ws, &probes);
+        probes.extend(plain);
+        let alone = crate::targets::scripts_alone(&cfg.task, ws, &probes);
+        probes.extend(alone);
+        let shown_by = crate::examples::scripts_named_by_stem(&cfg.task, ws, &probes);
+        probes.extend(shown_by);
+    }
     if cfg.verify.is_none() && cfg.found_tests {
         let found = crate::found::tests(ws, &probes);
         probes.extend(found);
@@ -2120,6 +2124,9 @@ impl<'a> Session<'a> {
     /// successes in twelve tasks (book-year-field, latest-release-sh: checks weaker than the
     /// task), and on the frozen suite it changed no result (benches/README.md).
     fn lesser_refusal(&mut self) -> Option<(&'static str, Observation)> {
+        if !self.cfg.wording_rules {
+            return None;
+        }
         self.asks_refusal()
             .or_else(|| self.answer_refusal())
             .or_else(|| self.probe_refusal(Tier::Lesser))

@@ -199,3 +199,46 @@ fn a_wording_rule_still_refuses_where_the_check_is_weaker_than_the_task() {
         );
     }
 }
+
+/// `Config::wording_rules` off (`--no-wording-rules`): a DONE a rule reading the task's
+/// wording would refuse (`removal_left`: the line the task says to remove is still there) is
+/// taken at once, while a general rule (`given_changed`: the input the task calls normal was
+/// edited) still refuses on the same configuration.
+#[test]
+fn without_the_wording_rules_only_the_general_gate_judges_done() {
+    let app = "def run():\n    value = 6 * 7\n    print(\"debug: value =\", value)\n    return value\n\n\nprint(run())\n";
+    let renamed = "def run():\n    result = 6 * 7\n    print(\"debug: result =\", result)\n    return result\n\n\nprint(run())\n";
+    let dir = repo("gate-no-wording", &[("app.py", app)]);
+    let first = format!("{}DONE", python_block("app.py", renamed));
+    let e = engine(&[first.as_str()]);
+    let mut c = cfg("Remove the debug print line from app.py.");
+    c.wording_rules = false;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+    assert_eq!(read(dir.path(), "app.py"), renamed);
+
+    if !python_runs_confined() {
+        return;
+    }
+    let dir = repo(
+        "gate-no-wording-given",
+        &[("report.py", REPORT), ("sales.csv", SALES)],
+    );
+    let first = format!("{}DONE", python_block("sales.csv", SALES_EDITED));
+    let second = format!(
+        "{}{}DONE",
+        python_block("sales.csv", SALES),
+        python_block("report.py", REPORT_FIXED)
+    );
+    let e = engine(&[first.as_str(), second.as_str()]);
+    let mut c = cfg(
+        "`python3 report.py sales.csv` crashes with a ValueError, but sales.csv is a \
+                     normal export: an empty amount means nothing was sold.",
+    );
+    c.wording_rules = false;
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["given_changed"]);
+    assert_eq!(read(dir.path(), "report.py"), REPORT_FIXED);
+}

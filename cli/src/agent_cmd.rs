@@ -133,6 +133,10 @@ pub struct BenchArgs {
     /// its first change, and hold DONE to it (as `bellows agent --own-check`).
     #[arg(long)]
     pub own_check: bool,
+    /// Judge DONE by the general rules alone, without the rules and first-message notes that
+    /// read a kind of task's wording (as `bellows agent --no-wording-rules`).
+    #[arg(long)]
+    pub no_wording_rules: bool,
 }
 
 /// How RUN's commands are confined (Landlock on Linux; see `agent::sandbox`).
@@ -384,6 +388,13 @@ pub struct RunArgs {
     /// repository, runs on a throwaway copy after every change, and DONE needs it to pass.
     #[arg(long)]
     pub own_check: bool,
+    /// Judge DONE by the general rules alone: a command the task says fails must now
+    /// succeed, the files it names change, the files it gives as input stay, the
+    /// repository's passing tests still pass, the check passes. Leaves out the rules and
+    /// first-message notes that read a kind of task's wording (what it says to delete,
+    /// create, rename, pass or print, its example, the option it adds).
+    #[arg(long)]
+    pub no_wording_rules: bool,
     /// Do not syntax-check the files the session writes. By default a written Python
     /// (`python3`'s parser, nothing run), shell (`bash -n`) or JSON file that does not parse
     /// is told to the model with the change, and DONE is refused while one stands (a file
@@ -609,6 +620,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.restate = restate(a.restate, a.no_restate, profile);
     cfg.say_first = a.say_first;
     cfg.own_check = a.own_check;
+    cfg.wording_rules = !a.no_wording_rules;
     cfg.lint = !a.no_lint;
     cfg.probes = !a.no_probe;
     cfg.found_tests = !a.no_tests;
@@ -751,6 +763,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     cfg.restate = b.restate;
     cfg.say_first = b.say_first;
     cfg.own_check = b.own_check;
+    cfg.wording_rules = !b.no_wording_rules;
     let llama = match b.engine.as_str() {
         "oracle" => None,
         _ => {
