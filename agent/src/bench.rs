@@ -245,7 +245,44 @@ pub struct TaskResult {
     pub done_refused: u32,
     /// Replies cut because they repeated a block of lines (failure kind `repetition`).
     pub repetitions: u32,
+    /// Per refusal kind (`check` for the visible check), the refused DONEs whose tree
+    /// `verify.sh` judged and how many of those trees it passes: a right answer refused
+    /// ([`crate::view::Event::Witnessed`]).
+    pub witnessed: std::collections::BTreeMap<String, Witnessed>,
     pub wall: Duration,
+}
+
+/// Refused DONEs of one kind whose tree `verify.sh` judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Witnessed {
+    pub refused: u32,
+    /// Of those, trees `verify.sh` passes.
+    pub right: u32,
+}
+
+impl TaskResult {
+    /// Refused DONEs whose tree `verify.sh` passes, over every kind.
+    pub fn right_refused(&self) -> u32 {
+        self.witnessed.values().map(|w| w.right).sum()
+    }
+}
+
+/// The bench's [`crate::config::DoneWitness`]: the task's hidden `verify.sh`, run with `sh`
+/// on a throwaway copy of the tree (confined like the session's commands), so its side
+/// effects never reach the session.
+#[derive(Debug)]
+struct VerifyWitness {
+    script: PathBuf,
+}
+
+impl crate::config::DoneWitness for VerifyWitness {
+    fn passes(&self, ws: &Workspace) -> Option<bool> {
+        let (_dir, copy) = crate::probe::scratch_copy(ws)?;
+        let out = copy
+            .run(&["sh".to_owned(), self.script.display().to_string()])
+            .ok()?;
+        Some(out.code == Some(0))
+    }
 }
 
 /// The refusals of a DONE that read the task's words, its commands or the session's own
@@ -295,6 +332,7 @@ impl TaskResult {
             echoes: 0,
             done_refused: 0,
             repetitions: 0,
+            witnessed: std::collections::BTreeMap::new(),
             wall: Duration::ZERO,
         }
     }
@@ -332,6 +370,11 @@ impl TaskResult {
         self.done_refused += other.done_refused;
         self.repetitions += other.repetitions;
         self.check_rejected += other.check_rejected;
+        for (why, w) in &other.witnessed {
+            let mine = self.witnessed.entry(why.clone()).or_default();
+            mine.refused += w.refused;
+            mine.right += w.right;
+        }
     }
 }
 
@@ -414,6 +457,11 @@ pub async fn run_task_watched(
         .join("verify.sh")
         .canonicalize()
         .map_err(io(&task.dir))?;
+    // Every refused DONE's tree is judged too, for the figures: a rule that refuses a
+    // right answer shows (the session never hears of it).
+    cfg.witness = Some(std::sync::Arc::new(VerifyWitness {
+        script: script.clone(),
+    }));
     let mut judge = Judge {
         task,
         script,
@@ -599,6 +647,11 @@ fn tally_journal(events: &[Event], r: &mut TaskResult) {
             Event::Refused { why, .. } if DONE_REFUSALS.contains(&why.as_str()) => {
                 r.done_refused += 1
             }
+            Event::Witnessed { why, passes, .. } => {
+                let w = r.witnessed.entry(why.clone()).or_default();
+                w.refused += 1;
+                w.right += u32::from(*passes);
+            }
             Event::Malformed { kind, .. } if kind == "repetition" => r.repetitions += 1,
             Event::Verify {
                 ok: false,
@@ -723,6 +776,40 @@ pub fn report(results: &[TaskResult]) -> String {
         total.check_rejected,
         total.repetitions
     ));
+    // Each refusal kind's record against the hidden check: `kind refused/right`, where right
+    // counts the refused trees `verify.sh` passes.
+    if !total.witnessed.is_empty() {
+        let kinds: Vec<String> = total
+            .witnessed
+            .iter()
+            .map(|(k, w)| format!("{k} {}/{}", w.refused, w.right))
+            .collect();
+        s.push_str(&format!(
+            "refused DONEs judged by verify.sh (kind refused/on a tree it passes): {}\n",
+            kinds.join(", ")
+        ));
+        let wronged: Vec<String> = results
+            .iter()
+            .filter(|r| r.right_refused() > 0)
+            .map(|r| {
+                let kinds: Vec<String> = r
+                    .witnessed
+                    .iter()
+                    .filter(|(_, w)| w.right > 0)
+                    .map(|(k, w)| format!("{k} {}", w.right))
+                    .collect();
+                format!("{} ({})", r.name, kinds.join(", "))
+            })
+            .collect();
+        s.push_str(&format!(
+            "right answers refused: {} in {} task{}{}{}\n",
+            total.right_refused(),
+            wronged.len(),
+            if wronged.len() == 1 { "" } else { "s" },
+            if wronged.is_empty() { "" } else { ": " },
+            wronged.join(", ")
+        ));
+    }
     s.push_str(&format!(
         "pass@1 {pass1}/{n}, solved within {allowed} attempt{} {within}/{n}, attempts run {}\n",
         if allowed == 1 { "" } else { "s" },

@@ -8,6 +8,14 @@ use crate::prompt::{self, GrammarChoice};
 /// [`Config::stuck_temperature`] by default.
 pub const DEFAULT_STUCK_TEMPERATURE: f32 = 0.6;
 
+/// Judges a tree outside the session, where the caller holds a check the model never sees
+/// (the bench's `verify.sh`): asked on every refused DONE, its answer is journaled
+/// ([`crate::view::Event::Witnessed`]) and changes nothing in the session.
+pub trait DoneWitness: Send + Sync + std::fmt::Debug {
+    /// Whether `ws` as it is now passes; `None` where it could not be judged.
+    fn passes(&self, ws: &crate::workspace::Workspace) -> Option<bool>;
+}
+
 /// One session's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -79,6 +87,9 @@ pub struct Config {
     /// ([`crate::run`]'s `lesser_refusal`). Only with `probes`. Off, the DONE gate is the
     /// general rules alone (issue #48, item 2: measured both ways in benches/README.md).
     pub wording_rules: bool,
+    /// Judges each refused DONE's tree, for the figures alone ([`DoneWitness`]); `None`
+    /// outside the bench.
+    pub witness: Option<std::sync::Arc<dyn DoneWitness>>,
     /// Without a check (`verify`), find the repository's own test scripts and hold DONE to
     /// them ([`crate::found`]); only with `probes`.
     pub found_tests: bool,
@@ -125,6 +136,7 @@ impl Config {
             lint: true,
             probes: true,
             wording_rules: true,
+            witness: None,
             found_tests: true,
             stuck_temperature: DEFAULT_STUCK_TEMPERATURE,
             interrupt: crate::Interrupt::new(),

@@ -320,6 +320,7 @@ fn turn_of(e: &Event) -> Option<u32> {
         | Event::Proposal { turn, .. }
         | Event::Malformed { turn, .. }
         | Event::Refused { turn, .. }
+        | Event::Witnessed { turn, .. }
         | Event::Preview { turn, .. }
         | Event::Approval { turn, .. }
         | Event::Commit { turn, .. }

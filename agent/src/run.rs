@@ -1015,6 +1015,7 @@ impl<'a> Session<'a> {
                     turn,
                     why: why.to_owned(),
                 })?;
+                self.witness(why)?;
                 return self.observed(action, obs, false);
             }
         }
@@ -2597,6 +2598,7 @@ impl<'a> Session<'a> {
         match (done, obs.ok) {
             (Some(_), true) => return Ok(None),
             (Some(action), false) => {
+                self.witness("check")?;
                 self.tally.false_successes += 1;
                 let summary = match action {
                     Action::Done { summary } => summary.as_str(),
@@ -2667,6 +2669,19 @@ impl<'a> Session<'a> {
         }
         self.journal_observation(&obs)?;
         Ok(Some(obs))
+    }
+
+    /// A refused DONE's tree judged by the configured [`crate::config::DoneWitness`] and
+    /// journaled; nothing where none is configured or it cannot judge.
+    fn witness(&mut self, why: &str) -> Result<(), AgentError> {
+        let Some(passes) = self.cfg.witness.as_ref().and_then(|w| w.passes(self.ws)) else {
+            return Ok(());
+        };
+        self.emit(Event::Witnessed {
+            turn: self.turn,
+            why: why.to_owned(),
+            passes,
+        })
     }
 
     /// The turn as history keeps it.

@@ -101,6 +101,15 @@ pub enum Event {
         turn: u32,
         why: String,
     },
+    /// A refused DONE's tree judged by a [`crate::config::DoneWitness`] (the bench's hidden
+    /// `verify.sh`; never shown to the model): `passes` is whether the tree the DONE was
+    /// said on passes it, so a rule that refuses right answers shows in the figures. `why` is
+    /// the refusal's, or `check` for a DONE the session's check rejected.
+    Witnessed {
+        turn: u32,
+        why: String,
+        passes: bool,
+    },
     Preview {
         turn: u32,
         shown: String,
@@ -311,6 +320,11 @@ impl View for Terminal {
             }
             Event::Malformed { kind, .. } => writeln!(out, "✗ not an action ({kind})"),
             Event::Refused { why, .. } => writeln!(out, "✗ refused: {why}"),
+            Event::Witnessed { passes, .. } => writeln!(
+                out,
+                "  (the refused tree {} the hidden check)",
+                if *passes { "passes" } else { "fails" }
+            ),
             Event::Preview { shown, .. } => writeln!(out, "{}", shown.trim_end()),
             Event::Approval { answer, .. } => writeln!(out, "  answer: {answer:?}"),
             Event::Commit { path, .. } => writeln!(out, "  writing {path}"),

@@ -439,3 +439,42 @@ fn without_a_check_attempts_vote_and_a_wrong_majority_is_a_false_success() {
         no_copies_left(dir.path());
     }
 }
+
+/// Every refused DONE's tree is judged by the task's hidden `verify.sh` for the figures
+/// (`Event::Witnessed`): a DONE the check rejects on a tree `verify.sh` fails is a right
+/// refusal; the same DONE under a `verify.sh` that passes it is a right answer refused, named
+/// with its task and kind in the report.
+#[test]
+fn refused_dones_are_judged_by_the_hidden_check_and_right_answers_refused_are_named() {
+    let oracle = [WRONG_FIX, "DONE it greets\n", FIX, "DONE fixed the typo\n"];
+    for (verify, right) in [(None, 0), (Some("exit 0\n"), 1)] {
+        let (dir, task) = greet_task(Some("sh test_greet.sh"), Some(&oracle));
+        if let Some(v) = verify {
+            std::fs::write(dir.path().join("verify.sh"), v).unwrap();
+        }
+        let engine = bench::oracle_engine(&task).unwrap();
+        let r = run_on(&engine, &task, &config()).unwrap();
+        assert_eq!(r.reason, Some(StopReason::Verified));
+        let check = r.witnessed.get("check").copied().unwrap_or_default();
+        assert_eq!((check.refused, check.right), (1, right));
+        assert_eq!(r.right_refused(), right);
+        let report = bench::report(std::slice::from_ref(&r));
+        assert!(
+            report.contains(&format!(
+                "refused DONEs judged by verify.sh (kind refused/on a tree it passes): check 1/{right}\n"
+            )),
+            "{report}"
+        );
+        let named = if right == 1 {
+            format!(
+                "right answers refused: 1 in 1 task: {} (check 1)\n",
+                task.name
+            )
+        } else {
+            "right answers refused: 0 in 0 tasks\n".to_owned()
+        };
+        assert!(report.contains(&named), "{report}");
+        // The judging ran on a copy: the session's tree holds nothing of it.
+        no_copies_left(dir.path());
+    }
+}
