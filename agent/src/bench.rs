@@ -260,10 +260,23 @@ pub struct Witnessed {
     pub right: u32,
 }
 
+/// Refusal kinds that come after the agent changed the tree itself (`rename_finished`: a
+/// rename the session began, finished by the agent and shown before the DONE is taken), so
+/// the witness judges the agent's tree, not the model's: counted per kind, never as a right
+/// answer refused.
+pub const AGENT_FINISHED: &[&str] = &["rename_finished"];
+
 impl TaskResult {
-    /// Refused DONEs whose tree `verify.sh` passes, over every kind.
+    /// Refused DONEs whose tree `verify.sh` passes, over every kind but [`AGENT_FINISHED`].
     pub fn right_refused(&self) -> u32 {
-        self.witnessed.values().map(|w| w.right).sum()
+        self.wronged().map(|(_, w)| w.right).sum()
+    }
+
+    /// The kinds whose refusals held a right answer back, with their counts.
+    fn wronged(&self) -> impl Iterator<Item = (&String, &Witnessed)> {
+        self.witnessed
+            .iter()
+            .filter(|(k, w)| w.right > 0 && !AGENT_FINISHED.contains(&k.as_str()))
     }
 }
 
@@ -793,9 +806,7 @@ pub fn report(results: &[TaskResult]) -> String {
             .filter(|r| r.right_refused() > 0)
             .map(|r| {
                 let kinds: Vec<String> = r
-                    .witnessed
-                    .iter()
-                    .filter(|(_, w)| w.right > 0)
+                    .wronged()
                     .map(|(k, w)| format!("{k} {}", w.right))
                     .collect();
                 format!("{} ({})", r.name, kinds.join(", "))
@@ -888,5 +899,52 @@ mod tests {
         let mut r = TaskResult::new("", StopReason::Stall, false, 4);
         tally_journal(&more, &mut r);
         assert_eq!((r.acted, r.replies, r.echoes), (2, 4, 2));
+    }
+
+    #[test]
+    fn witnessed_refusals_count_per_kind_and_an_agent_finished_tree_is_no_right_answer_refused() {
+        let w = |why: &str, passes| Event::Witnessed {
+            turn: 1,
+            why: why.to_owned(),
+            passes,
+        };
+        let events = [
+            w("unchanged_output", false),
+            w("unchanged_output", true),
+            w("check", false),
+            w("rename_finished", true),
+        ];
+        let mut r = TaskResult::new("t", StopReason::Done, true, 2);
+        tally_journal(&events, &mut r);
+        let get = |k: &str| r.witnessed.get(k).copied().unwrap_or_default();
+        assert_eq!(
+            get("unchanged_output"),
+            Witnessed {
+                refused: 2,
+                right: 1
+            }
+        );
+        assert_eq!(
+            get("check"),
+            Witnessed {
+                refused: 1,
+                right: 0
+            }
+        );
+        assert_eq!(
+            get("rename_finished"),
+            Witnessed {
+                refused: 1,
+                right: 1
+            }
+        );
+        // The agent's own finished rename passing is not a right answer held back.
+        assert_eq!(r.right_refused(), 1);
+        let report = report(std::slice::from_ref(&r));
+        assert!(
+            report.contains("right answers refused: 1 in 1 task: t (unchanged_output 1)\n"),
+            "{report}"
+        );
+        assert!(report.contains("rename_finished 1/1"), "{report}");
     }
 }
