@@ -26,6 +26,21 @@ const REPORT_FIXED: &str = "import csv\nimport sys\n\n\ndef total(path):\n    wi
 const SALES: &str = "name,amount\ntea,3\ncake,\njam,4\n";
 const SALES_EDITED: &str = "name,amount\ntea,3\ncake,0\njam,4\n";
 
+const GIVEN_TASK: &str = "`python3 report.py sales.csv` crashes with a ValueError, but \
+                          sales.csv is a normal export: an empty amount means nothing was sold.";
+
+/// The model "fixes" the data and says DONE; then writes the data back, fixes the code and
+/// says DONE again.
+fn given_replies() -> models::ScriptedEngine {
+    let first = format!("{}DONE", python_block("sales.csv", SALES_EDITED));
+    let second = format!(
+        "{}{}DONE",
+        python_block("sales.csv", SALES),
+        python_block("report.py", REPORT_FIXED)
+    );
+    engine(&[first.as_str(), second.as_str()])
+}
+
 /// A command's input that the task calls normal: the model "fixes" the data, and the DONE
 /// is refused (`given_changed`, the file as it was shown); the model then writes the data
 /// back and fixes the code, and the DONE is taken.
@@ -35,16 +50,8 @@ fn the_input_of_a_failing_command_stays_as_it_was() {
         return;
     }
     let dir = repo("gate-given", &[("report.py", REPORT), ("sales.csv", SALES)]);
-    let first = format!("{}DONE", python_block("sales.csv", SALES_EDITED));
-    let second = format!(
-        "{}{}DONE",
-        python_block("sales.csv", SALES),
-        python_block("report.py", REPORT_FIXED)
-    );
-    let e = engine(&[first.as_str(), second.as_str()]);
-    let task = "`python3 report.py sales.csv` crashes with a ValueError, but sales.csv is a \
-                normal export: an empty amount means nothing was sold.";
-    let out = session(&e, dir.path(), &cfg(task));
+    let e = given_replies();
+    let out = session(&e, dir.path(), &cfg(GIVEN_TASK));
     assert_eq!(out.reason, StopReason::Done);
     assert_eq!(refusals(dir.path(), &out.session), ["given_changed"]);
     let told = &prompts(&e)[1];
@@ -225,17 +232,8 @@ fn without_the_wording_rules_only_the_general_gate_judges_done() {
         "gate-no-wording-given",
         &[("report.py", REPORT), ("sales.csv", SALES)],
     );
-    let first = format!("{}DONE", python_block("sales.csv", SALES_EDITED));
-    let second = format!(
-        "{}{}DONE",
-        python_block("sales.csv", SALES),
-        python_block("report.py", REPORT_FIXED)
-    );
-    let e = engine(&[first.as_str(), second.as_str()]);
-    let mut c = cfg(
-        "`python3 report.py sales.csv` crashes with a ValueError, but sales.csv is a \
-                     normal export: an empty amount means nothing was sold.",
-    );
+    let e = given_replies();
+    let mut c = cfg(GIVEN_TASK);
     c.wording_rules = false;
     let out = session(&e, dir.path(), &c);
     assert_eq!(out.reason, StopReason::Done);
