@@ -8,6 +8,11 @@ use crate::prompt::{self, GrammarChoice};
 /// [`Config::stuck_temperature`] by default.
 pub const DEFAULT_STUCK_TEMPERATURE: f32 = 0.6;
 
+/// [`crate::whole::LongFiles::over`] by default, in lines: about 600 tokens of code written whole,
+/// with room in a 1,024-token reply for the change and a word around it. No file of the
+/// three suites is this long, so their first messages are as before.
+pub const DEFAULT_LONG_FILE_LINES: usize = 60;
+
 /// Judges a tree outside the session, where the caller holds a check the model never sees
 /// (the bench's `verify.sh`): asked on every refused DONE, its answer is journaled
 /// ([`crate::view::Event::Witnessed`]) and changes nothing in the session.
@@ -70,6 +75,10 @@ pub struct Config {
     /// The whole protocol's first message asks for the change in words before the files
     /// ([`crate::whole::SAY_FIRST`]).
     pub say_first: bool,
+    /// In the whole protocol, how a file shown with more lines than a limit is to be changed
+    /// rather than written whole ([`crate::whole::LongFiles`]); `None`: every file is written
+    /// whole. A file written whole anyway is still taken.
+    pub long_files: Option<crate::whole::LongFiles>,
     /// Without `verify`, ask the model for a check of what the task states before its first
     /// change, and hold DONE to it ([`crate::owncheck`]).
     pub own_check: bool,
@@ -107,6 +116,7 @@ impl Config {
             apart: self.files_apart,
             focus: self.focus,
             say_first: self.say_first,
+            long: self.long_files,
         }
     }
 
@@ -132,6 +142,10 @@ impl Config {
             anew: false,
             restate: false,
             say_first: false,
+            long_files: Some(crate::whole::LongFiles {
+                over: DEFAULT_LONG_FILE_LINES,
+                by: crate::whole::LongEdit::Blocks,
+            }),
             own_check: false,
             lint: true,
             probes: true,

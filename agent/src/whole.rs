@@ -10,7 +10,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use codec::registry::{BUILTINS, WHOLE_EXAMPLE_CONTENT, WHOLE_EXAMPLE_PATH};
+use codec::registry::{
+    BUILTINS, EXAMPLE_REPLACE, EXAMPLE_SEARCH, WHOLE_EXAMPLE_CONTENT, WHOLE_EXAMPLE_PATH,
+};
 use codec::text::whole::{Piece, split_known};
 use codec::{Action, ActionProposal, FormatId, Mode, Registry, TurnDecoder};
 
@@ -111,24 +113,37 @@ pub fn system_prompt(mode: ApprovalMode) -> String {
 /// layouts solve about as many tasks, but not the same ones (benches/README.md, "the first
 /// message"), so attempts alternate them.
 pub fn task_message(ws: &Workspace, task: &str, budget: usize, layout: Layout) -> String {
-    if !layout.apart {
-        return files_message_in(
-            ws,
-            task,
-            budget,
-            layout.focus,
-            &layout.closing(
-                "Reply with each file you change or create: its path on a line by itself, then \
-                 its complete new content in a fenced code block.",
-            ),
-        );
-    }
-    let files = files_and_map(ws, task, budget, layout.focus);
-    let closing = layout.closing(
+    let (files, long) = files_and_map(ws, task, budget, layout.focus, layout.long);
+    let closing = if layout.apart {
         "Reply with only the files you change or create, each with the change made: its path \
          on a line by itself, then its complete new content in a fenced code block. Do not \
-         write out a file you leave as it is.",
-    );
+         write out a file you leave as it is."
+    } else {
+        "Reply with each file you change or create: its path on a line by itself, then its \
+         complete new content in a fenced code block."
+    };
+    let mut closing = layout.closing(closing);
+    for by in LongEdit::ALL {
+        let paths: Vec<&str> = long
+            .iter()
+            .filter(|(_, b)| *b == by)
+            .map(|(p, _)| p.as_str())
+            .collect();
+        if !paths.is_empty() {
+            let _ = write!(
+                closing,
+                " For {}, write {} as said above instead.",
+                paths.join(", "),
+                match by {
+                    LongEdit::Blocks => "edit blocks",
+                    LongEdit::Definitions => "only the functions you change",
+                }
+            );
+        }
+    }
+    if !layout.apart {
+        return format!("Task: {task}\n\n{files}\nThe task again: {task}\n{closing}");
+    }
     format!("{}{TURN_BREAK}{task}\n{closing}", files.trim_end())
 }
 
@@ -154,7 +169,7 @@ fn files_message_in(
     focus: bool,
     closing: &str,
 ) -> String {
-    let files = files_and_map(ws, task, budget, focus);
+    let (files, _) = files_and_map(ws, task, budget, focus, None);
     // The task again last, where a small model's attention is, with what to reply.
     format!("Task: {task}\n\n{files}\nThe task again: {task}\n{closing}")
 }
@@ -168,6 +183,50 @@ pub struct Layout {
     pub focus: bool,
     /// Ask for the change in words before the files ([`SAY_FIRST`]).
     pub say_first: bool,
+    /// How a file shown with more lines than [`LongFiles::over`] is to be changed, rather
+    /// than written whole ([`crate::Config::long_files`]); `None`: every file is written whole.
+    pub long: Option<LongFiles>,
+}
+
+/// How the first message asks for a long file's change ([`Layout::long`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LongFiles {
+    /// Lines: a file with more is long.
+    pub over: usize,
+    pub by: LongEdit,
+}
+
+/// What a long file's change is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LongEdit {
+    /// SEARCH/REPLACE blocks under the path, decoded and applied as the text protocol's.
+    Blocks,
+    /// Only the definitions changed, under the path, spliced into the file
+    /// ([`crate::splice`]); a file the splice cannot read (not Python or shell) gets
+    /// [`LongEdit::Blocks`].
+    Definitions,
+}
+
+impl LongEdit {
+    pub const ALL: [LongEdit; 2] = [LongEdit::Blocks, LongEdit::Definitions];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LongEdit::Blocks => "blocks",
+            LongEdit::Definitions => "definitions",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LongEdit> {
+        LongEdit::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+
+    /// What `path`'s change is written as: definitions only where the splice reads the
+    /// file's language.
+    fn for_path(self, path: &str) -> LongEdit {
+        let spliced = [".py", ".sh", ".bash"].iter().any(|e| path.ends_with(e));
+        if spliced { self } else { LongEdit::Blocks }
+    }
 }
 
 /// What the first message asks for before any file, with [`Layout::say_first`]: the change
@@ -190,8 +249,15 @@ impl Layout {
 
 /// The repository map, the files shown whole within `budget`, and the names of those left
 /// out. `focus`: only the files the task points at ([`crate::context::focused`]), when it
-/// points at any.
-fn files_and_map(ws: &Workspace, task: &str, budget: usize, focus: bool) -> String {
+/// points at any. The files shown with more lines than `long` allows are followed by how to
+/// change them ([`long_files_note`]); they are returned with how.
+fn files_and_map(
+    ws: &Workspace,
+    task: &str,
+    budget: usize,
+    focus: bool,
+    long_files: Option<LongFiles>,
+) -> (String, Vec<(String, LongEdit)>) {
     let files = repository_files(ws);
     let mut relevant = relevant_files(task, &files);
     let focused = focus && crate::context::focus(&mut relevant);
@@ -222,10 +288,14 @@ fn files_and_map(ws: &Workspace, task: &str, budget: usize, focus: bool) -> Stri
         order.extend(rest);
     }
     let room = budget.saturating_sub(map.len());
+    let mut long: Vec<(String, LongEdit)> = Vec::new();
     for (path, text) in order {
         let block = fenced(path, text);
         if shown.len() + block.len() <= room {
             shown.push_str(&block);
+            if let Some(l) = long_files.filter(|l| text.lines().count() > l.over) {
+                long.push((path.to_owned(), l.by.for_path(path)));
+            }
         } else {
             left_out.push(path);
         }
@@ -245,7 +315,70 @@ fn files_and_map(ws: &Workspace, task: &str, budget: usize, focus: bool) -> Stri
         s.push_str("\nThe files, as they are now:\n\n");
         s.push_str(&shown);
     }
+    s.push_str(&long_files_note(&long));
+    (s, long)
+}
+
+/// How to change each long file shown: by [`definitions_note`] or [`edit_blocks_note`], as
+/// `long` says.
+fn long_files_note(long: &[(String, LongEdit)]) -> String {
+    let of = |by: LongEdit| -> Vec<String> {
+        long.iter()
+            .filter(|(_, b)| *b == by)
+            .map(|(p, _)| p.clone())
+            .collect()
+    };
+    let mut s = String::new();
+    let defs = of(LongEdit::Definitions);
+    if !defs.is_empty() {
+        s.push_str(&definitions_note(&defs));
+    }
+    let blocks = of(LongEdit::Blocks);
+    if let Some(first) = blocks.first() {
+        s.push_str(&edit_blocks_note(&blocks, first));
+    }
     s
+}
+
+/// How to change long files (`long`) by writing only the definitions that change: a block
+/// that leaves definitions out is spliced into its file ([`crate::splice`]), the rest kept as
+/// it is. A small model asked for one function's fix writes that function whole and well
+/// (the splice's own finding); asked for edit blocks, it copies lines that are not in the file.
+pub fn definitions_note(long: &[String]) -> String {
+    let (those, are) = if long.len() == 1 {
+        (long[0].clone(), "is")
+    } else {
+        (long.join(", "), "are")
+    };
+    format!(
+        "\n{those} {are} long: do not write {} whole. Under the path, write only the functions \
+         you change or add, each complete; every function you leave out stays in the file as \
+         it is.\n",
+        if long.len() == 1 { "it" } else { "them" },
+    )
+}
+
+/// How to change long files (`long`, each over [`LongFiles::over`] lines) with edit
+/// blocks, shown on `example`. Written whole, a file of a hundred lines costs a reply of
+/// about a thousand tokens, which the reply limit cuts (the issue that asked for this saw a
+/// 77-line file cut on five of eight turns); an edit block costs the lines it changes. The
+/// blocks are decoded by the text protocol's decoder and applied with its repairs (markers
+/// miscounted, SEARCH lines that differ in indentation or trailing space).
+pub fn edit_blocks_note(long: &[String], example: &str) -> String {
+    let (those, are) = if long.len() == 1 {
+        (long[0].clone(), "is")
+    } else {
+        (long.join(", "), "are")
+    };
+    format!(
+        "\n{those} {are} long: do not write {} whole. Change {} with edit blocks: the \
+         path on a line by itself, then a fence holding one or more blocks like this one:\n\
+         {example}\n```\n<<<<<<< SEARCH\n{EXAMPLE_SEARCH}=======\n{EXAMPLE_REPLACE}>>>>>>> \
+         REPLACE\n```\nThe SEARCH lines are copied exactly from the file, a few lines around \
+         the change; every other line stays as it is.\n",
+        if long.len() == 1 { "it" } else { "them" },
+        if long.len() == 1 { "it" } else { "each" },
+    )
 }
 
 /// What a [`functions_message`] is given to show.
@@ -1399,6 +1532,7 @@ mod tests {
                     apart,
                     focus,
                     say_first: false,
+                    long: None,
                 };
                 let said = super::Layout {
                     say_first: true,

@@ -61,6 +61,11 @@ fn the_oracle_solves_every_hard_task_without_a_false_success() {
     oracle_solves_suite(&suite_dir().with_file_name("agent-tasks-hard"), 12);
 }
 
+#[test]
+fn the_oracle_solves_every_long_file_task_without_a_false_success() {
+    oracle_solves_suite(&suite_dir().with_file_name("agent-tasks-long"), 4);
+}
+
 fn oracle_solves_suite(dir: &Path, at_least: usize) {
     // Tasks without oracle.jsonl are for models only.
     let tasks: Vec<Task> = bench::load_suite(dir)

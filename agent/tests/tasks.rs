@@ -455,6 +455,62 @@ fn assert_false_successes(suite: &str, fixes: Vec<WrongFix>) {
     }
 }
 
+/// Per task of `benches/agent-tasks-long` (files of 90–112 lines), a plausible wrong fix: the
+/// shown case right and a hidden one wrong, or the rest of the long file damaged the way a
+/// whole-file rewrite damages it.
+fn long_wrong_fixes() -> Vec<WrongFix> {
+    vec![
+        (
+            "long-low-stock",
+            "fixed, and ship's guard lost as a whole-file rewrite loses lines",
+            vec![edits(
+                "inventory.py",
+                &[
+                    (
+                        "    return [item for item in items if item.quantity < item.threshold]",
+                        "    return [item for item in items if item.quantity <= item.threshold]",
+                    ),
+                    (
+                        "    if count > item.quantity:\n        raise ValueError(f\"{sku}: only {item.quantity} on hand\")\n",
+                        "",
+                    ),
+                ],
+            )],
+        ),
+        (
+            "long-money-format",
+            "the shown amounts fixed by padding a zero, so $0.30000000000000004 stays",
+            vec![edit(
+                "report.py",
+                "    return f\"${amount}\"",
+                "    text = str(amount)\n    return \"$\" + (text + \"0\" if len(text.split(\".\")[1]) == 1 else text)",
+            )],
+        ),
+        (
+            "long-head-count-sh",
+            "one taken off the count, so `head ... 0` is refused as not a number",
+            vec![edit("tool.sh", "    want=$2\n", "    want=$(($2 - 1))\n")],
+        ),
+        (
+            "long-default-port",
+            "the environment's port ignored once the default is right",
+            vec![
+                edit("settings.py", "    \"port\": 80,", "    \"port\": 8080,"),
+                edit(
+                    "settings.py",
+                    "        if name in environ:",
+                    "        if name in environ and key != \"port\":",
+                ),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn a_plausible_wrong_fix_of_a_long_file_task_is_a_false_success() {
+    assert_false_successes("agent-tasks-long", long_wrong_fixes());
+}
+
 #[test]
 fn a_plausible_wrong_fix_is_a_false_success() {
     assert_false_successes("agent-tasks", wrong_fixes());

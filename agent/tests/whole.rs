@@ -1629,3 +1629,116 @@ fn an_unchanged_block_in_a_delete_or_rename_task_is_told_the_verb() {
     );
     assert!(dir.path().join("b.py").exists());
 }
+
+/// A module of `n` small functions, one line of code each: `n * 3` lines.
+fn long_module(n: usize) -> String {
+    (1..=n)
+        .map(|k| format!("def f{k}():\n    return {k}\n\n"))
+        .collect()
+}
+
+/// A file longer than `edit_blocks_over` is shown with how to change it by edit blocks; an
+/// edit block under its path changes the lines it names and no other; a block whose SEARCH
+/// lines are not in the file writes nothing and is told, and the file stays as it was. A
+/// short file beside it is still written whole, and its message says nothing of edit blocks.
+#[test]
+fn a_long_file_is_changed_by_edit_blocks_and_a_search_not_found_leaves_it_as_it_was() {
+    let long = long_module(30);
+    let dir = repo(
+        "whole-long",
+        &[("lib.py", long.as_str()), ("main.py", "x = 1\n")],
+    );
+    let missing = "lib.py\n```python\n<<<<<<< SEARCH\ndef f99():\n    return 99\n=======\ndef f99():\n    return 0\n>>>>>>> REPLACE\n```\n";
+    let edit = "lib.py\n```python\n<<<<<<< SEARCH\ndef f7():\n    return 7\n=======\ndef f7():\n    return 70\n>>>>>>> REPLACE\n```\nmain.py\n```python\nx = 2\n```\n";
+    let e = engine(&[missing, edit, "DONE"]);
+    let mut c = cfg("f7 in lib.py should return 70, and x in main.py should be 2");
+    c.long_files = Some(agent::whole::LongFiles {
+        over: 60,
+        by: agent::whole::LongEdit::Blocks,
+    });
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done, "{:?}", prompts(&e));
+    let first = &prompts(&e)[0];
+    assert!(
+        first.contains("lib.py is long: do not write it whole"),
+        "{first}"
+    );
+    assert!(first.contains("<<<<<<< SEARCH"), "{first}");
+    assert!(
+        first.contains("For lib.py, write edit blocks as said above instead."),
+        "{first}"
+    );
+    // After the failed block, the file was as it was.
+    let second = &prompts(&e)[1];
+    assert!(second.contains("f99"), "{second}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("lib.py")).unwrap(),
+        long.replace("return 7\n", "return 70\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("main.py")).unwrap(),
+        "x = 2\n"
+    );
+    // The block that matched nothing was an edit that failed, told as such.
+    let failed: Vec<String> = events(dir.path(), &out.session)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Observation {
+                turn: 1,
+                ok: false,
+                summary,
+                ..
+            } => Some(summary),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{second}");
+
+    // The same files under the limit: no note, and the old closing.
+    let dir = repo("whole-long-off", &[("lib.py", long.as_str())]);
+    let e = engine(&["DONE"]);
+    let mut c = cfg("f7 in lib.py should return 70");
+    c.long_files = None;
+    session(&e, dir.path(), &c);
+    let first = &prompts(&e)[0];
+    assert!(!first.contains("SEARCH"), "{first}");
+    assert!(first.ends_with("complete new content in a fenced code block."));
+}
+
+/// Asked for only the functions that change, the model writes one function under the long
+/// file's path: it is spliced in, every other definition kept. A README over the limit gets
+/// edit blocks, as the splice cannot read it.
+#[test]
+fn a_long_file_is_changed_by_writing_only_the_functions_that_change() {
+    let long = long_module(30);
+    let readme: String = (1..=70).map(|k| format!("line {k}\n")).collect();
+    let dir = repo(
+        "whole-long-defs",
+        &[("lib.py", long.as_str()), ("README.md", readme.as_str())],
+    );
+    let reply = "lib.py\n```python\ndef f7():\n    return 70\n```\n";
+    let e = engine(&[reply, "DONE"]);
+    let mut c = cfg("f7 in lib.py should return 70");
+    c.long_files = Some(agent::whole::LongFiles {
+        over: 60,
+        by: agent::whole::LongEdit::Definitions,
+    });
+    let out = session(&e, dir.path(), &c);
+    assert_eq!(out.reason, StopReason::Done, "{:?}", prompts(&e));
+    let first = &prompts(&e)[0];
+    assert!(
+        first.contains("lib.py is long: do not write it whole. Under the path, write only the functions you change or add, each complete"),
+        "{first}"
+    );
+    assert!(first.contains("README.md is long"), "{first}");
+    for closing in [
+        "For lib.py, write only the functions you change as said above instead.",
+        "For README.md, write edit blocks as said above instead.",
+    ] {
+        assert!(first.contains(closing), "{first}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("lib.py")).unwrap(),
+        long.replace("return 7\n", "return 70\n")
+    );
+}

@@ -129,6 +129,14 @@ pub struct BenchArgs {
     /// (as `bellows agent --say-first`).
     #[arg(long)]
     pub say_first: bool,
+    /// In the whole protocol, a file of more lines than this is changed without writing it
+    /// whole (as `bellows agent --long-file-lines`); 0: every file is written whole.
+    #[arg(long, value_name = "LINES", default_value_t = agent::config::DEFAULT_LONG_FILE_LINES)]
+    pub long_file_lines: usize,
+    /// How a long file is changed: `blocks` or `definitions` (as `bellows agent
+    /// --long-file-edits`).
+    #[arg(long, value_name = "HOW", default_value = "blocks", value_parser = long_edit)]
+    pub long_file_edits: agent::whole::LongEdit,
     /// Where a task has no `check`, ask the model for a check of what the task states before
     /// its first change, and hold DONE to it (as `bellows agent --own-check`).
     #[arg(long)]
@@ -382,6 +390,17 @@ pub struct RunArgs {
     /// what it will change before it writes the files, as aider's whole-file prompt does.
     #[arg(long)]
     pub say_first: bool,
+    /// In the whole protocol, a file shown with more lines than this is to be changed without
+    /// writing it whole (see --long-file-edits): a small change in a long file then costs a
+    /// short reply, not one the reply limit cuts. A file written whole anyway is still taken.
+    /// 0: every file is written whole.
+    #[arg(long, value_name = "LINES", default_value_t = agent::config::DEFAULT_LONG_FILE_LINES)]
+    pub long_file_lines: usize,
+    /// How a long file (see --long-file-lines) is changed: `blocks` asks for SEARCH/REPLACE
+    /// edit blocks under its path; `definitions` asks for only the functions that change,
+    /// spliced into the file (Python and shell; other files get `blocks`).
+    #[arg(long, value_name = "HOW", default_value = "blocks", value_parser = long_edit)]
+    pub long_file_edits: agent::whole::LongEdit,
     /// Without --verify, ask the model first for a short test script of what the task states
     /// (the commands it shows and what they should print). The script must fail on the files
     /// as they are (one that passes already is sent back once); it is kept outside the
@@ -619,6 +638,7 @@ pub fn run(args: &AgentArgs) -> anyhow::Result<i32> {
     cfg.anew = a.anew;
     cfg.restate = restate(a.restate, a.no_restate, profile);
     cfg.say_first = a.say_first;
+    cfg.long_files = long_files(a.long_file_lines, a.long_file_edits);
     cfg.own_check = a.own_check;
     cfg.wording_rules = !a.no_wording_rules;
     cfg.lint = !a.no_lint;
@@ -762,6 +782,7 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
     cfg.found_tests = !b.no_tests;
     cfg.restate = b.restate;
     cfg.say_first = b.say_first;
+    cfg.long_files = long_files(b.long_file_lines, b.long_file_edits);
     cfg.own_check = b.own_check;
     cfg.wording_rules = !b.no_wording_rules;
     let llama = match b.engine.as_str() {
@@ -846,6 +867,22 @@ fn bench(b: &BenchArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(i32::from(!results.iter().all(|r| r.solved())))
+}
+
+/// `--long-file-edits`' values.
+fn long_edit(s: &str) -> Result<agent::whole::LongEdit, String> {
+    agent::whole::LongEdit::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = agent::whole::LongEdit::ALL
+            .iter()
+            .map(|l| l.as_str())
+            .collect();
+        format!("one of {}", all.join(", "))
+    })
+}
+
+/// `--long-file-lines` and `--long-file-edits` as the session's setting; 0 lines: none.
+fn long_files(lines: usize, by: agent::whole::LongEdit) -> Option<agent::whole::LongFiles> {
+    (lines > 0).then_some(agent::whole::LongFiles { over: lines, by })
 }
 
 #[cfg(test)]

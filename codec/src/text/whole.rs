@@ -19,13 +19,16 @@
 //!   stopped, the end of the reply closes it — unless nothing followed the opening fence
 //!   ([`FailureKind::EmptyUnclosedFile`]): a reply that stops at `a.py` and a fence says
 //!   nothing of emptying a.py (an explicitly empty file is an opened and closed fence).
+//! * A block whose body opens with a SEARCH marker (blank lines aside) is an edit block
+//!   under its path, aider's diff format, not the file's content: it stays text, for the
+//!   text protocol's decoder to read as an edit with its repairs.
 //! * Lines that stand for omitted code (`# ... rest of the file unchanged`) are reported in
 //!   [`WholeFile::elision`]: whether the original file holds the same line is the caller's
 //!   call, since the codec never sees files.
 
 use crate::repair::FailureKind;
 
-use super::markers::{fence_info, is_closing_fence, strip_cr};
+use super::markers::{Marker, classify, fence_info, is_closing_fence, strip_cr};
 use super::verbs::{lone_path, path_like, strip_decoration};
 
 /// One file's complete new content.
@@ -77,10 +80,16 @@ pub fn split_known<'r>(reply: &'r str, cut: bool, known: &dyn Fn(&str) -> bool) 
             i = close.map_or(lines.len(), |c| c + 1);
             continue;
         };
+        let body_from = end;
+        if opens_with_search(&reply[body_from..body_end]) {
+            // An edit block under the path (aider's diff format), not the file's content:
+            // it stays text, where the text protocol's decoder reads it as an edit.
+            i = close.map_or(lines.len(), |c| c + 1);
+            continue;
+        }
         if header_start > text_from {
             pieces.push(Piece::Text(&reply[text_from..header_start]));
         }
-        let body_from = end;
         match close {
             Some(close_line) => {
                 let content = normalise(&reply[body_from..body_end]);
@@ -121,6 +130,17 @@ pub fn split_known<'r>(reply: &'r str, cut: bool, known: &dyn Fn(&str) -> bool) 
         pieces.push(Piece::Text(&reply[text_from..]));
     }
     pieces
+}
+
+/// Whether a block's body opens (blank lines aside) with a SEARCH marker, the tolerated
+/// spellings included (`<<<<<<< SEARCH`, `<<<<< SEARCH`): no file begins so, and writing the
+/// block as the file would put the markers in it.
+fn opens_with_search(body: &str) -> bool {
+    body.lines()
+        .map(|l| strip_cr(l.as_bytes()))
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .and_then(classify)
+        .is_some_and(|(m, _)| matches!(m, Marker::Search))
 }
 
 /// `[start, end)` of each line, its newline included.
@@ -298,6 +318,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_block_that_opens_with_a_search_marker_is_an_edit_left_as_text() {
+        let edit =
+            "a.py\n```python\n\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n";
+        for (reply, cut) in [
+            (format!("Fix:\n{edit}DONE\n"), false),
+            (format!("{edit}b.py\n```\ny = 1\n```\n"), false),
+            // Unclosed and cut: the text decoder names that failure, not this split.
+            ("a.py\n```\n<<<<< SEARCH\nx = 1\n".to_owned(), true),
+        ] {
+            let pieces = split(&reply, cut);
+            let text: String = pieces
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Text(t) => Some(*t),
+                    _ => None,
+                })
+                .collect();
+            assert!(text.contains("SEARCH\nx = 1\n"), "{reply:?}: {pieces:?}");
+            assert!(
+                files(&pieces).iter().all(|(p, _)| p != "a.py"),
+                "{reply:?}: {pieces:?}"
+            );
+        }
+        // The file after the edit is still a file.
+        let two = format!("{edit}b.py\n```\ny = 1\n```\n");
+        let pieces = split(&two, false);
+        assert_eq!(files(&pieces), vec![("b.py".into(), "y = 1\n".into())]);
+        // A marker further down a file is content (a file may quote one); only the opening
+        // line decides.
+        let reply = "notes.md\n```\n# Merge markers\n<<<<<<< SEARCH\n```\n";
+        assert_eq!(files(&split(reply, false)).len(), 1);
     }
 
     #[test]
