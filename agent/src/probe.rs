@@ -1346,10 +1346,17 @@ const HANGS: &str = "it now never finishes (stopped after the time limit), and i
 /// function it never defined (`archive.sh: 13: ensure_dir_middle: not found`), the same.
 /// A command that finished before and now runs until it is stopped is broken too: the 1.5B
 /// made archive_path call itself, `sh archive.sh photos/` hung, and its implied DONE was taken.
+///
+/// So is a Python command that exited 0 without a traceback before and now ends in an
+/// uncaught exception of any other type, unless `task` asks for one (names its type, or
+/// speaks of raising or an exception): a program the task does not ask to fail must not
+/// crash after the change. The 1.5B on long-money-format wrote `{money(x):.2f}` over a
+/// string, `python3 report.py sales.csv` ended in a ValueError, and its implied DONE was taken.
 pub fn now_broken<'r>(
     probes: &[Probe],
     before: &[ProbeRun],
     now: &'r [ProbeRun],
+    task: &str,
 ) -> Vec<(&'r ProbeRun, String)> {
     let broken = |argv: &[String], out: &str| -> Option<String> {
         let python = out
@@ -1375,9 +1382,48 @@ pub fn now_broken<'r>(
             if n.timed_out {
                 return Some((n, HANGS.to_owned()));
             }
-            broken(&p.argv, &n.output).map(|e| (n, e))
+            let clean_before = b.code == Some(0) && !b.output.contains(TRACEBACK);
+            broken(&p.argv, &n.output)
+                .or_else(|| {
+                    clean_before
+                        .then(|| uncaught(&n.output))
+                        .flatten()
+                        .filter(|(kind, _)| !asks_exception(task, kind))
+                        .map(|(_, line)| line.to_owned())
+                })
+                .map(|e| (n, e))
         })
         .collect()
+}
+
+/// The exception a Python traceback in `output` ends in: its type (`ValueError`,
+/// `settings.SettingsError` as `SettingsError`) and its line.
+fn uncaught(output: &str) -> Option<(&str, &str)> {
+    let at = output.rfind(TRACEBACK)?;
+    output[at..].lines().rev().find_map(|l| {
+        if l.starts_with([' ', '\t']) {
+            return None;
+        }
+        let head = l.split(':').next()?.trim_end();
+        let ident = !head.is_empty()
+            && head.split('.').all(|w| {
+                w.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                    && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+            });
+        let kind = head.rsplit('.').next()?;
+        (ident && (kind.ends_with("Error") || kind.ends_with("Exception")))
+            .then(|| (kind, l.trim()))
+    })
+}
+
+/// Whether `task` asks for an exception of type `kind`: it names the type, or speaks of
+/// raising or of an exception.
+fn asks_exception(task: &str, kind: &str) -> bool {
+    let lower = task.to_lowercase();
+    task.contains(kind)
+        || ["raise", "exception", "traceback"]
+            .iter()
+            .any(|w| lower.contains(w))
 }
 
 /// The observation of a DONE refused because a command now crashes on broken code
@@ -1509,11 +1555,13 @@ pub(crate) fn command_names(runs: &[&ProbeRun]) -> String {
 }
 
 /// What the model is told after a change: each command's output now, and whether it is the
-/// same as before the session's changes. `ok` is false when a symptom did not change.
+/// same as before the session's changes. `ok` is false when a symptom did not change, or a
+/// command now crashes ([`now_broken`], which reads `task`).
 pub fn after_change(
     probes: &[Probe],
     before: &[ProbeRun],
     now: &[ProbeRun],
+    task: &str,
 ) -> crate::act::Observation {
     let mut output = String::new();
     let mut stuck = Vec::new();
@@ -1572,7 +1620,7 @@ pub fn after_change(
             stuck.join(", ")
         ));
     }
-    let broken = now_broken(probes, before, now);
+    let broken = now_broken(probes, before, now, task);
     if let Some((r, e)) = broken.first() {
         obs.ok = false;
         obs.hint = Some(format!(
@@ -1856,7 +1904,7 @@ mod tests {
             ..run("a", "")
         }];
         assert!(unchanged_symptoms(&[probe("a", true)], &slow, &slow).is_none());
-        let obs = after_change(&probes, &before, &now);
+        let obs = after_change(&probes, &before, &now, "");
         assert!(!obs.ok);
         assert!(obs.hint.unwrap().contains("`a`"));
         assert!(
@@ -2058,7 +2106,7 @@ mod tests {
                 "it still prints \"cat: a: No such file\"".to_owned(),
             ]
         );
-        let obs = after_change(&probes, &before, &now);
+        let obs = after_change(&probes, &before, &now, "");
         assert!(!obs.ok && obs.hint.unwrap().contains("still fails"));
         assert!(
             failing_refusal(&still_failing(&probes, &before, &now))
@@ -2129,7 +2177,7 @@ mod tests {
         let before = [run(&cli.command, 0, "hello\nhello")];
         let crash = "Traceback (most recent call last):\n  File \"cli.py\", line 2\nNameError: name 'argparse' is not defined";
         let now = [run(&cli.command, 1, crash)];
-        let found = now_broken(std::slice::from_ref(&cli), &before, &now);
+        let found = now_broken(std::slice::from_ref(&cli), &before, &now, "");
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].1, "NameError: name 'argparse' is not defined");
         let obs = broken_code_refusal(&found);
@@ -2137,21 +2185,44 @@ mod tests {
             obs.summary
                 .starts_with("DONE refused: your change broke the code")
         );
-        assert!(!after_change(std::slice::from_ref(&cli), &before, &now).ok);
-        // An error the task may want (ValueError), or one that was there before: not this.
-        let wanted = [run(
+        assert!(!after_change(std::slice::from_ref(&cli), &before, &now, "").ok);
+        // Any other uncaught exception after a clean run: broken, unless the task asks for
+        // one (names its type, or speaks of raising); one that was there before is not this.
+        let value = [run(
             &cli.command,
             1,
-            "Traceback (most recent call last):\nValueError: bad",
+            "Traceback (most recent call last):\n  File \"cli.py\", line 3\n    x: bad\nconf.SettingsError: bad port\n",
         )];
-        assert!(now_broken(std::slice::from_ref(&cli), &before, &wanted).is_empty());
-        assert!(now_broken(std::slice::from_ref(&cli), &now, &now).is_empty());
+        let found = now_broken(
+            std::slice::from_ref(&cli),
+            &before,
+            &value,
+            "print it twice",
+        );
+        assert_eq!(found[0].1, "conf.SettingsError: bad port");
+        for task in [
+            "a bad port should stop it with SettingsError",
+            "Raise an error on a bad port",
+            "an exception for a bad port",
+        ] {
+            assert!(
+                now_broken(std::slice::from_ref(&cli), &before, &value, task).is_empty(),
+                "{task}"
+            );
+        }
+        // Not clean before (a non-zero exit): the exception may be the symptom's kind.
+        let failing = [run(&cli.command, 2, "usage: cli.py")];
+        assert!(now_broken(std::slice::from_ref(&cli), &failing, &value, "").is_empty());
+        assert!(now_broken(std::slice::from_ref(&cli), &now, &now, "").is_empty());
+        // Output that merely looks like an exception line, with no traceback: not this.
+        let printed = [run(&cli.command, 0, "ValueError: shown as data\n")];
+        assert!(now_broken(std::slice::from_ref(&cli), &before, &printed, "").is_empty());
         let attr = [run(
             &cli.command,
             1,
             "Traceback (most recent call last):\nAttributeError: 'str' object has no attribute 'date'",
         )];
-        let found = now_broken(std::slice::from_ref(&cli), &before, &attr);
+        let found = now_broken(std::slice::from_ref(&cli), &before, &attr, "");
         assert_eq!(
             found[0].1,
             "AttributeError: 'str' object has no attribute 'date'"
@@ -2161,7 +2232,7 @@ mod tests {
             1,
             "Traceback (most recent call last):\nEOFError: EOF when reading a line",
         )];
-        let found = now_broken(std::slice::from_ref(&cli), &before, &eof);
+        let found = now_broken(std::slice::from_ref(&cli), &before, &eof, "");
         assert_eq!(found[0].1, "EOFError: EOF when reading a line");
         // A shell script that now calls a function it never defined (dash, then bash), or
         // has a syntax error; an error about the data, or one there before, is not this.
@@ -2182,16 +2253,16 @@ mod tests {
             ),
         ] {
             let now = [run(&sh.command, 2, out)];
-            let found = now_broken(std::slice::from_ref(&sh), &before, &now);
+            let found = now_broken(std::slice::from_ref(&sh), &before, &now, "");
             assert_eq!(found.len(), 1, "{out}");
             assert_eq!(found[0].1, line);
         }
         let data = [run(&sh.command, 2, "archive.sh: 6: [: Illegal number: x")];
-        assert!(now_broken(std::slice::from_ref(&sh), &before, &data).is_empty());
+        assert!(now_broken(std::slice::from_ref(&sh), &before, &data, "").is_empty());
         let other = [run(&sh.command, 1, "tar: photos: Cannot stat: not found")];
-        assert!(now_broken(std::slice::from_ref(&sh), &before, &other).is_empty());
+        assert!(now_broken(std::slice::from_ref(&sh), &before, &other, "").is_empty());
         let was = [run(&sh.command, 2, "archive.sh: 13: f: not found")];
-        assert!(now_broken(std::slice::from_ref(&sh), &was, &was).is_empty());
+        assert!(now_broken(std::slice::from_ref(&sh), &was, &was, "").is_empty());
         // A command that finished and now hangs (archive_path calling itself); one that hung
         // before already is not this.
         let hung = [ProbeRun {
@@ -2200,10 +2271,10 @@ mod tests {
             timed_out: true,
             output: String::new(),
         }];
-        let found = now_broken(std::slice::from_ref(&sh), &before, &hung);
+        let found = now_broken(std::slice::from_ref(&sh), &before, &hung, "");
         assert_eq!(found.len(), 1);
         assert!(found[0].1.starts_with("it now never finishes"));
-        assert!(now_broken(std::slice::from_ref(&sh), &hung, &hung).is_empty());
+        assert!(now_broken(std::slice::from_ref(&sh), &hung, &hung, "").is_empty());
     }
 
     #[test]
@@ -2233,7 +2304,7 @@ mod tests {
                 .summary
                 .contains("still prints \"longest: ...\"")
         );
-        let obs = after_change(&probes, &before, &renamed);
+        let obs = after_change(&probes, &before, &renamed, "");
         assert!(!obs.ok && obs.hint.unwrap().contains("longest: ..."));
         // Fixed: neither starts a line any more ("total words: 5" holds "words:" inside).
         assert!(stray_printed(&probes, &before, &[run("total words: 5\n")]).is_empty());

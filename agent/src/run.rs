@@ -2160,7 +2160,7 @@ impl<'a> Session<'a> {
             self.tally.probe_refused += 1;
             return Some(("test_broken", crate::found::broken_refusal(&broken)));
         }
-        let crashed = crate::probe::now_broken(&self.probes, &self.before, &now);
+        let crashed = crate::probe::now_broken(&self.probes, &self.before, &now, &self.cfg.task);
         if !crashed.is_empty() {
             self.tally.probe_refused += 1;
             return Some(("now_broken", crate::probe::broken_code_refusal(&crashed)));
@@ -2294,7 +2294,7 @@ impl<'a> Session<'a> {
         if now.is_empty() {
             return Ok(None);
         }
-        let mut obs = crate::probe::after_change(&self.probes, &self.before, &now);
+        let mut obs = crate::probe::after_change(&self.probes, &self.before, &now, &self.cfg.task);
         let broken = crate::found::broken(&self.probes, &self.before, &now);
         let lost = crate::targets::output_lost(&self.cfg.task, &self.probes, &self.before, &now);
         if !broken.is_empty() {

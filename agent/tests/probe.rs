@@ -524,6 +524,40 @@ fn done_is_refused_while_the_tasks_command_crashes_on_broken_code() {
     );
 }
 
+/// The same for an exception of any other kind (a format spec on a string: a ValueError) in a
+/// command that ran cleanly before, where the task asks for no exception; a task that asks
+/// for one to be raised takes the DONE.
+#[test]
+fn done_is_refused_while_the_tasks_command_ends_in_an_exception_it_did_not_end_in() {
+    if !python_runs_confined() {
+        return;
+    }
+    let crashes = FIXED.replacen("print('hello')", "print(f\"{'hello':.2f}\")", 1);
+    let broken = format!("{}DONE", python_block("cli.py", &crashes));
+    let fixed = format!("{}DONE", python_block("cli.py", FIXED));
+    let dir = repo("probe-raises", &[("cli.py", CLI)]);
+    let e = engine(&[broken.as_str(), fixed.as_str()]);
+    let out = session(&e, dir.path(), &whole_cfg(TASK));
+    assert_eq!(out.reason, StopReason::Done);
+    assert_eq!(refusals(dir.path(), &out.session), ["now_broken"]);
+    assert!(
+        prompts(&e)[1].contains("ValueError: Unknown format code 'f'"),
+        "{}",
+        prompts(&e)[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("cli.py")).unwrap(),
+        FIXED
+    );
+    // Asked for: taken at once.
+    let dir = repo("probe-raises-asked", &[("cli.py", CLI)]);
+    let e = engine(&[broken.as_str()]);
+    let task = format!("{TASK} Each line should raise an error instead.");
+    let out = session(&e, dir.path(), &whole_cfg(&task));
+    assert_eq!(out.reason, StopReason::Done);
+    assert!(refusals(dir.path(), &out.session).is_empty());
+}
+
 const NOTICE_PY: &str = "text = open('notice.txt').read()\nprint(text.split('\\n\\n')[0][:40])\n";
 const NOTICE_TXT: &str =
     "Closed on Monday;\nreturn books on Tuesday without a fine.\n\nThank you.\n";
