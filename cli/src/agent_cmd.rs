@@ -135,7 +135,7 @@ pub struct BenchArgs {
     pub long_file_lines: usize,
     /// How a long file is changed: `blocks` or `definitions` (as `bellows agent
     /// --long-file-edits`).
-    #[arg(long, value_name = "HOW", default_value = "blocks", value_parser = long_edit)]
+    #[arg(long, value_name = "HOW", default_value = "definitions", value_parser = long_edit)]
     pub long_file_edits: agent::whole::LongEdit,
     /// Where a task has no `check`, ask the model for a check of what the task states before
     /// its first change, and hold DONE to it (as `bellows agent --own-check`).
@@ -399,7 +399,7 @@ pub struct RunArgs {
     /// How a long file (see --long-file-lines) is changed: `blocks` asks for SEARCH/REPLACE
     /// edit blocks under its path; `definitions` asks for only the functions that change,
     /// spliced into the file (Python and shell; other files get `blocks`).
-    #[arg(long, value_name = "HOW", default_value = "blocks", value_parser = long_edit)]
+    #[arg(long, value_name = "HOW", default_value = "definitions", value_parser = long_edit)]
     pub long_file_edits: agent::whole::LongEdit,
     /// Without --verify, ask the model first for a short test script of what the task states
     /// (the commands it shows and what they should print). The script must fail on the files
