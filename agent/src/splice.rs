@@ -24,6 +24,11 @@ enum Lang {
     Shell,
 }
 
+/// Whether the splice reads `path`'s language (Python or shell).
+pub(crate) fn reads(path: &str) -> bool {
+    lang(path).is_some()
+}
+
 fn lang(path: &str) -> Option<Lang> {
     let name = path.rsplit('/').next().unwrap_or(path);
     match name.rsplit_once('.').map(|(_, ext)| ext) {

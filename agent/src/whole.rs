@@ -142,7 +142,7 @@ pub fn task_message(ws: &Workspace, task: &str, budget: usize, layout: Layout) -
         }
     }
     if !layout.apart {
-        return format!("Task: {task}\n\n{files}\nThe task again: {task}\n{closing}");
+        return one_message(task, &files, &closing);
     }
     format!("{}{TURN_BREAK}{task}\n{closing}", files.trim_end())
 }
@@ -158,19 +158,13 @@ pub const ACKNOWLEDGEMENT: &str = "Ok, I have the files. What should I do?";
 /// The files as they are, then the task again and `closing`: the first message of the
 /// protocols that show files unnumbered.
 pub fn files_message(ws: &Workspace, task: &str, budget: usize, closing: &str) -> String {
-    files_message_in(ws, task, budget, false, closing)
+    let (files, _) = files_and_map(ws, task, budget, false, None);
+    one_message(task, &files, closing)
 }
 
-/// [`files_message`], focused or not ([`Layout::focus`]).
-fn files_message_in(
-    ws: &Workspace,
-    task: &str,
-    budget: usize,
-    focus: bool,
-    closing: &str,
-) -> String {
-    let (files, _) = files_and_map(ws, task, budget, focus, None);
-    // The task again last, where a small model's attention is, with what to reply.
+/// The task, the files, then the task again last, where a small model's attention is, with
+/// what to reply.
+fn one_message(task: &str, files: &str, closing: &str) -> String {
     format!("Task: {task}\n\n{files}\nThe task again: {task}\n{closing}")
 }
 
@@ -224,8 +218,11 @@ impl LongEdit {
     /// What `path`'s change is written as: definitions only where the splice reads the
     /// file's language.
     fn for_path(self, path: &str) -> LongEdit {
-        let spliced = [".py", ".sh", ".bash"].iter().any(|e| path.ends_with(e));
-        if spliced { self } else { LongEdit::Blocks }
+        if crate::splice::reads(path) {
+            self
+        } else {
+            LongEdit::Blocks
+        }
     }
 }
 
